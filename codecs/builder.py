@@ -1,0 +1,379 @@
+"""RunBuilder: the shared bookkeeping every decoder uses to emit a well-formed AG-UI run.
+
+Provider decoders only say *what* happened ("text delta for block 0", "tool call 1 got
+arguments", "the upstream reported overloaded_error"); the builder owns *how* that becomes a
+legal AG-UI 1.0 event sequence (``@ag-ui/client`` 1.0 ``verifyEvents``, see
+``shared/docs/PROTOCOLS.md`` §2):
+
+* RUN_STARTED (``protocolVersion: "1.0"``) exactly once, first;
+* TEXT_MESSAGE_START/CONTENT/END, REASONING_START + REASONING_MESSAGE_START/CONTENT/END +
+  REASONING_END, TOOL_CALL_START/ARGS/END opened lazily, keyed by a decoder-chosen ``key``
+  (Anthropic block index, OpenAI tool-call ``index``) so parallel parts stay apart;
+* everything still open is closed before the terminal event, RUN_FINISHED or RUN_ERROR, and
+  nothing is emitted after it.
+
+Message ids are deterministic (derived from the upstream message id, else from the run id), so
+feeding the same bytes in any split gives identical events.
+
+Conventions the encoders rely on (documented in ARCHITECTURE.md):
+
+* RUN_FINISHED ``metadata``: ``finishReason`` (AI SDK vocabulary: stop, length, tool-calls,
+  content-filter, error, other), ``providerFinishReason`` (the upstream's own value),
+  ``provider``, ``model``; ``refusal`` (text) when the model refused.
+* Citations: CUSTOM ``{name: "source", value: {sourceType: "url"|"document", sourceId, url?,
+  title?, ...}}``, the shape of the AI SDK ``source-url`` / ``source-document`` chunks.
+* Provider-executed tools: TOOL_CALL_START ``metadata.providerExecuted = true``.
+* REASONING_ENCRYPTED_VALUE ``metadata``: ``{provider, field}`` naming where the provider
+  expects the value back (``signature`` or ``redactedData`` for Anthropic).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+from typing import Any
+
+from ag_ui.core import (
+    CustomEvent,
+    Event,
+    ReasoningEncryptedValueEvent,
+    ReasoningEndEvent,
+    ReasoningMessageContentEvent,
+    ReasoningMessageEndEvent,
+    ReasoningMessageStartEvent,
+    ReasoningStartEvent,
+    RunErrorEvent,
+    RunFinishedEvent,
+    RunFinishedSuccessOutcome,
+    RunStartedEvent,
+    TextMessageContentEvent,
+    TextMessageEndEvent,
+    TextMessageStartEvent,
+    TokenUsage,
+    ToolCallArgsEvent,
+    ToolCallEndEvent,
+    ToolCallResultEvent,
+    ToolCallStartEvent,
+)
+
+__all__ = ["FINISH_REASONS", "RunBuilder"]
+
+PROTOCOL_VERSION = "1.0"
+
+FINISH_REASONS = frozenset({"stop", "length", "tool-calls", "content-filter", "error", "other"})
+"""Canonical finish reasons (AI SDK ``FinishReason`` names accepted by ai v5, v6 and v7)."""
+
+
+class _ToolCall:
+    __slots__ = ("args", "id", "name")
+
+    def __init__(self, tool_call_id: str, name: str) -> None:
+        self.id = tool_call_id
+        self.name = name
+        self.args: list[str] = []
+
+
+class RunBuilder:
+    """Accumulates the AG-UI events of one run; decoders call its methods, then :meth:`drain`.
+
+    Args:
+        thread_id: the AG-UI threadId; default ``"thread_" + <upstream id>``.
+        run_id: the AG-UI runId; default ``"run_" + <upstream id>``.
+        provider: provider label used in usage and metadata (``"openai"``, ``"anthropic"``).
+    """
+
+    def __init__(
+        self, *, thread_id: str | None = None, run_id: str | None = None, provider: str
+    ) -> None:
+        self.thread_id = thread_id
+        self.run_id = run_id
+        self.provider = provider
+        self.model: str | None = None
+        self.message_id: str | None = None  # base assistant message id
+        self.started = False
+        self.ended = False
+        self._out: list[Event] = []
+        self._text: dict[Hashable, str] = {}  # key -> open text message id
+        self._reasoning: dict[Hashable, str] = {}  # key -> open reasoning message id
+        self._tools: dict[Hashable, _ToolCall] = {}  # key -> open tool call
+        self._seq: dict[str, int] = {}
+        self._last_text_id: str | None = None
+        self._pending_tools: list[str] = []  # client tool calls announced, not yet answered
+
+    # -- ids and lifecycle ----------------------------------------------------------------
+    def drain(self) -> list[Event]:
+        """Return and forget the events emitted since the last call."""
+        out, self._out = self._out, []
+        return out
+
+    def start(self, *, upstream_id: str | None = None, model: str | None = None) -> None:
+        """Emit RUN_STARTED if not yet done; fix the ids from ``upstream_id`` when not given."""
+        if model and not self.model:
+            self.model = model
+        if self.started:
+            return
+        self.started = True
+        base = upstream_id or self.run_id or "upstream"
+        if self.message_id is None:
+            self.message_id = upstream_id or f"msg_{base}"
+        if self.run_id is None:
+            self.run_id = f"run_{base}"
+        if self.thread_id is None:
+            self.thread_id = f"thread_{base}"
+        self._out.append(
+            RunStartedEvent(
+                thread_id=self.thread_id, run_id=self.run_id, protocol_version=PROTOCOL_VERSION
+            )
+        )
+
+    def _next_id(self, kind: str) -> str:
+        self.start()
+        n = self._seq.get(kind, 0)
+        self._seq[kind] = n + 1
+        base = self.message_id or f"msg_{self.run_id}"
+        prefix = base if kind == "text" else f"{base}-{kind}"
+        return prefix if n == 0 else f"{prefix}-{n}"
+
+    # -- text ---------------------------------------------------------------------------
+    def text(self, delta: str, *, key: Hashable = "text", metadata: dict[str, Any] | None = None) -> str:
+        """Append ``delta`` to the text message open under ``key``, opening one if needed.
+
+        Opening closes any open reasoning (reasoning precedes the answer). Returns the id.
+        """
+        message_id = self._text.get(key)
+        if message_id is None:
+            self.close_reasoning()
+            message_id = self._next_id("text")
+            self._text[key] = message_id
+            self._last_text_id = message_id
+            self._out.append(
+                TextMessageStartEvent(message_id=message_id, role="assistant", metadata=metadata)
+            )
+        if delta:
+            self._out.append(TextMessageContentEvent(message_id=message_id, delta=delta))
+        return message_id
+
+    def end_text(self, key: Hashable = "text") -> None:
+        """Close the text message open under ``key`` (no-op when none is open)."""
+        message_id = self._text.pop(key, None)
+        if message_id is not None:
+            self._out.append(TextMessageEndEvent(message_id=message_id))
+
+    def close_text(self) -> None:
+        """Close every open text message."""
+        for key in list(self._text):
+            self.end_text(key)
+
+    # -- reasoning ----------------------------------------------------------------------
+    def _open_reasoning(self, key: Hashable) -> str:
+        message_id = self._reasoning.get(key)
+        if message_id is None:
+            message_id = self._next_id("reasoning")
+            self._reasoning[key] = message_id
+            self._out.append(ReasoningStartEvent(message_id=message_id))
+            self._out.append(ReasoningMessageStartEvent(message_id=message_id))
+        return message_id
+
+    def reasoning(self, delta: str, *, key: Hashable = "reasoning") -> str:
+        """Append ``delta`` to the reasoning message open under ``key``, opening one if needed."""
+        message_id = self._open_reasoning(key)
+        if delta:
+            self._out.append(ReasoningMessageContentEvent(message_id=message_id, delta=delta))
+        return message_id
+
+    def reasoning_encrypted(
+        self, value: str, *, key: Hashable = "reasoning", field: str = "encryptedValue"
+    ) -> None:
+        """Emit REASONING_ENCRYPTED_VALUE for the reasoning message under ``key``.
+
+        ``field`` names where the provider wants the value back (metadata ``field``).
+        """
+        message_id = self._open_reasoning(key)
+        self._out.append(
+            ReasoningEncryptedValueEvent(
+                subtype="message",
+                entity_id=message_id,
+                encrypted_value=value,
+                metadata={"provider": self.provider, "field": field},
+            )
+        )
+
+    def end_reasoning(self, key: Hashable = "reasoning") -> None:
+        """Close the reasoning message and span open under ``key``."""
+        message_id = self._reasoning.pop(key, None)
+        if message_id is not None:
+            self._out.append(ReasoningMessageEndEvent(message_id=message_id))
+            self._out.append(ReasoningEndEvent(message_id=message_id))
+
+    def close_reasoning(self) -> None:
+        """Close every open reasoning message."""
+        for key in list(self._reasoning):
+            self.end_reasoning(key)
+
+    # -- tool calls ---------------------------------------------------------------------
+    def tool_start(
+        self,
+        key: Hashable,
+        name: str,
+        tool_call_id: str | None = None,
+        *,
+        provider_executed: bool = False,
+    ) -> str:
+        """Open a tool call under ``key``; an id is synthesized when the provider gave none.
+
+        A call already open under ``key`` is closed first. Open text is closed (the call
+        follows it) and becomes the call's ``parentMessageId``. Returns the tool call id.
+        """
+        self.end_tool(key)
+        self.close_text()
+        self.close_reasoning()
+        if not tool_call_id:
+            tool_call_id = self._next_id("call")
+        self._tools[key] = _ToolCall(tool_call_id, name)
+        self._out.append(
+            ToolCallStartEvent(
+                tool_call_id=tool_call_id,
+                tool_call_name=name,
+                parent_message_id=self._last_text_id,
+                metadata={"providerExecuted": True} if provider_executed else None,
+            )
+        )
+        if not provider_executed:
+            self._pending_tools.append(tool_call_id)
+        return tool_call_id
+
+    def tool_args(self, key: Hashable, delta: str) -> None:
+        """Append an arguments fragment to the call open under ``key`` (ignored if none)."""
+        call = self._tools.get(key)
+        if call is not None and delta:
+            call.args.append(delta)
+            self._out.append(ToolCallArgsEvent(tool_call_id=call.id, delta=delta))
+
+    def tool_is_open(self, key: Hashable) -> bool:
+        """True when a tool call is open under ``key``."""
+        return key in self._tools
+
+    def tool_id(self, key: Hashable) -> str | None:
+        """The id of the tool call open under ``key``, if any."""
+        call = self._tools.get(key)
+        return call.id if call else None
+
+    def tool_has_args(self, key: Hashable) -> bool:
+        """True when the call open under ``key`` has received argument text."""
+        call = self._tools.get(key)
+        return bool(call and call.args)
+
+    def end_tool(self, key: Hashable) -> None:
+        """Close the tool call open under ``key`` (no-op when none is open)."""
+        call = self._tools.pop(key, None)
+        if call is not None:
+            self._out.append(ToolCallEndEvent(tool_call_id=call.id))
+
+    def close_tools(self) -> None:
+        """Close every open tool call."""
+        for key in list(self._tools):
+            self.end_tool(key)
+
+    def tool_result(self, tool_call_id: str, content: str) -> None:
+        """Emit TOOL_CALL_RESULT (used for provider-executed tools)."""
+        self.start()
+        if tool_call_id in self._pending_tools:
+            self._pending_tools.remove(tool_call_id)
+        self._out.append(
+            ToolCallResultEvent(
+                message_id=f"{tool_call_id}-result",
+                tool_call_id=tool_call_id,
+                content=content,
+                role="tool",
+            )
+        )
+
+    # -- misc ---------------------------------------------------------------------------
+    def source(self, value: dict[str, Any]) -> None:
+        """Emit a citation as CUSTOM ``source`` (AI SDK ``source-url``/``source-document`` shape)."""
+        self.start()
+        self._out.append(CustomEvent(name="source", value=value))
+
+    def custom(self, name: str, value: Any) -> None:
+        """Emit a CUSTOM event."""
+        self.start()
+        self._out.append(CustomEvent(name=name, value=value))
+
+    def close_all(self) -> None:
+        """Close every open text message, reasoning message and tool call."""
+        self.close_tools()
+        self.close_text()
+        self.close_reasoning()
+
+    # -- terminal events ----------------------------------------------------------------
+    def finish(
+        self,
+        *,
+        finish_reason: str,
+        provider_finish_reason: str | None = None,
+        usage: TokenUsage | None = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> None:
+        """Close everything and emit RUN_FINISHED with outcome ``success``.
+
+        Args:
+            finish_reason: canonical reason, one of :data:`FINISH_REASONS`.
+            provider_finish_reason: the upstream's own value, carried in ``metadata``.
+            usage: token usage, emitted as ``usage: [usage]``.
+            metadata: extra keys for ``metadata`` (e.g. ``refusal``).
+        """
+        if self.ended:
+            return
+        self.start()
+        self.close_all()
+        self.ended = True
+        meta: dict[str, Any] = {"finishReason": finish_reason, "provider": self.provider}
+        if provider_finish_reason is not None:
+            meta["providerFinishReason"] = provider_finish_reason
+        if self.model:
+            meta["model"] = self.model
+        if metadata:
+            meta.update(metadata)
+        pending = self._pending_tools if finish_reason == "tool-calls" else None
+        assert self.thread_id is not None and self.run_id is not None
+        self._out.append(
+            RunFinishedEvent(
+                thread_id=self.thread_id,
+                run_id=self.run_id,
+                outcome=RunFinishedSuccessOutcome(pending_tool_call_ids=pending or None),
+                usage=[usage] if usage is not None else None,
+                metadata=meta,
+            )
+        )
+
+    def fail(self, code: str, message: str, *, usage: TokenUsage | None = None) -> None:
+        """Close everything and emit RUN_ERROR with ``code`` (no-op once the run ended)."""
+        if self.ended:
+            return
+        self.start()
+        self.close_all()
+        self.ended = True
+        meta: dict[str, Any] = {"provider": self.provider}
+        if self.model:
+            meta["model"] = self.model
+        self._out.append(
+            RunErrorEvent(
+                message=message,
+                code=code,
+                usage=[usage] if usage is not None else None,
+                metadata=meta,
+            )
+        )
+
+    def usage(self, **counts: int | None) -> TokenUsage | None:
+        """Build a TokenUsage labelled with provider and model; ``None`` when no count is set.
+
+        Counts that are not non-negative integers are dropped rather than failing the run.
+        """
+        clean = {
+            k: v
+            for k, v in counts.items()
+            if isinstance(v, int) and not isinstance(v, bool) and 0 <= v < 2**53
+        }
+        if not clean:
+            return None
+        return TokenUsage(provider=self.provider, model=self.model, **clean)

@@ -1,0 +1,1 @@
+"""Decoders: upstream bytes → AG-UI 1.0 events."""

@@ -1,0 +1,203 @@
+"""Decoder for OpenAI Chat Completions streams (``stream: true``) and compatible hosts.
+
+Follows the Chat Completions streaming reference (``chat.completion.chunk`` objects, API
+2024-2025) and the quirks of compatible hosts recorded in ``shared/corpus/openai-chat``:
+
+* ``choices[0].delta.content`` (string, or Mistral's array of ``text``/``thinking`` parts)
+  becomes TEXT_MESSAGE_*; ``delta.refusal`` becomes text too, flagged ``metadata.refusal`` on
+  its TEXT_MESSAGE_START and reported as RUN_FINISHED ``metadata.refusal``;
+* ``delta.reasoning_content`` (DeepSeek, xAI), ``delta.reasoning`` (OpenRouter, Groq) or
+  ``delta.reasoning_details[].text`` become REASONING_*;
+* ``delta.tool_calls[]`` are keyed by their ``index`` field (not list position); a new
+  non-empty ``id`` at a used index starts a new call; arguments may arrive whole in the chunk
+  that carries the id and name, and are emitted as exactly one TOOL_CALL_ARGS then;
+* ``delta.annotations[]`` ``url_citation`` entries become CUSTOM ``source`` events;
+* ``usage`` (on the last chunk, often with ``choices: []``, or inside ``x_groq``) lands on
+  RUN_FINISHED; an ``error`` object, or an SSE ``event: error``, ends the run with RUN_ERROR;
+* the run finishes at ``[DONE]`` or EOF after a ``finish_reason`` was seen; EOF without one is
+  RUN_ERROR ``UPSTREAM_TRUNCATED``. Only choice ``index`` 0 is translated (``n > 1`` streams
+  have no AG-UI equivalent in one run).
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import orjson
+
+from ..errors import MalformedUpstreamError
+from ..framing import DONE, Frame
+from .base import StreamDecoder
+
+__all__ = ["OpenAIChatDecoder", "upstream_error"]
+
+FINISH_REASONS = {
+    "stop": "stop",
+    "length": "length",
+    "tool_calls": "tool-calls",
+    "function_call": "tool-calls",
+    "content_filter": "content-filter",
+}
+
+
+def upstream_error(error: Any, default_code: str = "UPSTREAM_ERROR") -> tuple[str, str]:
+    """Return ``(code, message)`` for an upstream error object of OpenAI/Anthropic shape.
+
+    The code is the upstream's ``code`` (or ``type``) when it is a string; a numeric code
+    becomes ``HTTP_<n>``.
+    """
+    if not isinstance(error, dict):
+        return default_code, str(error) if error else "upstream reported an error"
+    code = error.get("code")
+    if isinstance(code, int) and not isinstance(code, bool):
+        code = f"HTTP_{code}"
+    if not isinstance(code, str) or not code:
+        code = error.get("type") if isinstance(error.get("type"), str) else default_code
+    message = error.get("message")
+    return str(code), str(message) if message else f"upstream reported {code}"
+
+
+class OpenAIChatDecoder(StreamDecoder):
+    """OpenAI Chat Completions chunk stream → AG-UI run (see module docstring)."""
+
+    name: ClassVar[str] = "openai-chat"
+    provider: ClassVar[str] = "openai"
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._finish: str | None = None
+        self._usage: dict[str, Any] | None = None
+        self._refusal: list[str] = []
+        self._call_ids: dict[int, str] = {}  # tool index -> id of the call open there
+
+    def handle(self, frame: Frame) -> None:
+        if frame.data is DONE:
+            self._complete()
+            return
+        chunk = self.obj(frame.data, "chat.completion.chunk")
+        if frame.event == "error" or "error" in chunk and chunk["error"]:
+            self.run.start(upstream_id=chunk.get("id") or None, model=chunk.get("model") or None)
+            code, message = upstream_error(chunk.get("error", chunk))
+            self.run.fail(code, message, usage=self._token_usage())
+            return
+        if not self.run.started and not chunk.get("id") and not chunk.get("choices"):
+            return  # Azure's leading prompt_filter_results chunk: nothing to say yet
+        self.run.start(upstream_id=chunk.get("id") or None, model=chunk.get("model") or None)
+        usage = chunk.get("usage") or (chunk.get("x_groq") or {}).get("usage")
+        if usage:
+            self._usage = self.obj(usage, "usage")
+        choices = chunk.get("choices") or []
+        for choice in choices:
+            choice = self.obj(choice, "choice")
+            if choice.get("index", 0) != 0:
+                continue
+            delta = choice.get("delta") or {}
+            self._delta(self.obj(delta, "delta"))
+            if choice.get("finish_reason"):
+                self._finish = str(choice["finish_reason"])
+
+    def _delta(self, delta: dict[str, Any]) -> None:
+        run = self.run
+        for key in ("reasoning_content", "reasoning"):
+            value = delta.get(key)
+            if isinstance(value, str) and value:
+                run.reasoning(value)
+                break
+        else:
+            for detail in delta.get("reasoning_details") or []:
+                if isinstance(detail, dict):
+                    if isinstance(detail.get("text"), str) and detail["text"]:
+                        run.reasoning(detail["text"])
+                    elif isinstance(detail.get("data"), str) and detail["data"]:
+                        run.reasoning_encrypted(detail["data"], field="reasoningDetails")
+        content = delta.get("content")
+        if isinstance(content, str):
+            if content:
+                run.text(content)
+        elif isinstance(content, list):
+            self._content_parts(content)
+        elif content is not None:
+            raise MalformedUpstreamError("delta.content is neither a string nor a list")
+        refusal = delta.get("refusal")
+        if isinstance(refusal, str) and refusal:
+            self._refusal.append(refusal)
+            run.text(refusal, key="refusal", metadata={"refusal": True})
+        for call in delta.get("tool_calls") or []:
+            self._tool_delta(self.obj(call, "tool_calls[]"))
+        for annotation in delta.get("annotations") or []:
+            if isinstance(annotation, dict) and annotation.get("type") == "url_citation":
+                cite = annotation.get("url_citation") or {}
+                if isinstance(cite, dict) and cite.get("url"):
+                    source: dict[str, Any] = {
+                        "sourceType": "url",
+                        "sourceId": str(cite["url"]),
+                        "url": str(cite["url"]),
+                    }
+                    if cite.get("title"):
+                        source["title"] = str(cite["title"])
+                    run.source(source)
+
+    def _content_parts(self, parts: list[Any]) -> None:
+        for part in parts:
+            if not isinstance(part, dict):
+                continue
+            kind = part.get("type")
+            if kind == "text" and isinstance(part.get("text"), str) and part["text"]:
+                self.run.text(part["text"])
+            elif kind == "thinking":
+                inner = part.get("thinking")
+                pieces = inner if isinstance(inner, list) else [{"text": inner}]
+                for piece in pieces:
+                    if isinstance(piece, dict) and isinstance(piece.get("text"), str):
+                        if piece["text"]:
+                            self.run.reasoning(piece["text"])
+
+    def _tool_delta(self, call: dict[str, Any]) -> None:
+        index = call.get("index", 0)
+        if not isinstance(index, int):
+            raise MalformedUpstreamError("tool_calls[].index is not an integer")
+        function = call.get("function") or {}
+        new_id = call.get("id")
+        name = function.get("name")
+        if new_id and self._call_ids.get(index) != new_id or not self.run.tool_is_open(index):
+            if not new_id and not name:
+                # Arguments for an index never announced: nothing to attach them to.
+                raise MalformedUpstreamError(f"tool call index {index} has no id or name")
+            self._call_ids[index] = self.run.tool_start(index, str(name or ""), new_id or None)
+        arguments = function.get("arguments")
+        if isinstance(arguments, str) and arguments:
+            self.run.tool_args(index, arguments)
+        elif isinstance(arguments, dict):  # some hosts send parsed arguments
+            self.run.tool_args(index, orjson.dumps(arguments).decode())
+
+    def _token_usage(self) -> Any:
+        u = self._usage
+        if not u:
+            return None
+        prompt_details = u.get("prompt_tokens_details") or {}
+        completion_details = u.get("completion_tokens_details") or {}
+        return self.run.usage(
+            input_tokens=u.get("prompt_tokens"),
+            output_tokens=u.get("completion_tokens"),
+            total_tokens=u.get("total_tokens"),
+            reasoning_tokens=completion_details.get("reasoning_tokens") or None,
+            cached_input_tokens=prompt_details.get("cached_tokens") or None,
+        )
+
+    def _complete(self) -> None:
+        if self._finish is None:
+            self.run.fail("UPSTREAM_TRUNCATED", "stream ended without a finish_reason")
+            return
+        metadata = {"refusal": "".join(self._refusal)} if self._refusal else None
+        reason = FINISH_REASONS.get(self._finish, "other")
+        if self._refusal:
+            reason = "content-filter"
+        self.run.finish(
+            finish_reason=reason,
+            provider_finish_reason=self._finish,
+            usage=self._token_usage(),
+            metadata=metadata,
+        )
+
+    def finalize(self) -> None:
+        self._complete()

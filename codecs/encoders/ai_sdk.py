@@ -1,0 +1,340 @@
+"""AI SDK UI message stream encoder: AG-UI events → UIMessageChunk SSE (``ai`` v5, v6, v7).
+
+Follows ``ai`` 7.0.173 ``src/ui-message-stream/ui-message-chunks.ts`` and
+``src/ui/process-ui-message-stream.ts`` (see ``shared/docs/PROTOCOLS.md`` §3). By default only
+chunk types and finish reasons accepted by ai v5, v6 *and* v7 are produced:
+
+==========================  ===================================================================
+AG-UI event                 chunks
+==========================  ===================================================================
+RUN_STARTED                 ``start`` {messageId}, ``start-step``
+TEXT_MESSAGE_START/CONTENT  ``text-start`` / ``text-delta`` {id, delta} / ``text-end``
+ /END
+REASONING_MESSAGE_*         ``reasoning-start`` / ``reasoning-delta`` / ``reasoning-end``
+REASONING_ENCRYPTED_VALUE   ``reasoning-delta`` {delta: "", providerMetadata: {<provider>:
+                            {<field>: value}}} on the open reasoning part
+TOOL_CALL_START/ARGS/END    ``tool-input-start`` / ``tool-input-delta`` / ``tool-input-available``
+                            {input: parsed JSON} (``tool-input-error`` if the JSON is invalid)
+TOOL_CALL_RESULT            ``tool-output-available`` {output} (only for a call this stream began)
+CUSTOM ``source``           ``source-url`` / ``source-document``
+RUN_FINISHED                open parts closed, ``finish-step``, ``finish`` {finishReason,
+                            messageMetadata: {usage}}
+RUN_ERROR                   open parts closed, ``error`` {errorText}, ``finish`` {finishReason:
+                            "error"}
+close()                     ``data: [DONE]`` (after an ``error`` + ``finish`` when no terminal
+                            event was seen)
+==========================  ===================================================================
+
+Other events (state, snapshots, steps, raw, activity) have no UIMessageChunk equivalent in all
+three versions and are not sent. Every JSON object is checked for a ``__proto__`` key (the AI
+SDK client rejects the whole stream on one); such keys are renamed ``_proto_``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import orjson
+from ag_ui.core import Event, EventType
+
+from ..builder import FINISH_REASONS
+
+__all__ = ["AiSdkEncoder", "sanitize_proto"]
+
+_PROTO = b'"__proto__"'
+
+
+def sanitize_proto(value: Any) -> Any:
+    """Return ``value`` with every ``__proto__`` object key renamed ``_proto_``."""
+    if isinstance(value, dict):
+        return {
+            ("_proto_" if k == "__proto__" else k): sanitize_proto(v) for k, v in value.items()
+        }
+    if isinstance(value, list):
+        return [sanitize_proto(v) for v in value]
+    return value
+
+
+def _chunk(obj: dict[str, Any]) -> bytes:
+    data = orjson.dumps(obj)
+    if _PROTO in data:
+        data = orjson.dumps(sanitize_proto(obj))
+    return b"data: " + data + b"\n\n"
+
+
+class _Tool:
+    __slots__ = ("args", "name", "provider_executed")
+
+    def __init__(self, name: str, provider_executed: bool) -> None:
+        self.name = name
+        self.provider_executed = provider_executed
+        self.args: list[str] = []
+
+
+class AiSdkEncoder:
+    """Stateful AG-UI → UIMessageChunk SSE encoder; one instance per response stream.
+
+    Args:
+        message_id: ``start.messageId``; defaults to the runId of RUN_STARTED. A continuation
+            of an assistant message must pass that message's id.
+    """
+
+    name: ClassVar[str] = "ai-sdk"
+    media_type: ClassVar[str] = "text/event-stream"
+    headers: ClassVar[dict[str, str]] = {
+        "content-type": "text/event-stream",
+        "cache-control": "no-cache",
+        "connection": "keep-alive",
+        "x-vercel-ai-ui-message-stream": "v1",
+        "x-accel-buffering": "no",
+    }
+
+    def __init__(self, *, message_id: str | None = None) -> None:
+        self.message_id = message_id
+        self._started = False
+        self._ended = False
+        self._text: set[str] = set()
+        self._reasoning: set[str] = set()
+        self._tools: dict[str, _Tool] = {}  # open tool inputs
+        self._known_tools: dict[str, bool] = {}  # toolCallId -> providerExecuted, all seen
+
+    @property
+    def ended(self) -> bool:
+        """True once ``finish`` was written."""
+        return self._ended
+
+    def encode(self, event: Event) -> bytes:
+        """Return the SSE bytes for one AG-UI event (possibly empty)."""
+        return b"".join(_chunk(c) for c in self.chunks(event))
+
+    def chunks(self, event: Event) -> list[dict[str, Any]]:
+        """Return the UIMessageChunk objects for one AG-UI event."""
+        if self._ended:
+            return []
+        t = event.type
+        out: list[dict[str, Any]] = []
+        if t != EventType.RUN_STARTED and not self._started:
+            out += self._start(None)
+        if t == EventType.TEXT_MESSAGE_CONTENT:
+            mid = event.message_id  # type: ignore[union-attr]
+            if mid not in self._text:
+                self._text.add(mid)
+                out.append({"type": "text-start", "id": mid})
+            out.append({"type": "text-delta", "id": mid, "delta": event.delta})  # type: ignore[union-attr]
+        elif t == EventType.RUN_STARTED:
+            if not self._started:
+                out += self._start(event.run_id)  # type: ignore[union-attr]
+        elif t == EventType.TEXT_MESSAGE_START:
+            mid = event.message_id  # type: ignore[union-attr]
+            if mid not in self._text:
+                self._text.add(mid)
+                out.append({"type": "text-start", "id": mid})
+        elif t == EventType.TEXT_MESSAGE_END:
+            mid = event.message_id  # type: ignore[union-attr]
+            if mid in self._text:
+                self._text.discard(mid)
+                out.append({"type": "text-end", "id": mid})
+        elif t == EventType.REASONING_MESSAGE_START:
+            mid = event.message_id  # type: ignore[union-attr]
+            if mid not in self._reasoning:
+                self._reasoning.add(mid)
+                out.append({"type": "reasoning-start", "id": mid})
+        elif t == EventType.REASONING_MESSAGE_CONTENT:
+            mid = event.message_id  # type: ignore[union-attr]
+            if mid not in self._reasoning:
+                self._reasoning.add(mid)
+                out.append({"type": "reasoning-start", "id": mid})
+            out.append({"type": "reasoning-delta", "id": mid, "delta": event.delta})  # type: ignore[union-attr]
+        elif t == EventType.REASONING_MESSAGE_END:
+            mid = event.message_id  # type: ignore[union-attr]
+            if mid in self._reasoning:
+                self._reasoning.discard(mid)
+                out.append({"type": "reasoning-end", "id": mid})
+        elif t == EventType.REASONING_ENCRYPTED_VALUE:
+            out += self._encrypted(event)
+        elif t == EventType.TOOL_CALL_START:
+            out += self._tool_start(event)
+        elif t == EventType.TOOL_CALL_ARGS:
+            tool = self._tools.get(event.tool_call_id)  # type: ignore[union-attr]
+            if tool is not None and event.delta:  # type: ignore[union-attr]
+                tool.args.append(event.delta)  # type: ignore[union-attr]
+                out.append(
+                    {
+                        "type": "tool-input-delta",
+                        "toolCallId": event.tool_call_id,  # type: ignore[union-attr]
+                        "inputTextDelta": event.delta,  # type: ignore[union-attr]
+                    }
+                )
+        elif t == EventType.TOOL_CALL_END:
+            out += self._tool_end(event.tool_call_id)  # type: ignore[union-attr]
+        elif t == EventType.TOOL_CALL_RESULT:
+            out += self._tool_result(event)
+        elif t == EventType.CUSTOM:
+            out += self._custom(event)
+        elif t == EventType.RUN_FINISHED:
+            out += self._close_parts()
+            out.append({"type": "finish-step"})
+            out.append(self._finish(event))
+            self._ended = True
+        elif t == EventType.RUN_ERROR:
+            out += self._close_parts()
+            code = event.code  # type: ignore[union-attr]
+            text = event.message  # type: ignore[union-attr]
+            out.append({"type": "error", "errorText": f"{code}: {text}" if code else text})
+            out.append({"type": "finish", "finishReason": "error"})
+            self._ended = True
+        return out
+
+    def close(self) -> bytes:
+        """End of stream: ``[DONE]``, after an ``error`` + ``finish`` if the run never ended."""
+        out = b""
+        if not self._ended:
+            if not self._started:
+                out += b"".join(_chunk(c) for c in self._start(None))
+            chunks = [
+                *self._close_parts(),
+                {"type": "error", "errorText": "UPSTREAM_TRUNCATED: stream ended early"},
+                {"type": "finish", "finishReason": "error"},
+            ]
+            out += b"".join(_chunk(c) for c in chunks)
+            self._ended = True
+        return out + b"data: [DONE]\n\n"
+
+    # -- helpers ------------------------------------------------------------------------
+    def _start(self, run_id: str | None) -> list[dict[str, Any]]:
+        self._started = True
+        start: dict[str, Any] = {"type": "start"}
+        message_id = self.message_id or run_id
+        if message_id:
+            start["messageId"] = message_id
+        return [start, {"type": "start-step"}]
+
+    def _encrypted(self, event: Any) -> list[dict[str, Any]]:
+        if event.subtype != "message":
+            return []
+        meta = event.metadata or {}
+        provider = str(meta.get("provider") or "agui")
+        field = str(meta.get("field") or "encryptedValue")
+        provider_metadata = {provider: {field: event.encrypted_value}}
+        mid = event.entity_id
+        if mid in self._reasoning:
+            return [
+                {
+                    "type": "reasoning-delta",
+                    "id": mid,
+                    "delta": "",
+                    "providerMetadata": provider_metadata,
+                }
+            ]
+        return [
+            {"type": "reasoning-start", "id": mid, "providerMetadata": provider_metadata},
+            {"type": "reasoning-end", "id": mid, "providerMetadata": provider_metadata},
+        ]
+
+    def _tool_start(self, event: Any) -> list[dict[str, Any]]:
+        tid = event.tool_call_id
+        if tid in self._tools:
+            return []
+        provider_executed = bool((event.metadata or {}).get("providerExecuted"))
+        self._tools[tid] = _Tool(event.tool_call_name, provider_executed)
+        self._known_tools[tid] = provider_executed
+        chunk: dict[str, Any] = {
+            "type": "tool-input-start",
+            "toolCallId": tid,
+            "toolName": event.tool_call_name,
+        }
+        if provider_executed:
+            chunk["providerExecuted"] = True
+        return [chunk]
+
+    def _tool_end(self, tid: str) -> list[dict[str, Any]]:
+        tool = self._tools.pop(tid, None)
+        if tool is None:
+            return []
+        raw = "".join(tool.args)
+        chunk: dict[str, Any]
+        try:
+            value = orjson.loads(raw) if raw.strip() else {}
+        except orjson.JSONDecodeError as exc:
+            chunk = {
+                "type": "tool-input-error",
+                "toolCallId": tid,
+                "toolName": tool.name,
+                "input": raw,
+                "errorText": f"tool arguments are not valid JSON: {exc}",
+            }
+        else:
+            chunk = {
+                "type": "tool-input-available",
+                "toolCallId": tid,
+                "toolName": tool.name,
+                "input": value,
+            }
+        if tool.provider_executed:
+            chunk["providerExecuted"] = True
+        return [chunk]
+
+    def _tool_result(self, event: Any) -> list[dict[str, Any]]:
+        tid = event.tool_call_id
+        if tid not in self._known_tools:
+            return []  # the client has no tool part for it: the chunk would be rejected
+        out = self._tool_end(tid) if tid in self._tools else []
+        content = event.content
+        output: Any = content
+        if isinstance(content, str):
+            try:
+                output = orjson.loads(content)
+            except orjson.JSONDecodeError:
+                output = content
+        else:
+            output = [part.model_dump(mode="json", by_alias=True) for part in content]
+        chunk: dict[str, Any] = {"type": "tool-output-available", "toolCallId": tid, "output": output}
+        if self._known_tools[tid]:
+            chunk["providerExecuted"] = True
+        out.append(chunk)
+        return out
+
+    def _custom(self, event: Any) -> list[dict[str, Any]]:
+        if event.name != "source" or not isinstance(event.value, dict):
+            return []
+        v = event.value
+        source_id = str(v.get("sourceId") or v.get("url") or "")
+        if v.get("sourceType") == "url" and v.get("url"):
+            chunk: dict[str, Any] = {"type": "source-url", "sourceId": source_id, "url": v["url"]}
+        elif v.get("sourceType") == "document":
+            chunk = {
+                "type": "source-document",
+                "sourceId": source_id or str(v.get("title") or "document"),
+                "mediaType": str(v.get("mediaType") or "text/plain"),
+                "title": str(v.get("title") or source_id or "document"),
+            }
+            if v.get("filename"):
+                chunk["filename"] = str(v["filename"])
+        else:
+            return []
+        if v.get("title") and chunk["type"] == "source-url":
+            chunk["title"] = str(v["title"])
+        return [chunk]
+
+    def _close_parts(self) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
+        for tid in list(self._tools):
+            out += self._tool_end(tid)
+        out += [{"type": "text-end", "id": mid} for mid in sorted(self._text)]
+        out += [{"type": "reasoning-end", "id": mid} for mid in sorted(self._reasoning)]
+        self._text.clear()
+        self._reasoning.clear()
+        return out
+
+    def _finish(self, event: Any) -> dict[str, Any]:
+        meta = event.metadata or {}
+        reason = meta.get("finishReason")
+        chunk: dict[str, Any] = {
+            "type": "finish",
+            "finishReason": reason if reason in FINISH_REASONS else "other",
+        }
+        if event.usage:
+            chunk["messageMetadata"] = {
+                "usage": [u.model_dump(mode="json", by_alias=True) for u in event.usage]
+            }
+        return chunk

@@ -1,0 +1,258 @@
+"""Input framing: split an upstream body into JSON payloads, whatever wraps them.
+
+Three framings occur in the wild (see ``shared/corpus/MANIFEST.md``):
+
+* ``sse``: a ``text/event-stream`` body; each event's ``data`` is one JSON document and the
+  literal ``[DONE]`` (OpenAI) ends the stream;
+* ``jsonl``: one JSON document per line, no SSE framing (recorded fixtures, NDJSON endpoints);
+* ``json``: one JSON array streamed element by element (Gemini ``streamGenerateContent``
+  without ``alt=sse``).
+
+``auto`` picks by the first non-blank byte after an optional BOM: ``{`` means ``jsonl``, ``[``
+means ``json``, anything else ``sse``.
+
+Sans-I/O: ``feed(bytes) -> list[Frame]``, ``close() -> list[Frame]``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Final, Literal
+
+import orjson
+
+from .errors import EventTooLargeError, LocalProtocolError, MalformedUpstreamError
+from .sse import DEFAULT_MAX_EVENT_SIZE, SSEDecoder
+
+__all__ = ["DONE", "Frame", "FrameDecoder", "Framing"]
+
+Framing = Literal["auto", "sse", "jsonl", "json"]
+
+
+class _Done:
+    """Sentinel type of :data:`DONE`."""
+
+    def __repr__(self) -> str:
+        return "DONE"
+
+
+DONE: Final = _Done()
+"""Payload of the frame produced by an SSE ``data: [DONE]`` terminator."""
+
+
+@dataclass(frozen=True, slots=True)
+class Frame:
+    """One upstream payload.
+
+    Attributes:
+        data: the decoded JSON value, or :data:`DONE`.
+        event: the SSE event type (``"message"`` when none was given; ``None`` outside SSE).
+    """
+
+    data: Any
+    event: str | None = None
+
+
+def _loads(raw: bytes | str, where: str) -> Any:
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        snippet = raw[:80] if isinstance(raw, str) else raw[:80].decode("utf-8", "replace")
+        raise MalformedUpstreamError(f"{where} is not valid JSON ({exc}): {snippet!r}") from exc
+
+
+class FrameDecoder:
+    """Incremental splitter of an upstream body into :class:`Frame` objects.
+
+    Args:
+        framing: ``"auto"``, ``"sse"``, ``"jsonl"`` or ``"json"``.
+        max_event_size: cap in bytes on one SSE line/event, one JSON line or one array element.
+
+    Raises (from ``feed``/``close``):
+        MalformedUpstreamError: a payload is not JSON, or a JSON array is cut short.
+        EventTooLargeError: a payload exceeds ``max_event_size``.
+        LocalProtocolError: ``feed()`` after ``close()``.
+    """
+
+    def __init__(
+        self, framing: Framing = "auto", *, max_event_size: int = DEFAULT_MAX_EVENT_SIZE
+    ) -> None:
+        if framing not in ("auto", "sse", "jsonl", "json"):
+            raise LocalProtocolError(f"unknown framing {framing!r}")
+        self.framing: Framing = framing
+        self.max_event_size = max_event_size
+        self._sse: SSEDecoder | None = None
+        self._pending = bytearray()  # bytes held while framing is undecided, or jsonl/json tail
+        self._closed = False
+        # JSON-array scanner state
+        self._depth = 0
+        self._in_string = False
+        self._escape = False
+        self._elem_start = -1
+        self._array_open = False
+        self._array_done = False
+        self._scan = 0
+
+    def feed(self, data: bytes) -> list[Frame]:
+        """Consume bytes; return the payloads they complete."""
+        if self._closed:
+            raise LocalProtocolError("FrameDecoder.feed() called after close()")
+        if self.framing == "auto":
+            self._pending += data
+            stripped = bytes(self._pending).lstrip(b"\xef\xbb\xbf \t\r\n")
+            if not stripped:
+                if len(self._pending) > self.max_event_size:
+                    raise EventTooLargeError("leading whitespace too long", limit=self.max_event_size)
+                return []
+            first = stripped[:1]
+            self.framing = "jsonl" if first == b"{" else "json" if first == b"[" else "sse"
+            data = bytes(self._pending)
+            self._pending.clear()
+        if self.framing == "sse":
+            return self._feed_sse(data)
+        if self.framing == "jsonl":
+            return self._feed_jsonl(data, final=False)
+        return self._feed_json_array(data)
+
+    def close(self) -> list[Frame]:
+        """Signal EOF; return any payload completed by it.
+
+        Raises:
+            MalformedUpstreamError: a JSON array is not closed, or a trailing JSON line is bad.
+        """
+        if self._closed:
+            return []
+        self._closed = True
+        if self.framing == "sse":
+            if self._sse is not None:
+                self._sse.close()
+            return []
+        if self.framing == "jsonl":
+            return self._feed_jsonl(b"", final=True)
+        if self.framing == "json":
+            if self._array_open and not self._array_done:
+                raise MalformedUpstreamError("JSON array stream ended before its closing ']'")
+            return []
+        return []  # auto with nothing but whitespace: an empty body
+
+    # -- SSE -----------------------------------------------------------------------------
+    def _feed_sse(self, data: bytes) -> list[Frame]:
+        if self._sse is None:
+            self._sse = SSEDecoder(max_event_size=self.max_event_size)
+        frames = []
+        for ev in self._sse.feed(data):
+            payload = ev.data
+            if payload.strip() == "[DONE]":
+                frames.append(Frame(DONE, ev.event))
+            elif not payload.strip():
+                continue  # a blank data field carries nothing; skip rather than fail
+            else:
+                frames.append(Frame(_loads(payload, f"SSE {ev.event!r} event data"), ev.event))
+        return frames
+
+    # -- JSON lines ----------------------------------------------------------------------
+    def _feed_jsonl(self, data: bytes, *, final: bool) -> list[Frame]:
+        buf = self._pending
+        buf += data
+        frames = []
+        start = 0
+        while True:
+            nl = buf.find(b"\n", start)
+            if nl < 0:
+                break
+            line = bytes(buf[start:nl]).strip()
+            start = nl + 1
+            if line:
+                frames.append(self._jsonl_frame(line))
+        del buf[:start]
+        if len(buf) > self.max_event_size:
+            raise EventTooLargeError(
+                f"JSON line longer than {self.max_event_size} bytes", limit=self.max_event_size
+            )
+        if final:
+            line = bytes(buf).strip()
+            buf.clear()
+            if line:
+                frames.append(self._jsonl_frame(line))
+        return frames
+
+    @staticmethod
+    def _jsonl_frame(line: bytes) -> Frame:
+        if line.startswith(b"\xef\xbb\xbf"):
+            line = line[3:]
+        if line.startswith(b"data:"):  # tolerate SSE-style prefixes in line-delimited dumps
+            line = line[5:].strip()
+            if line == b"[DONE]":
+                return Frame(DONE)
+        return Frame(_loads(line, "JSON line"))
+
+    # -- JSON array ----------------------------------------------------------------------
+    def _feed_json_array(self, data: bytes) -> list[Frame]:
+        buf = self._pending
+        buf += data
+        frames = []
+        i = self._scan
+        n = len(buf)
+        while i < n:
+            c = buf[i]
+            if self._in_string:
+                if self._escape:
+                    self._escape = False
+                elif c == 0x5C:  # backslash
+                    self._escape = True
+                elif c == 0x22:  # quote
+                    self._in_string = False
+            elif c == 0x22:
+                self._in_string = True
+                if self._elem_start < 0:
+                    self._elem_start = i
+            elif c in (0x7B, 0x5B):  # { [
+                if not self._array_open:
+                    if c != 0x5B:
+                        raise MalformedUpstreamError("JSON stream does not start with '['")
+                    self._array_open = True
+                else:
+                    if self._depth == 0:
+                        self._elem_start = i
+                    self._depth += 1
+            elif c in (0x7D, 0x5D):  # } ]
+                if self._depth == 0:
+                    if c == 0x5D and self._array_open:
+                        self._flush_element(buf, i, frames)
+                        self._array_done = True
+                    else:
+                        raise MalformedUpstreamError("unbalanced bracket in JSON array stream")
+                else:
+                    self._depth -= 1
+            elif c == 0x2C and self._depth == 0:  # comma between elements
+                self._flush_element(buf, i, frames)
+            elif self._array_done and c not in (0x20, 0x09, 0x0A, 0x0D):
+                raise MalformedUpstreamError("trailing bytes after the JSON array")
+            elif (
+                self._array_open
+                and self._depth == 0
+                and self._elem_start < 0
+                and c not in (0x20, 0x09, 0x0A, 0x0D, 0xEF, 0xBB, 0xBF)
+            ):
+                self._elem_start = i  # a scalar element
+            i += 1
+        # Drop consumed bytes, keeping the element in progress.
+        keep = self._elem_start if self._elem_start >= 0 else n
+        del buf[:keep]
+        self._scan = n - keep
+        if self._elem_start >= 0:
+            self._elem_start = 0
+        if len(buf) > self.max_event_size:
+            raise EventTooLargeError(
+                f"JSON array element larger than {self.max_event_size} bytes",
+                limit=self.max_event_size,
+            )
+        return frames
+
+    def _flush_element(self, buf: bytearray, end: int, frames: list[Frame]) -> None:
+        if self._elem_start < 0:
+            return
+        raw = bytes(buf[self._elem_start : end]).strip()
+        self._elem_start = -1
+        if raw:
+            frames.append(Frame(_loads(raw, "JSON array element")))
