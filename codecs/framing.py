@@ -21,7 +21,12 @@ from typing import Any, Final, Literal
 
 import orjson
 
-from .errors import EventTooLargeError, LocalProtocolError, MalformedUpstreamError
+from .errors import (
+    EventTooLargeError,
+    LocalProtocolError,
+    MalformedUpstreamError,
+    RemoteProtocolError,
+)
 from .sse import DEFAULT_MAX_EVENT_SIZE, SSEDecoder
 
 __all__ = ["DONE", "Frame", "FrameDecoder", "Framing"]
@@ -45,12 +50,15 @@ class Frame:
     """One upstream payload.
 
     Attributes:
-        data: the decoded JSON value, or :data:`DONE`.
+        data: the decoded JSON value, or :data:`DONE` (``None`` for an error frame).
         event: the SSE event type (``"message"`` when none was given; ``None`` outside SSE).
+        error: set on the last frame when the body turned out malformed at that point; the
+            frames before it are good and must still be handled.
     """
 
     data: Any
     event: str | None = None
+    error: RemoteProtocolError | None = None
 
 
 def _loads(raw: bytes | str, where: str) -> Any:
@@ -68,9 +76,12 @@ class FrameDecoder:
         framing: ``"auto"``, ``"sse"``, ``"jsonl"`` or ``"json"``.
         max_event_size: cap in bytes on one SSE line/event, one JSON line or one array element.
 
-    Raises (from ``feed``/``close``):
-        MalformedUpstreamError: a payload is not JSON, or a JSON array is cut short.
-        EventTooLargeError: a payload exceeds ``max_event_size``.
+    A malformed body (a payload that is not JSON, a JSON array cut short, a payload larger
+    than ``max_event_size``) does not raise: the frames decoded before the fault are returned,
+    followed by one frame whose ``error`` is the typed :class:`RemoteProtocolError`
+    (:class:`MalformedUpstreamError` or :class:`EventTooLargeError`); later input is ignored.
+
+    Raises:
         LocalProtocolError: ``feed()`` after ``close()``.
     """
 
@@ -92,54 +103,75 @@ class FrameDecoder:
         self._array_open = False
         self._array_done = False
         self._scan = 0
+        self._failed = False
+        self._out: list[Frame] = []
 
     def feed(self, data: bytes) -> list[Frame]:
-        """Consume bytes; return the payloads they complete."""
+        """Consume bytes; return the payloads they complete (see the class docstring)."""
         if self._closed:
             raise LocalProtocolError("FrameDecoder.feed() called after close()")
+        if self._failed:
+            return []
+        try:
+            self._feed(data)
+        except RemoteProtocolError as exc:
+            self._fail(exc)
+        out, self._out = self._out, []
+        return out
+
+    def close(self) -> list[Frame]:
+        """Signal EOF; return any payload completed by it (and an error frame if cut short)."""
+        if self._closed:
+            return []
+        self._closed = True
+        if not self._failed:
+            try:
+                self._close()
+            except RemoteProtocolError as exc:
+                self._fail(exc)
+        out, self._out = self._out, []
+        return out
+
+    def _fail(self, exc: RemoteProtocolError) -> None:
+        self._failed = True
+        self._pending.clear()
+        self._out.append(Frame(None, None, exc))
+
+    def _feed(self, data: bytes) -> None:
         if self.framing == "auto":
             self._pending += data
             stripped = bytes(self._pending).lstrip(b"\xef\xbb\xbf \t\r\n")
             if not stripped:
                 if len(self._pending) > self.max_event_size:
                     raise EventTooLargeError("leading whitespace too long", limit=self.max_event_size)
-                return []
+                return
             first = stripped[:1]
             self.framing = "jsonl" if first == b"{" else "json" if first == b"[" else "sse"
             data = bytes(self._pending)
             self._pending.clear()
         if self.framing == "sse":
-            return self._feed_sse(data)
-        if self.framing == "jsonl":
-            return self._feed_jsonl(data, final=False)
-        return self._feed_json_array(data)
+            self._feed_sse(data)
+        elif self.framing == "jsonl":
+            self._feed_jsonl(data, final=False)
+        else:
+            self._feed_json_array(data)
 
-    def close(self) -> list[Frame]:
-        """Signal EOF; return any payload completed by it.
-
-        Raises:
-            MalformedUpstreamError: a JSON array is not closed, or a trailing JSON line is bad.
-        """
-        if self._closed:
-            return []
-        self._closed = True
+    def _close(self) -> None:
         if self.framing == "sse":
             if self._sse is not None:
                 self._sse.close()
-            return []
-        if self.framing == "jsonl":
-            return self._feed_jsonl(b"", final=True)
-        if self.framing == "json":
+        elif self.framing == "jsonl":
+            self._feed_jsonl(b"", final=True)
+        elif self.framing == "json":
             if self._array_open and not self._array_done:
                 raise MalformedUpstreamError("JSON array stream ended before its closing ']'")
-            return []
-        return []  # auto with nothing but whitespace: an empty body
+        # auto with nothing but whitespace: an empty body, nothing to say
 
     # -- SSE -----------------------------------------------------------------------------
-    def _feed_sse(self, data: bytes) -> list[Frame]:
+    def _feed_sse(self, data: bytes) -> None:
         if self._sse is None:
             self._sse = SSEDecoder(max_event_size=self.max_event_size)
-        frames = []
+        frames = self._out
         for ev in self._sse.feed(data):
             payload = ev.data
             if payload.strip() == "[DONE]":
@@ -148,23 +180,24 @@ class FrameDecoder:
                 continue  # a blank data field carries nothing; skip rather than fail
             else:
                 frames.append(Frame(_loads(payload, f"SSE {ev.event!r} event data"), ev.event))
-        return frames
 
     # -- JSON lines ----------------------------------------------------------------------
-    def _feed_jsonl(self, data: bytes, *, final: bool) -> list[Frame]:
+    def _feed_jsonl(self, data: bytes, *, final: bool) -> None:
         buf = self._pending
         buf += data
-        frames = []
+        frames = self._out
         start = 0
-        while True:
-            nl = buf.find(b"\n", start)
-            if nl < 0:
-                break
-            line = bytes(buf[start:nl]).strip()
-            start = nl + 1
-            if line:
-                frames.append(self._jsonl_frame(line))
-        del buf[:start]
+        try:
+            while True:
+                nl = buf.find(b"\n", start)
+                if nl < 0:
+                    break
+                line = bytes(buf[start:nl]).strip()
+                start = nl + 1
+                if line:
+                    frames.append(self._jsonl_frame(line))
+        finally:
+            del buf[:start]
         if len(buf) > self.max_event_size:
             raise EventTooLargeError(
                 f"JSON line longer than {self.max_event_size} bytes", limit=self.max_event_size
@@ -174,7 +207,6 @@ class FrameDecoder:
             buf.clear()
             if line:
                 frames.append(self._jsonl_frame(line))
-        return frames
 
     @staticmethod
     def _jsonl_frame(line: bytes) -> Frame:
@@ -187,10 +219,10 @@ class FrameDecoder:
         return Frame(_loads(line, "JSON line"))
 
     # -- JSON array ----------------------------------------------------------------------
-    def _feed_json_array(self, data: bytes) -> list[Frame]:
+    def _feed_json_array(self, data: bytes) -> None:
         buf = self._pending
         buf += data
-        frames = []
+        frames = self._out
         i = self._scan
         n = len(buf)
         while i < n:
@@ -247,7 +279,6 @@ class FrameDecoder:
                 f"JSON array element larger than {self.max_event_size} bytes",
                 limit=self.max_event_size,
             )
-        return frames
 
     def _flush_element(self, buf: bytearray, end: int, frames: list[Frame]) -> None:
         if self._elem_start < 0:

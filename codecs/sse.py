@@ -90,11 +90,14 @@ class SSEDecoder:
         self._has_data = False
         self._event_type = ""
         self._closed = False
+        self._error: EventTooLargeError | None = None
 
     def feed(self, chunk: bytes) -> list[SSEEvent]:
         """Consume bytes; return the events completed by them (possibly none)."""
         if self._closed:
             raise LocalProtocolError("SSEDecoder.feed() called after close()")
+        if self._error is not None:
+            raise self._error
         if not chunk:
             return []
         buf = self._buf
@@ -110,26 +113,40 @@ class SSEDecoder:
         self._skip_lf = False
         events: list[SSEEvent] = []
         pos = 0
-        scan = self._scan
-        for match in _LINE_END.finditer(buf, scan):
-            end = match.start()
-            if match.end() == len(buf) and buf[end] == 0x0D:
-                # A CR at the very end may be the first half of CRLF split across reads.
-                self._skip_lf = True
-            self._line(bytes(buf[pos:end]), events)
-            pos = match.end()
+        try:
+            for match in _LINE_END.finditer(buf, self._scan):
+                end = match.start()
+                if match.end() == len(buf) and buf[end] == 0x0D:
+                    # A CR at the very end may be the first half of CRLF split across reads.
+                    self._skip_lf = True
+                self._line(bytes(buf[pos:end]), events)
+                pos = match.end()
+            if len(buf) - pos > self.max_event_size:
+                raise EventTooLargeError(
+                    f"SSE line longer than {self.max_event_size} bytes", limit=self.max_event_size
+                )
+        except EventTooLargeError as exc:
+            # Events completed before the oversized one are returned; the error is raised by
+            # the next feed() or close(), so nothing already decoded is lost.
+            self._error = exc
+            self._buf.clear()
+            if not events:
+                raise
+            return events
         if pos:
             del buf[:pos]
         self._scan = len(buf)
-        if len(buf) > self.max_event_size:
-            raise EventTooLargeError(
-                f"SSE line longer than {self.max_event_size} bytes", limit=self.max_event_size
-            )
         return events
 
     def close(self) -> list[SSEEvent]:
-        """Signal EOF. An unterminated event is dropped, as the standard requires."""
+        """Signal EOF. An unterminated event is dropped, as the standard requires.
+
+        Raises:
+            EventTooLargeError: deferred from the last ``feed()``.
+        """
         self._closed = True
+        if self._error is not None:
+            raise self._error
         self._buf.clear()
         self._data.clear()
         return []

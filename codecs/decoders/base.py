@@ -73,12 +73,7 @@ class StreamDecoder(ABC):
             raise LocalProtocolError(f"{type(self).__name__}.feed() called after close()")
         if self.run.ended:
             return []
-        try:
-            frames = self._frames.feed(data)
-        except RemoteProtocolError as exc:
-            self._malformed(exc)
-            return self.run.drain()
-        self._handle_all(frames)
+        self._handle_all(self._frames.feed(data))
         return self.run.drain()
 
     def close(self) -> list[Event]:
@@ -87,12 +82,7 @@ class StreamDecoder(ABC):
             return []
         self._closed = True
         if not self.run.ended:
-            try:
-                frames = self._frames.close()
-            except RemoteProtocolError as exc:
-                self._malformed(exc)
-            else:
-                self._handle_all(frames)
+            self._handle_all(self._frames.close())
         if not self.run.ended:
             if not self.run.started:
                 self.error = MalformedUpstreamError(
@@ -113,6 +103,9 @@ class StreamDecoder(ABC):
         for frame in frames:
             if self.run.ended:
                 self.trailing += 1
+                continue
+            if frame.error is not None:
+                self._malformed(frame.error)
                 continue
             try:
                 self.handle(frame)
