@@ -134,7 +134,9 @@ class RunBuilder:
         return prefix if n == 0 else f"{prefix}-{n}"
 
     # -- text ---------------------------------------------------------------------------
-    def text(self, delta: str, *, key: Hashable = "text", metadata: dict[str, Any] | None = None) -> str:
+    def text(
+        self, delta: str, *, key: Hashable = "text", metadata: dict[str, Any] | None = None
+    ) -> str:
         """Append ``delta`` to the text message open under ``key``, opening one if needed.
 
         Opening closes any open reasoning (reasoning precedes the answer). Returns the id.
@@ -289,7 +291,7 @@ class RunBuilder:
 
     # -- misc ---------------------------------------------------------------------------
     def source(self, value: dict[str, Any]) -> None:
-        """Emit a citation as CUSTOM ``source`` (AI SDK ``source-url``/``source-document`` shape)."""
+        """Emit a citation as CUSTOM ``source`` (shaped like AI SDK ``source-url`` chunks)."""
         self.start()
         self._out.append(CustomEvent(name="source", value=value))
 

@@ -143,7 +143,9 @@ class FrameDecoder:
             stripped = bytes(self._pending).lstrip(b"\xef\xbb\xbf \t\r\n")
             if not stripped:
                 if len(self._pending) > self.max_event_size:
-                    raise EventTooLargeError("leading whitespace too long", limit=self.max_event_size)
+                    raise EventTooLargeError(
+                        "leading whitespace too long", limit=self.max_event_size
+                    )
                 return
             first = stripped[:1]
             self.framing = "jsonl" if first == b"{" else "json" if first == b"[" else "sse"

@@ -89,7 +89,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         serve(args.config, args.host, args.port)
         return 0
     try:
-        source: BinaryIO = sys.stdin.buffer if args.file == "-" else open(args.file, "rb")  # noqa: SIM115
+        source: BinaryIO = sys.stdin.buffer if args.file == "-" else open(args.file, "rb")
     except OSError as exc:
         print(f"agui-gateway translate: cannot read {args.file}: {exc.strerror}", file=sys.stderr)
         return 2

@@ -12,13 +12,12 @@ from typing import Any
 
 import orjson
 import pytest
-from corpus import require_corpus
-from decoder_checks import assert_well_formed_run, decode_all, decode_split, random_cuts, wire
-from real_clients import AI_SDK_CLIENTS, replay, require_harness
-
 from agui_codecs import DECODERS
 from agui_codecs.encoders.agui import AguiEncoder
 from agui_codecs.encoders.ai_sdk import AiSdkEncoder
+from corpus import require_corpus
+from decoder_checks import assert_well_formed_run, decode_all, decode_split, random_cuts, wire
+from real_clients import AI_SDK_CLIENTS, replay, require_harness
 
 FAMILIES = {
     "openai-chat": "openai-chat",
@@ -132,7 +131,10 @@ def test_agui_client_accepts_and_builds_messages(
 @pytest.mark.parametrize("client", AI_SDK_CLIENTS)
 @pytest.mark.parametrize(("decoder", "path"), PARAMS)
 def test_ai_sdk_client_accepts_and_builds_message(
-    decoder: str, path: Path, client: str, translated: dict[str, Any],
+    decoder: str,
+    path: Path,
+    client: str,
+    translated: dict[str, Any],
     client_results: dict[str, Any],
 ) -> None:
     key = f"{decoder}/{path.name}"

@@ -75,7 +75,7 @@ class OpenAIChatDecoder(StreamDecoder):
             self._complete()
             return
         chunk = self.obj(frame.data, "chat.completion.chunk")
-        if frame.event == "error" or "error" in chunk and chunk["error"]:
+        if frame.event == "error" or chunk.get("error"):
             self.run.start(upstream_id=chunk.get("id") or None, model=chunk.get("model") or None)
             code, message = upstream_error(chunk.get("error", chunk))
             self.run.fail(code, message, usage=self._token_usage())
@@ -159,7 +159,7 @@ class OpenAIChatDecoder(StreamDecoder):
         function = call.get("function") or {}
         new_id = call.get("id")
         name = function.get("name")
-        if new_id and self._call_ids.get(index) != new_id or not self.run.tool_is_open(index):
+        if (new_id and self._call_ids.get(index) != new_id) or not self.run.tool_is_open(index):
             if not new_id and not name:
                 # Arguments for an index never announced: nothing to attach them to.
                 raise MalformedUpstreamError(f"tool call index {index} has no id or name")

@@ -32,10 +32,28 @@ SDK client rejects the whole stream on one); such keys are renamed ``_proto_``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 import orjson
-from ag_ui.core import Event, EventType
+from ag_ui.core import (
+    CustomEvent,
+    Event,
+    ReasoningEncryptedValueEvent,
+    ReasoningMessageContentEvent,
+    ReasoningMessageEndEvent,
+    ReasoningMessageStartEvent,
+    RunErrorEvent,
+    RunFinishedEvent,
+    RunStartedEvent,
+    TextMessageContentEvent,
+    TextMessageEndEvent,
+    TextMessageStartEvent,
+    ToolCallArgsEvent,
+    ToolCallEndEvent,
+    ToolCallResultEvent,
+    ToolCallStartEvent,
+)
 
 from ..builder import FINISH_REASONS
 
@@ -47,9 +65,7 @@ _PROTO = b'"__proto__"'
 def sanitize_proto(value: Any) -> Any:
     """Return ``value`` with every ``__proto__`` object key renamed ``_proto_``."""
     if isinstance(value, dict):
-        return {
-            ("_proto_" if k == "__proto__" else k): sanitize_proto(v) for k, v in value.items()
-        }
+        return {("_proto_" if k == "__proto__" else k): sanitize_proto(v) for k, v in value.items()}
     if isinstance(value, list):
         return [sanitize_proto(v) for v in value]
     return value
@@ -111,78 +127,83 @@ class AiSdkEncoder:
         """Return the UIMessageChunk objects for one AG-UI event."""
         if self._ended:
             return []
-        t = event.type
         out: list[dict[str, Any]] = []
-        if t != EventType.RUN_STARTED and not self._started:
-            out += self._start(None)
-        if t == EventType.TEXT_MESSAGE_CONTENT:
-            mid = event.message_id  # type: ignore[union-attr]
-            if mid not in self._text:
-                self._text.add(mid)
-                out.append({"type": "text-start", "id": mid})
-            out.append({"type": "text-delta", "id": mid, "delta": event.delta})  # type: ignore[union-attr]
-        elif t == EventType.RUN_STARTED:
-            if not self._started:
-                out += self._start(event.run_id)  # type: ignore[union-attr]
-        elif t == EventType.TEXT_MESSAGE_START:
-            mid = event.message_id  # type: ignore[union-attr]
-            if mid not in self._text:
-                self._text.add(mid)
-                out.append({"type": "text-start", "id": mid})
-        elif t == EventType.TEXT_MESSAGE_END:
-            mid = event.message_id  # type: ignore[union-attr]
-            if mid in self._text:
-                self._text.discard(mid)
-                out.append({"type": "text-end", "id": mid})
-        elif t == EventType.REASONING_MESSAGE_START:
-            mid = event.message_id  # type: ignore[union-attr]
-            if mid not in self._reasoning:
-                self._reasoning.add(mid)
-                out.append({"type": "reasoning-start", "id": mid})
-        elif t == EventType.REASONING_MESSAGE_CONTENT:
-            mid = event.message_id  # type: ignore[union-attr]
-            if mid not in self._reasoning:
-                self._reasoning.add(mid)
-                out.append({"type": "reasoning-start", "id": mid})
-            out.append({"type": "reasoning-delta", "id": mid, "delta": event.delta})  # type: ignore[union-attr]
-        elif t == EventType.REASONING_MESSAGE_END:
-            mid = event.message_id  # type: ignore[union-attr]
-            if mid in self._reasoning:
-                self._reasoning.discard(mid)
-                out.append({"type": "reasoning-end", "id": mid})
-        elif t == EventType.REASONING_ENCRYPTED_VALUE:
-            out += self._encrypted(event)
-        elif t == EventType.TOOL_CALL_START:
-            out += self._tool_start(event)
-        elif t == EventType.TOOL_CALL_ARGS:
-            tool = self._tools.get(event.tool_call_id)  # type: ignore[union-attr]
-            if tool is not None and event.delta:  # type: ignore[union-attr]
-                tool.args.append(event.delta)  # type: ignore[union-attr]
-                out.append(
-                    {
-                        "type": "tool-input-delta",
-                        "toolCallId": event.tool_call_id,  # type: ignore[union-attr]
-                        "inputTextDelta": event.delta,  # type: ignore[union-attr]
-                    }
-                )
-        elif t == EventType.TOOL_CALL_END:
-            out += self._tool_end(event.tool_call_id)  # type: ignore[union-attr]
-        elif t == EventType.TOOL_CALL_RESULT:
-            out += self._tool_result(event)
-        elif t == EventType.CUSTOM:
-            out += self._custom(event)
-        elif t == EventType.RUN_FINISHED:
-            out += self._close_parts()
-            out.append({"type": "finish-step"})
-            out.append(self._finish(event))
-            self._ended = True
-        elif t == EventType.RUN_ERROR:
-            out += self._close_parts()
-            code = event.code  # type: ignore[union-attr]
-            text = event.message  # type: ignore[union-attr]
-            out.append({"type": "error", "errorText": f"{code}: {text}" if code else text})
-            out.append({"type": "finish", "finishReason": "error"})
-            self._ended = True
+        if not self._started:
+            out += self._start(event.run_id if isinstance(event, RunStartedEvent) else None)
+            if isinstance(event, RunStartedEvent):
+                return out
+        handler = _HANDLERS.get(type(event))
+        if handler is not None:
+            out += handler(self, event)
+        return out
+
+    def _text_start(self, mid: str) -> list[dict[str, Any]]:
+        if mid in self._text:
+            return []
+        self._text.add(mid)
+        return [{"type": "text-start", "id": mid}]
+
+    def _reasoning_start(self, mid: str) -> list[dict[str, Any]]:
+        if mid in self._reasoning:
+            return []
+        self._reasoning.add(mid)
+        return [{"type": "reasoning-start", "id": mid}]
+
+    def _on_text_start(self, e: TextMessageStartEvent) -> list[dict[str, Any]]:
+        return self._text_start(e.message_id)
+
+    def _on_text_content(self, e: TextMessageContentEvent) -> list[dict[str, Any]]:
+        return [
+            *self._text_start(e.message_id),
+            {"type": "text-delta", "id": e.message_id, "delta": e.delta},
+        ]
+
+    def _on_text_end(self, e: TextMessageEndEvent) -> list[dict[str, Any]]:
+        if e.message_id not in self._text:
+            return []
+        self._text.discard(e.message_id)
+        return [{"type": "text-end", "id": e.message_id}]
+
+    def _on_reasoning_start(self, e: ReasoningMessageStartEvent) -> list[dict[str, Any]]:
+        return self._reasoning_start(e.message_id)
+
+    def _on_reasoning_content(self, e: ReasoningMessageContentEvent) -> list[dict[str, Any]]:
+        return [
+            *self._reasoning_start(e.message_id),
+            {"type": "reasoning-delta", "id": e.message_id, "delta": e.delta},
+        ]
+
+    def _on_reasoning_end(self, e: ReasoningMessageEndEvent) -> list[dict[str, Any]]:
+        if e.message_id not in self._reasoning:
+            return []
+        self._reasoning.discard(e.message_id)
+        return [{"type": "reasoning-end", "id": e.message_id}]
+
+    def _on_tool_args(self, e: ToolCallArgsEvent) -> list[dict[str, Any]]:
+        tool = self._tools.get(e.tool_call_id)
+        if tool is None or not e.delta:
+            return []
+        tool.args.append(e.delta)
+        return [
+            {"type": "tool-input-delta", "toolCallId": e.tool_call_id, "inputTextDelta": e.delta}
+        ]
+
+    def _on_tool_end(self, e: ToolCallEndEvent) -> list[dict[str, Any]]:
+        return self._tool_end(e.tool_call_id)
+
+    def _on_run_finished(self, e: RunFinishedEvent) -> list[dict[str, Any]]:
+        out = self._close_parts()
+        out.append({"type": "finish-step"})
+        out.append(self._finish(e))
+        self._ended = True
+        return out
+
+    def _on_run_error(self, e: RunErrorEvent) -> list[dict[str, Any]]:
+        out = self._close_parts()
+        text = f"{e.code}: {e.message}" if e.code else e.message
+        out.append({"type": "error", "errorText": text})
+        out.append({"type": "finish", "finishReason": "error"})
+        self._ended = True
         return out
 
     def close(self) -> bytes:
@@ -209,7 +230,7 @@ class AiSdkEncoder:
             start["messageId"] = message_id
         return [start, {"type": "start-step"}]
 
-    def _encrypted(self, event: Any) -> list[dict[str, Any]]:
+    def _encrypted(self, event: ReasoningEncryptedValueEvent) -> list[dict[str, Any]]:
         if event.subtype != "message":
             return []
         meta = event.metadata or {}
@@ -231,7 +252,7 @@ class AiSdkEncoder:
             {"type": "reasoning-end", "id": mid, "providerMetadata": provider_metadata},
         ]
 
-    def _tool_start(self, event: Any) -> list[dict[str, Any]]:
+    def _tool_start(self, event: ToolCallStartEvent) -> list[dict[str, Any]]:
         tid = event.tool_call_id
         if tid in self._tools:
             return []
@@ -274,7 +295,7 @@ class AiSdkEncoder:
             chunk["providerExecuted"] = True
         return [chunk]
 
-    def _tool_result(self, event: Any) -> list[dict[str, Any]]:
+    def _tool_result(self, event: ToolCallResultEvent) -> list[dict[str, Any]]:
         tid = event.tool_call_id
         if tid not in self._known_tools:
             return []  # the client has no tool part for it: the chunk would be rejected
@@ -288,13 +309,17 @@ class AiSdkEncoder:
                 output = content
         else:
             output = [part.model_dump(mode="json", by_alias=True) for part in content]
-        chunk: dict[str, Any] = {"type": "tool-output-available", "toolCallId": tid, "output": output}
+        chunk: dict[str, Any] = {
+            "type": "tool-output-available",
+            "toolCallId": tid,
+            "output": output,
+        }
         if self._known_tools[tid]:
             chunk["providerExecuted"] = True
         out.append(chunk)
         return out
 
-    def _custom(self, event: Any) -> list[dict[str, Any]]:
+    def _custom(self, event: CustomEvent) -> list[dict[str, Any]]:
         if event.name != "source" or not isinstance(event.value, dict):
             return []
         v = event.value
@@ -326,7 +351,7 @@ class AiSdkEncoder:
         self._reasoning.clear()
         return out
 
-    def _finish(self, event: Any) -> dict[str, Any]:
+    def _finish(self, event: RunFinishedEvent) -> dict[str, Any]:
         meta = event.metadata or {}
         reason = meta.get("finishReason")
         chunk: dict[str, Any] = {
@@ -338,3 +363,23 @@ class AiSdkEncoder:
                 "usage": [u.model_dump(mode="json", by_alias=True) for u in event.usage]
             }
         return chunk
+
+
+_Handler = Callable[[AiSdkEncoder, Any], list[dict[str, Any]]]
+_HANDLERS: dict[type, _Handler] = {
+    TextMessageStartEvent: AiSdkEncoder._on_text_start,
+    TextMessageContentEvent: AiSdkEncoder._on_text_content,
+    TextMessageEndEvent: AiSdkEncoder._on_text_end,
+    ReasoningMessageStartEvent: AiSdkEncoder._on_reasoning_start,
+    ReasoningMessageContentEvent: AiSdkEncoder._on_reasoning_content,
+    ReasoningMessageEndEvent: AiSdkEncoder._on_reasoning_end,
+    ReasoningEncryptedValueEvent: AiSdkEncoder._encrypted,
+    ToolCallStartEvent: AiSdkEncoder._tool_start,
+    ToolCallArgsEvent: AiSdkEncoder._on_tool_args,
+    ToolCallEndEvent: AiSdkEncoder._on_tool_end,
+    ToolCallResultEvent: AiSdkEncoder._tool_result,
+    CustomEvent: AiSdkEncoder._custom,
+    RunFinishedEvent: AiSdkEncoder._on_run_finished,
+    RunErrorEvent: AiSdkEncoder._on_run_error,
+}
+"""AG-UI event class -> chunk builder. Events absent here have no UIMessageChunk form."""

@@ -7,11 +7,10 @@ not from our own output.
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
-
 from agui_codecs.errors import EventTooLargeError, LocalProtocolError
 from agui_codecs.sse import SSEDecoder, SSEEvent, encode_comment, encode_event
+from hypothesis import given
+from hypothesis import strategies as st
 
 
 def decode(data: bytes, **kw: int) -> list[SSEEvent]:
@@ -82,8 +81,14 @@ def test_id_without_data_sets_last_event_id_without_dispatch() -> None:
 
 
 @pytest.mark.parametrize(
-    ("line", "expected"), [(b"retry: 1500", 1500), (b"retry: 15a", None), (b"retry: -3", None),
-                           (b"retry:  7", None), (b"retry:", None)]
+    ("line", "expected"),
+    [
+        (b"retry: 1500", 1500),
+        (b"retry: 15a", None),
+        (b"retry: -3", None),
+        (b"retry:  7", None),
+        (b"retry:", None),
+    ],
 )
 def test_retry_only_all_ascii_digits(line: bytes, expected: int | None) -> None:
     d = SSEDecoder()
@@ -157,15 +162,30 @@ def test_feed_after_close_is_local_error() -> None:
 
 SSE_TEXT = st.lists(
     st.one_of(
-        st.sampled_from(["data: a", "data:b", "data", "event: e", "id: 1", "id", "retry: 10",
-                         ": c", "", "x: y", "data: é🌍"]),
+        st.sampled_from(
+            [
+                "data: a",
+                "data:b",
+                "data",
+                "event: e",
+                "id: 1",
+                "id",
+                "retry: 10",
+                ": c",
+                "",
+                "x: y",
+                "data: é🌍",
+            ]
+        ),
         st.text(max_size=8).filter(lambda s: "\r" not in s and "\n" not in s),
     ),
     max_size=30,
 )
 
 
-@given(lines=SSE_TEXT, sep=st.sampled_from(["\n", "\r", "\r\n"]), cuts=st.lists(st.integers(0, 400)))
+@given(
+    lines=SSE_TEXT, sep=st.sampled_from(["\n", "\r", "\r\n"]), cuts=st.lists(st.integers(0, 400))
+)
 def test_any_split_gives_identical_events(lines: list[str], sep: str, cuts: list[int]) -> None:
     body = ("\ufeff" + sep.join(lines) + sep).encode()
     whole = decode(body)
@@ -180,8 +200,11 @@ def test_any_split_gives_identical_events(lines: list[str], sep: str, cuts: list
     assert decode_bytewise(body) == whole
 
 
-@given(data=st.text(), event=st.one_of(st.none(), st.text(alphabet="abcXYZ_-", min_size=1)),
-       id=st.one_of(st.none(), st.text(alphabet="0123456789.", min_size=1)))
+@given(
+    data=st.text(),
+    event=st.one_of(st.none(), st.text(alphabet="abcXYZ_-", min_size=1)),
+    id=st.one_of(st.none(), st.text(alphabet="0123456789.", min_size=1)),
+)
 def test_encoder_round_trips_through_decoder(data: str, event: str | None, id: str | None) -> None:
     # The decoder normalizes CRLF/CR inside data to LF, so compare against that.
     expected = data.replace("\r\n", "\n").replace("\r", "\n")

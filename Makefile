@@ -1,0 +1,50 @@
+# agui-gateway: the two commands of README.md.
+#   make run   create .venv, install, serve on 127.0.0.1:8000 with the embedded demo route
+#   make test  create .venv with the dev extras, install the Node test harnesses, run the suite
+
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+HOST   ?= 127.0.0.1
+PORT   ?= 8000
+NODE_HARNESSES := $(wildcard tests/harness/package-lock.json tests/ui_harness/package-lock.json)
+
+.PHONY: run test lint bench clean node-harnesses
+
+$(BIN)/python:
+	$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || \
+	  { echo "agui-gateway needs Python >= 3.11 (set PYTHON=...)"; exit 1; }
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+$(VENV)/.installed: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e .
+	touch $@
+
+$(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $(VENV)/.installed $@
+
+run: $(VENV)/.installed
+	$(BIN)/agui-gateway serve --host $(HOST) --port $(PORT)
+
+node-harnesses:
+	@command -v npm >/dev/null || { echo "npm is needed for the real-client tests"; exit 1; }
+	@for lock in $(NODE_HARNESSES); do \
+	  dir=$$(dirname $$lock); \
+	  echo "npm ci in $$dir"; \
+	  npm ci --prefix $$dir --no-audit --no-fund --loglevel=error || exit 1; \
+	done
+
+test: $(VENV)/.installed-dev node-harnesses
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+lint: $(VENV)/.installed-dev
+	$(BIN)/ruff check codecs gateway conformance tests bench
+	$(BIN)/mypy
+
+bench: $(VENV)/.installed-dev
+	$(BIN)/python bench/codec_throughput.py
+
+clean:
+	rm -rf $(VENV) tests/harness/node_modules tests/ui_harness/node_modules .pytest_cache
