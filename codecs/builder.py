@@ -219,6 +219,7 @@ class RunBuilder:
         tool_call_id: str | None = None,
         *,
         provider_executed: bool = False,
+        metadata: dict[str, Any] | None = None,
     ) -> str:
         """Open a tool call under ``key``; an id is synthesized when the provider gave none.
 
@@ -231,12 +232,15 @@ class RunBuilder:
         if not tool_call_id:
             tool_call_id = self._next_id("call")
         self._tools[key] = _ToolCall(tool_call_id, name)
+        meta = dict(metadata or {})
+        if provider_executed:
+            meta["providerExecuted"] = True
         self._out.append(
             ToolCallStartEvent(
                 tool_call_id=tool_call_id,
                 tool_call_name=name,
                 parent_message_id=self._last_text_id,
-                metadata={"providerExecuted": True} if provider_executed else None,
+                metadata=meta or None,
             )
         )
         if not provider_executed:
@@ -275,8 +279,10 @@ class RunBuilder:
         for key in list(self._tools):
             self.end_tool(key)
 
-    def tool_result(self, tool_call_id: str, content: str) -> None:
-        """Emit TOOL_CALL_RESULT (used for provider-executed tools)."""
+    def tool_result(
+        self, tool_call_id: str, content: str, *, metadata: dict[str, Any] | None = None
+    ) -> None:
+        """Emit TOOL_CALL_RESULT (used for provider-executed tools); ``metadata`` e.g. isError."""
         self.start()
         if tool_call_id in self._pending_tools:
             self._pending_tools.remove(tool_call_id)
@@ -286,6 +292,7 @@ class RunBuilder:
                 tool_call_id=tool_call_id,
                 content=content,
                 role="tool",
+                metadata=metadata,
             )
         )
 

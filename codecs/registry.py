@@ -9,6 +9,7 @@ from __future__ import annotations
 from importlib.metadata import entry_points
 from typing import Any
 
+from .decoders.anthropic import AnthropicDecoder
 from .decoders.base import StreamDecoder
 from .decoders.openai_chat import OpenAIChatDecoder
 from .encoders.agui import AguiEncoder
@@ -19,6 +20,7 @@ __all__ = ["DECODERS", "ENCODERS", "get_decoder", "get_encoder"]
 
 DECODERS: dict[str, type[StreamDecoder]] = {
     OpenAIChatDecoder.name: OpenAIChatDecoder,
+    AnthropicDecoder.name: AnthropicDecoder,
 }
 ENCODERS: dict[str, type[Any]] = {AguiEncoder.name: AguiEncoder, AiSdkEncoder.name: AiSdkEncoder}
 

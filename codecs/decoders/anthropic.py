@@ -69,10 +69,9 @@ from ag_ui.core import TokenUsage
 
 from ..errors import MalformedUpstreamError
 from ..framing import DONE, Frame
-from .base import StreamDecoder
-from .openai_chat import upstream_error
+from .base import StreamDecoder, upstream_error
 
-__all__ = ["STOP_REASONS", "UNKNOWN_BLOCK_EVENT", "AnthropicDecoder"]
+__all__ = ["REFUSAL_FALLBACK", "STOP_REASONS", "UNKNOWN_BLOCK_EVENT", "AnthropicDecoder"]
 
 STOP_REASONS: Final[dict[str, str]] = {
     "end_turn": "stop",
@@ -175,7 +174,9 @@ class AnthropicDecoder(StreamDecoder):
         self._start_block(self._index(payload), block)
 
     def _on_block_delta(self, payload: dict[str, Any]) -> None:
-        self._delta(self._index(payload), self.obj(payload.get("delta"), "content_block_delta.delta"))
+        self._delta(
+            self._index(payload), self.obj(payload.get("delta"), "content_block_delta.delta")
+        )
 
     def _on_block_stop(self, payload: dict[str, Any]) -> None:
         self._stop_block(self._index(payload))
@@ -259,7 +260,9 @@ class AnthropicDecoder(StreamDecoder):
             metadata["stopDetails"] = self._stop_details
         if reason == "refusal":
             explanation = (self._stop_details or {}).get("explanation")
-            metadata["refusal"] = explanation if isinstance(explanation, str) and explanation else REFUSAL_FALLBACK
+            metadata["refusal"] = (
+                explanation if isinstance(explanation, str) and explanation else REFUSAL_FALLBACK
+            )
         self.run.finish(
             finish_reason=STOP_REASONS.get(reason, "other") if reason else "other",
             provider_finish_reason=reason,

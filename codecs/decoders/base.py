@@ -25,7 +25,7 @@ from ..errors import CodecError, LocalProtocolError, MalformedUpstreamError, Rem
 from ..framing import Frame, FrameDecoder, Framing
 from ..sse import DEFAULT_MAX_EVENT_SIZE
 
-__all__ = ["StreamDecoder"]
+__all__ = ["StreamDecoder", "upstream_error"]
 
 
 class StreamDecoder(ABC):
@@ -139,3 +139,20 @@ class StreamDecoder(ABC):
         if not isinstance(value, dict):
             raise MalformedUpstreamError(f"{what} is not a JSON object")
         return value
+
+
+def upstream_error(error: Any, default_code: str = "UPSTREAM_ERROR") -> tuple[str, str]:
+    """Return ``(code, message)`` for an upstream error object of OpenAI/Anthropic shape.
+
+    The code is the upstream's ``code`` (or ``type``) when it is a string; a numeric code
+    becomes ``HTTP_<n>``.
+    """
+    if not isinstance(error, dict):
+        return default_code, str(error) if error else "upstream reported an error"
+    code = error.get("code")
+    if isinstance(code, int) and not isinstance(code, bool):
+        code = f"HTTP_{code}"
+    if not isinstance(code, str) or not code:
+        code = error.get("type") if isinstance(error.get("type"), str) else default_code
+    message = error.get("message")
+    return str(code), str(message) if message else f"upstream reported {code}"

@@ -27,9 +27,9 @@ import orjson
 
 from ..errors import MalformedUpstreamError
 from ..framing import DONE, Frame
-from .base import StreamDecoder
+from .base import StreamDecoder, upstream_error
 
-__all__ = ["OpenAIChatDecoder", "upstream_error"]
+__all__ = ["OpenAIChatDecoder"]
 
 FINISH_REASONS = {
     "stop": "stop",
@@ -38,23 +38,6 @@ FINISH_REASONS = {
     "function_call": "tool-calls",
     "content_filter": "content-filter",
 }
-
-
-def upstream_error(error: Any, default_code: str = "UPSTREAM_ERROR") -> tuple[str, str]:
-    """Return ``(code, message)`` for an upstream error object of OpenAI/Anthropic shape.
-
-    The code is the upstream's ``code`` (or ``type``) when it is a string; a numeric code
-    becomes ``HTTP_<n>``.
-    """
-    if not isinstance(error, dict):
-        return default_code, str(error) if error else "upstream reported an error"
-    code = error.get("code")
-    if isinstance(code, int) and not isinstance(code, bool):
-        code = f"HTTP_{code}"
-    if not isinstance(code, str) or not code:
-        code = error.get("type") if isinstance(error.get("type"), str) else default_code
-    message = error.get("message")
-    return str(code), str(message) if message else f"upstream reported {code}"
 
 
 class OpenAIChatDecoder(StreamDecoder):
