@@ -36,6 +36,7 @@ from ag_ui.core import (
     CustomEvent,
     Event,
     ReasoningEncryptedValueEvent,
+    ReasoningEncryptedValueSubtype,
     ReasoningEndEvent,
     ReasoningMessageContentEvent,
     ReasoningMessageEndEvent,
@@ -43,8 +44,11 @@ from ag_ui.core import (
     ReasoningStartEvent,
     RunErrorEvent,
     RunFinishedEvent,
+    RunFinishedOutcome,
     RunFinishedSuccessOutcome,
     RunStartedEvent,
+    StepFinishedEvent,
+    StepStartedEvent,
     TextMessageContentEvent,
     TextMessageEndEvent,
     TextMessageStartEvent,
@@ -98,6 +102,7 @@ class RunBuilder:
         self._seq: dict[str, int] = {}
         self._last_text_id: str | None = None
         self._pending_tools: list[str] = []  # client tool calls announced, not yet answered
+        self._steps: list[str] = []  # active step names, oldest first
 
     # -- ids and lifecycle ----------------------------------------------------------------
     def drain(self) -> list[Event]:
@@ -154,6 +159,15 @@ class RunBuilder:
             self._out.append(TextMessageContentEvent(message_id=message_id, delta=delta))
         return message_id
 
+    def text_id(self, key: Hashable = "text") -> str | None:
+        """The id of the text message open under ``key``, if any."""
+        return self._text.get(key)
+
+    @property
+    def last_text_id(self) -> str | None:
+        """The id of the most recently opened text message (open or closed), if any."""
+        return self._last_text_id
+
     def end_text(self, key: Hashable = "text") -> None:
         """Close the text message open under ``key`` (no-op when none is open)."""
         message_id = self._text.pop(key, None)
@@ -190,12 +204,35 @@ class RunBuilder:
         ``field`` names where the provider wants the value back (metadata ``field``).
         """
         message_id = self._open_reasoning(key)
+        self.encrypted(value, subtype="message", entity_id=message_id, field=field)
+
+    def encrypted(
+        self,
+        value: str,
+        *,
+        subtype: ReasoningEncryptedValueSubtype,
+        entity_id: str,
+        field: str,
+        provider: str | None = None,
+    ) -> None:
+        """Emit REASONING_ENCRYPTED_VALUE attached to an entity of this run.
+
+        Args:
+            value: the provider's opaque artefact, verbatim.
+            subtype: ``"tool-call"`` (``entity_id`` is a tool call id) or ``"message"`` (a text
+                or reasoning message id).
+            entity_id: the id the value belongs to.
+            field: where the provider expects the value back (metadata ``field``, e.g.
+                ``signature``, ``thoughtSignature``).
+            provider: provider namespace of the value (default: the builder's provider).
+        """
+        self.start()
         self._out.append(
             ReasoningEncryptedValueEvent(
-                subtype="message",
-                entity_id=message_id,
+                subtype=subtype,
+                entity_id=entity_id,
                 encrypted_value=value,
-                metadata={"provider": self.provider, "field": field},
+                metadata={"provider": provider or self.provider, "field": field},
             )
         )
 
@@ -296,6 +333,36 @@ class RunBuilder:
             )
         )
 
+    @property
+    def pending_tool_call_ids(self) -> tuple[str, ...]:
+        """Client tool calls announced in this run and not yet answered by a result."""
+        return tuple(self._pending_tools)
+
+    # -- steps --------------------------------------------------------------------------
+    def step_start(self, name: str) -> None:
+        """Emit STEP_STARTED ``name``; a step of that name still active is finished first."""
+        self.start()
+        if name in self._steps:
+            self.step_end(name)
+        self._steps.append(name)
+        self._out.append(StepStartedEvent(step_name=name))
+
+    def step_end(self, name: str | None = None) -> None:
+        """Emit STEP_FINISHED for ``name`` (default: the latest active step); no-op if none."""
+        if name is None:
+            if not self._steps:
+                return
+            name = self._steps[-1]
+        if name not in self._steps:
+            return
+        self._steps.remove(name)
+        self._out.append(StepFinishedEvent(step_name=name))
+
+    @property
+    def active_steps(self) -> tuple[str, ...]:
+        """Names of the steps started and not yet finished, oldest first."""
+        return tuple(self._steps)
+
     # -- misc ---------------------------------------------------------------------------
     def source(self, value: dict[str, Any]) -> None:
         """Emit a citation as CUSTOM ``source`` (shaped like AI SDK ``source-url`` chunks)."""
@@ -308,10 +375,13 @@ class RunBuilder:
         self._out.append(CustomEvent(name=name, value=value))
 
     def close_all(self) -> None:
-        """Close every open text message, reasoning message and tool call."""
+        """Close every open tool call, text and reasoning message, then every active step."""
         self.close_tools()
         self.close_text()
         self.close_reasoning()
+        for name in reversed(self._steps):
+            self._out.append(StepFinishedEvent(step_name=name))
+        self._steps.clear()
 
     # -- terminal events ----------------------------------------------------------------
     def finish(
@@ -321,14 +391,17 @@ class RunBuilder:
         provider_finish_reason: str | None = None,
         usage: TokenUsage | None = None,
         metadata: dict[str, Any] | None = None,
+        outcome: RunFinishedOutcome | None = None,
     ) -> None:
-        """Close everything and emit RUN_FINISHED with outcome ``success``.
+        """Close everything and emit RUN_FINISHED.
 
         Args:
             finish_reason: canonical reason, one of :data:`FINISH_REASONS`.
             provider_finish_reason: the upstream's own value, carried in ``metadata``.
             usage: token usage, emitted as ``usage: [usage]``.
             metadata: extra keys for ``metadata`` (e.g. ``refusal``).
+            outcome: ``interrupt`` / ``cancelled`` outcome; default ``success`` (with
+                ``pendingToolCallIds`` when ``finish_reason`` is ``tool-calls``).
         """
         if self.ended:
             return
@@ -342,13 +415,15 @@ class RunBuilder:
             meta["model"] = self.model
         if metadata:
             meta.update(metadata)
-        pending = self._pending_tools if finish_reason == "tool-calls" else None
+        if outcome is None:
+            pending = self._pending_tools if finish_reason == "tool-calls" else None
+            outcome = RunFinishedSuccessOutcome(pending_tool_call_ids=pending or None)
         assert self.thread_id is not None and self.run_id is not None
         self._out.append(
             RunFinishedEvent(
                 thread_id=self.thread_id,
                 run_id=self.run_id,
-                outcome=RunFinishedSuccessOutcome(pending_tool_call_ids=pending or None),
+                outcome=outcome,
                 usage=[usage] if usage is not None else None,
                 metadata=meta,
             )

@@ -9,8 +9,10 @@ from __future__ import annotations
 from importlib.metadata import entry_points
 from typing import Any
 
+from .decoders.ai_sdk import AiSdkUpstreamDecoder
 from .decoders.anthropic import AnthropicDecoder
 from .decoders.base import StreamDecoder
+from .decoders.gemini import GeminiDecoder
 from .decoders.openai_chat import OpenAIChatDecoder
 from .encoders.agui import AguiEncoder
 from .encoders.ai_sdk import AiSdkEncoder
@@ -21,6 +23,8 @@ __all__ = ["DECODERS", "ENCODERS", "get_decoder", "get_encoder"]
 DECODERS: dict[str, type[StreamDecoder]] = {
     OpenAIChatDecoder.name: OpenAIChatDecoder,
     AnthropicDecoder.name: AnthropicDecoder,
+    GeminiDecoder.name: GeminiDecoder,
+    AiSdkUpstreamDecoder.name: AiSdkUpstreamDecoder,
 }
 ENCODERS: dict[str, type[Any]] = {AguiEncoder.name: AguiEncoder, AiSdkEncoder.name: AiSdkEncoder}
 

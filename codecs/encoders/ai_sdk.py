@@ -79,12 +79,13 @@ def _chunk(obj: dict[str, Any]) -> bytes:
 
 
 class _Tool:
-    __slots__ = ("args", "name", "provider_executed")
+    __slots__ = ("args", "name", "provider_executed", "provider_metadata")
 
     def __init__(self, name: str, provider_executed: bool) -> None:
         self.name = name
         self.provider_executed = provider_executed
         self.args: list[str] = []
+        self.provider_metadata: dict[str, dict[str, str]] = {}
 
 
 class AiSdkEncoder:
@@ -231,13 +232,28 @@ class AiSdkEncoder:
         return [start, {"type": "start-step"}]
 
     def _encrypted(self, event: ReasoningEncryptedValueEvent) -> list[dict[str, Any]]:
-        if event.subtype != "message":
-            return []
         meta = event.metadata or {}
         provider = str(meta.get("provider") or "agui")
         field = str(meta.get("field") or "encryptedValue")
         provider_metadata = {provider: {field: event.encrypted_value}}
         mid = event.entity_id
+        if event.subtype == "tool-call":
+            # Sent on tool-input-available (the part's callProviderMetadata, which e.g.
+            # @ai-sdk/google returns as the functionCall's thoughtSignature). A value for a call
+            # whose input was already sent cannot be attached without re-announcing the call.
+            tool = self._tools.get(mid)
+            if tool is not None:
+                tool.provider_metadata.setdefault(provider, {})[field] = event.encrypted_value
+            return []
+        if mid in self._text:  # a text part's own signature stays on that text part
+            return [
+                {
+                    "type": "text-delta",
+                    "id": mid,
+                    "delta": "",
+                    "providerMetadata": provider_metadata,
+                }
+            ]
         if mid in self._reasoning:
             return [
                 {
@@ -293,6 +309,8 @@ class AiSdkEncoder:
             }
         if tool.provider_executed:
             chunk["providerExecuted"] = True
+        if tool.provider_metadata:
+            chunk["providerMetadata"] = tool.provider_metadata
         return [chunk]
 
     def _tool_result(self, event: ToolCallResultEvent) -> list[dict[str, Any]]:
