@@ -39,7 +39,7 @@ __all__ = [
     "require_harness",
 ]
 
-HARNESS_DIR: Final[Path] = Path(__file__).resolve().parent / "harness"
+HARNESS_DIR: Final[Path] = Path(__file__).resolve().parent.parent / "harness"
 """The Node harness folder (``package.json``, ``replay.mjs``; ``node_modules`` after ``npm ci``)."""
 
 CLIENTS: Final[tuple[str, ...]] = ("agui", "ai-v7", "ai-v6", "ai-v5")

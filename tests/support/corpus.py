@@ -15,7 +15,7 @@ __all__ = ["CORPUS_DIR", "corpus_files", "require_corpus", "require_service"]
 
 CORPUS_DIR = Path(
     os.environ.get("GATEWAY_CORPUS_DIR")
-    or Path(__file__).resolve().parent.parent.parent / "shared" / "corpus"
+    or Path(__file__).resolve().parents[3] / "shared" / "corpus"
 )
 
 

@@ -1,0 +1,227 @@
+"""The HTTP surface of the gateway (starlette): ``create_app(settings, *, http_client=None)``.
+
+Endpoints:
+
+* ``POST /v1/agui/{route}``: body ``RunAgentInput`` (AG-UI 1.0, ``ag_ui.core``) -> AG-UI SSE
+  (:class:`~agui_codecs.encoders.agui.AguiEncoder`), as ``@ag-ui/client`` ``HttpAgent`` posts it;
+* ``POST /v1/ai-sdk/{route}``: body ``{id, messages: UIMessage[], trigger, messageId?, ...}``
+  (``ai`` 7 ``DefaultChatTransport``) -> UIMessageChunk SSE
+  (:class:`~agui_codecs.encoders.ai_sdk.AiSdkEncoder`) ending with ``data: [DONE]``;
+* ``GET /healthz`` -> ``{"status": "ok"}``;
+* ``/demo/openai/v1/chat/completions``: the scripted demo upstream (:mod:`gateway.demo`).
+
+Before a stream starts, refusals are JSON ``{"error": {"code", "message"}, "detail"?}``: 404
+``ROUTE_NOT_FOUND`` (also ``NOT_FOUND`` for unknown paths), 405 ``METHOD_NOT_ALLOWED``, 413
+``REQUEST_TOO_LARGE``, 422 ``INVALID_REQUEST`` (``detail`` = pydantic's error list, without
+input echoes) or 422 ``UNSUPPORTED_CONTENT`` / ``INVALID_TOOL_ARGUMENTS`` (the input has no
+equivalent upstream). Once streaming, every failure is a terminal event (see
+:mod:`gateway.upstream`).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping
+from contextlib import aclosing, asynccontextmanager
+from typing import Any, ClassVar, Protocol, TypeVar
+
+import httpx
+import orjson
+from ag_ui.core import Event, RunAgentInput
+from agui_codecs import get_decoder
+from agui_codecs.decoders.base import StreamDecoder
+from agui_codecs.encoders.agui import AguiEncoder
+from agui_codecs.encoders.ai_sdk import AiSdkEncoder
+from pydantic import BaseModel, ValidationError
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Mount, Route
+
+from .asgi_transport import StreamingASGITransport
+from .config import RouteConfig, Settings
+from .demo import DEMO_MOUNT, create_demo_app
+from .errors import InvalidRequestError, RequestError, RouteNotFoundError
+from .request_ai_sdk import AiSdkChatRequest, response_message_id, to_run_agent_input
+from .sse_response import SSEResponse
+from .upstream import SELF_BASE_URL, Upstream, build_body
+
+__all__ = ["create_app"]
+
+_M = TypeVar("_M", bound=BaseModel)
+
+
+class _Encoder(Protocol):
+    headers: ClassVar[dict[str, str]]
+
+    def encode(self, event: Event) -> bytes: ...
+
+    def close(self) -> bytes: ...
+
+
+def _json_response(body: Any, status: int = 200) -> Response:
+    """A compact JSON response (orjson; values it cannot encode become strings)."""
+    return Response(
+        orjson.dumps(body, default=str), status_code=status, media_type="application/json"
+    )
+
+
+async def _encode(
+    batches: AsyncGenerator[list[Event], None], encoder: _Encoder
+) -> AsyncGenerator[bytes, None]:
+    """Encode event batches; one network write per upstream chunk, then ``encoder.close()``."""
+    async with aclosing(batches):
+        async for batch in batches:
+            data = b"".join(encoder.encode(event) for event in batch)
+            if data:
+                yield data
+    tail = encoder.close()
+    if tail:
+        yield tail
+
+
+class _Gateway:
+    """The endpoint handlers, bound to one app's settings, routes and upstream."""
+
+    def __init__(
+        self, settings: Settings, routes: Mapping[str, RouteConfig], upstream: Upstream
+    ) -> None:
+        self.settings = settings
+        self.routes = routes
+        self.upstream = upstream
+
+    def _route(self, request: Request) -> RouteConfig:
+        name = request.path_params["route"]
+        route = self.routes.get(name)
+        if route is None:
+            known = ", ".join(sorted(self.routes)) or "none"
+            raise RouteNotFoundError(f"no route named {name!r} (known: {known})")
+        return route
+
+    async def _parse(self, request: Request, model: type[_M]) -> _M:
+        limit = self.settings.max_request_bytes
+        declared = request.headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > limit:
+            raise _too_large(limit)
+        raw = bytearray()
+        async for chunk in request.stream():
+            raw += chunk
+            if len(raw) > limit:
+                raise _too_large(limit)
+        try:
+            return model.model_validate_json(bytes(raw))
+        except ValidationError as exc:
+            raise InvalidRequestError(
+                f"request body is not a valid {model.__name__}",
+                detail=exc.errors(include_url=False, include_input=False),
+            ) from exc
+
+    def _decoder(self, route: RouteConfig, thread_id: str, run_id: str) -> StreamDecoder:
+        return get_decoder(
+            route.protocol,
+            thread_id=thread_id,
+            run_id=run_id,
+            max_event_size=self.settings.max_event_size,
+        )
+
+    def _stream(
+        self, route: RouteConfig, run_input: RunAgentInput, encoder: _Encoder
+    ) -> SSEResponse:
+        body = build_body(route, run_input)
+        decoder = self._decoder(route, run_input.thread_id, run_input.run_id)
+        return SSEResponse(
+            _encode(self.upstream.events(route, body, decoder), encoder),
+            keepalive_seconds=self.settings.keepalive_seconds,
+            headers=type(encoder).headers,
+        )
+
+    async def agui(self, request: Request) -> Response:
+        """``POST /v1/agui/{route}``: RunAgentInput -> AG-UI SSE."""
+        route = self._route(request)
+        run_input = await self._parse(request, RunAgentInput)
+        return self._stream(route, run_input, AguiEncoder())
+
+    async def ai_sdk(self, request: Request) -> Response:
+        """``POST /v1/ai-sdk/{route}``: AI SDK chat request -> UIMessageChunk SSE + [DONE]."""
+        route = self._route(request)
+        chat = await self._parse(request, AiSdkChatRequest)
+        run_input = to_run_agent_input(chat, run_id=f"run_{uuid.uuid4().hex}")
+        message_id = response_message_id(chat) or f"msg_{uuid.uuid4().hex}"
+        return self._stream(route, run_input, AiSdkEncoder(message_id=message_id))
+
+    async def healthz(self, request: Request) -> Response:
+        """``GET /healthz`` -> ``{"status": "ok"}``."""
+        return _json_response({"status": "ok"})
+
+
+def _too_large(limit: int) -> RequestError:
+    return RequestError(f"request body exceeds {limit} bytes", code="REQUEST_TOO_LARGE", status=413)
+
+
+async def _request_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, RequestError)
+    return _json_response(exc.to_json(), exc.status)
+
+
+_HTTP_CODES = {404: "NOT_FOUND", 405: "METHOD_NOT_ALLOWED"}
+
+
+async def _http_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, HTTPException)
+    code = _HTTP_CODES.get(exc.status_code, f"HTTP_{exc.status_code}")
+    response = _json_response({"error": {"code": code, "message": exc.detail}}, exc.status_code)
+    if exc.headers:
+        response.headers.update(exc.headers)
+    return response
+
+
+def create_app(
+    settings: Settings | None = None, *, http_client: httpx.AsyncClient | None = None
+) -> Starlette:
+    """Build the gateway ASGI app.
+
+    Args:
+        settings: process settings; ``None`` reads them from ``GATEWAY_*`` variables.
+        http_client: client for ``http(s)`` upstreams. When given, the caller owns it (tests
+            pass one with a mock transport); else the app creates one and closes it at
+            lifespan shutdown. ``self:`` upstreams always use an in-process client
+            (:class:`~gateway.asgi_transport.StreamingASGITransport` over this app).
+
+    Returns:
+        The starlette application (``app.state.gateway`` holds settings, routes, upstream).
+
+    Raises:
+        ConfigError: the routes file is invalid (message names route and field).
+    """
+    settings = settings if settings is not None else Settings()
+    routes = settings.load_routes()
+    owned: list[httpx.AsyncClient] = []
+    if http_client is None:
+        http_client = httpx.AsyncClient()
+        owned.append(http_client)
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        try:
+            yield
+        finally:
+            for client in owned:
+                await client.aclose()
+
+    gateway = _Gateway(settings, routes, Upstream(http_client))
+    app = Starlette(
+        routes=[
+            Route("/healthz", gateway.healthz, methods=["GET"]),
+            Route("/v1/agui/{route}", gateway.agui, methods=["POST"]),
+            Route("/v1/ai-sdk/{route}", gateway.ai_sdk, methods=["POST"]),
+            Mount(DEMO_MOUNT, app=create_demo_app()),
+        ],
+        exception_handlers={RequestError: _request_error, HTTPException: _http_error},
+        lifespan=lifespan,
+    )
+    self_client = httpx.AsyncClient(transport=StreamingASGITransport(app), base_url=SELF_BASE_URL)
+    owned.append(self_client)
+    gateway.upstream.self_client = self_client
+    app.state.gateway = gateway
+    return app

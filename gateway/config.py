@@ -1,0 +1,272 @@
+"""Gateway settings (environment, ``GATEWAY_*``) and routes (a TOML file).
+
+Settings come from the environment through pydantic-settings (prefix ``GATEWAY_``)::
+
+    GATEWAY_CONFIG              path of the routes TOML file (default: the embedded demo routes)
+    GATEWAY_KEEPALIVE_SECONDS   idle seconds before a ``: keep-alive`` comment (default 15)
+    GATEWAY_MAX_EVENT_SIZE      cap in bytes on one upstream SSE event (default 8 MiB)
+    GATEWAY_MAX_REQUEST_BYTES   cap in bytes on a client request body (default 32 MiB)
+
+Routes file (TOML, one ``[[routes]]`` table per route)::
+
+    [[routes]]
+    name = "gpt"                                   # URL segment: /v1/agui/gpt
+    upstream_url = "https://api.openai.com/v1"     # base URL; the protocol adds its path
+    protocol = "openai-chat"                       # or "anthropic"
+    model = "gpt-4o-mini"
+    auth = { type = "bearer", env = "OPENAI_API_KEY" }
+    headers = { "OpenAI-Organization" = "org-..." } # optional extra headers
+    params = { temperature = 0.2 }                 # optional defaults for model parameters
+    timeouts = { connect = 10, read = 300 }        # optional, seconds
+
+    [[routes]]
+    name = "claude"
+    upstream_url = "https://api.anthropic.com/v1"
+    protocol = "anthropic"
+    model = "claude-sonnet-4-5"
+    auth = { type = "header", header = "x-api-key", env = "ANTHROPIC_API_KEY" }
+
+``upstream_url`` is ``http(s)://...`` or ``self:/path``: the gateway's own ASGI app, called in
+process (the embedded ``demo`` route uses ``self:/demo/openai/v1``, so ``serve`` needs no
+second process, no key and no knowledge of its own host and port). The protocol appends its
+endpoint path: ``/chat/completions`` for ``openai-chat``, ``/messages`` for ``anthropic`` (the
+same base-URL convention as the OpenAI SDK and the AI SDK providers).
+
+A missing key variable is *not* a config error: the route loads and each request to it ends
+with a RUN_ERROR ``UPSTREAM_AUTH_MISSING`` (so one unconfigured route never stops the others).
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from importlib import resources
+from pathlib import Path
+from typing import Any, Literal
+from urllib.parse import urlsplit
+
+from agui_codecs import CodecError, get_decoder
+from agui_codecs.sse import DEFAULT_MAX_EVENT_SIZE
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from .errors import ConfigError
+
+__all__ = [
+    "DEFAULT_ROUTES_RESOURCE",
+    "PROTOCOLS",
+    "SELF_SCHEME",
+    "AuthConfig",
+    "RouteConfig",
+    "Settings",
+    "TimeoutConfig",
+    "load_routes",
+]
+
+PROTOCOLS: tuple[str, ...] = ("openai-chat", "anthropic")
+"""Upstream protocols a route may name (request translation exists for each)."""
+
+SELF_SCHEME = "self"
+"""``upstream_url`` scheme meaning "this gateway's own ASGI app, in process"."""
+
+DEFAULT_ROUTES_RESOURCE = "default_routes.toml"
+"""Package-data file of :mod:`gateway` used when no routes file is configured."""
+
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+_ENV = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_HEADER = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")  # RFC 9110 token
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class AuthConfig(_Strict):
+    """How the gateway authenticates to the upstream.
+
+    Attributes:
+        type: ``"bearer"`` (``Authorization: Bearer <key>``), ``"header"`` (``<header>: <key>``)
+            or ``"none"``.
+        env: name of the environment variable holding the key (read at request time).
+        header: header name for ``type = "header"`` (e.g. ``x-api-key``).
+    """
+
+    type: Literal["bearer", "header", "none"] = "none"
+    env: str | None = None
+    header: str | None = None
+
+    @model_validator(mode="after")
+    def _check(self) -> AuthConfig:
+        if self.type != "none":
+            if not self.env:
+                raise ValueError(f"auth type {self.type!r} needs 'env' (the key's variable)")
+            if not _ENV.match(self.env):
+                raise ValueError(f"'env' is not an environment variable name: {self.env!r}")
+        if self.type == "header" and not (self.header and _HEADER.match(self.header)):
+            raise ValueError("auth type 'header' needs 'header', a valid header name")
+        return self
+
+
+class TimeoutConfig(_Strict):
+    """Upstream timeouts in seconds (httpx semantics).
+
+    Attributes:
+        connect: establishing the connection.
+        read: longest silence between two received chunks (a streaming model may think).
+        write: sending one chunk of the request.
+        pool: waiting for a free connection.
+    """
+
+    connect: float = Field(default=10.0, gt=0)
+    read: float = Field(default=300.0, gt=0)
+    write: float = Field(default=30.0, gt=0)
+    pool: float = Field(default=10.0, gt=0)
+
+
+class RouteConfig(_Strict):
+    """One route: a name clients address and the upstream it forwards to.
+
+    Attributes:
+        name: URL segment, ``[A-Za-z0-9][A-Za-z0-9_.-]*`` (at most 64 characters).
+        upstream_url: base URL, ``http(s)://host[/prefix]`` or ``self:/path``.
+        protocol: one of :data:`PROTOCOLS`; must have a decoder in the codec registry.
+        model: upstream model name (clients cannot override it).
+        auth: see :class:`AuthConfig`.
+        headers: extra request headers (e.g. ``anthropic-version``).
+        params: default model parameters merged into every request body (client
+            ``forwardedProps`` override the allowed ones).
+        timeouts: see :class:`TimeoutConfig`.
+    """
+
+    name: str
+    upstream_url: str
+    protocol: Literal["openai-chat", "anthropic"]
+    model: str = Field(min_length=1)
+    auth: AuthConfig = AuthConfig()
+    headers: dict[str, str] = Field(default_factory=dict)
+    params: dict[str, Any] = Field(default_factory=dict)
+    timeouts: TimeoutConfig = TimeoutConfig()
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, value: str) -> str:
+        if not _NAME.match(value):
+            raise ValueError("must match [A-Za-z0-9][A-Za-z0-9_.-]* (at most 64 characters)")
+        return value
+
+    @field_validator("upstream_url")
+    @classmethod
+    def _url(cls, value: str) -> str:
+        parts = urlsplit(value)
+        if parts.scheme in ("http", "https"):
+            if not parts.netloc:
+                raise ValueError(f"no host in {value!r}")
+        elif parts.scheme == SELF_SCHEME:
+            if not parts.path.startswith("/") or parts.netloc:
+                raise ValueError(f"a self URL is 'self:/path', got {value!r}")
+        else:
+            raise ValueError(f"scheme must be http, https or self, got {value!r}")
+        if parts.query or parts.fragment:
+            raise ValueError("must not carry a query or fragment")
+        return value.rstrip("/")
+
+    @field_validator("headers")
+    @classmethod
+    def _headers(cls, value: dict[str, str]) -> dict[str, str]:
+        for key, item in value.items():
+            if not _HEADER.match(key):
+                raise ValueError(f"invalid header name {key!r}")
+            if "\r" in item or "\n" in item:
+                raise ValueError(f"header {key!r} contains a line break")
+        return value
+
+
+class Settings(BaseSettings):
+    """Process-wide settings, read from ``GATEWAY_*`` environment variables.
+
+    Attributes:
+        config: routes TOML file; ``None`` uses the embedded ``default_routes.toml``.
+        keepalive_seconds: idle seconds before a ``: keep-alive`` SSE comment (> 0).
+        max_event_size: cap in bytes on one upstream SSE event / JSON line (> 0).
+        max_request_bytes: cap in bytes on a client request body (> 0); larger gets 413.
+    """
+
+    model_config = SettingsConfigDict(env_prefix="GATEWAY_", extra="ignore")
+
+    config: Path | None = None
+    keepalive_seconds: float = Field(default=15.0, gt=0)
+    max_event_size: int = Field(default=DEFAULT_MAX_EVENT_SIZE, gt=0)
+    max_request_bytes: int = Field(default=32 * 1024 * 1024, gt=0)
+
+    def load_routes(self) -> dict[str, RouteConfig]:
+        """Load the routes of :attr:`config` (see :func:`load_routes`)."""
+        return load_routes(self.config)
+
+
+def _read(path: Path | None) -> tuple[str, str]:
+    if path is None:
+        resource = resources.files("gateway").joinpath(DEFAULT_ROUTES_RESOURCE)
+        return resource.read_text(encoding="utf-8"), f"<embedded {DEFAULT_ROUTES_RESOURCE}>"
+    try:
+        return Path(path).read_text(encoding="utf-8"), str(path)
+    except FileNotFoundError:
+        raise ConfigError(f"routes file not found: {path}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read routes file {path}: {exc}") from exc
+
+
+def _describe(where: str, label: str, exc: ValidationError) -> str:
+    problems = []
+    for err in exc.errors(include_url=False):
+        field = ".".join(str(p) for p in err["loc"]) or "(route)"
+        problems.append(f"{where}: {label}: field {field!r}: {err['msg']}")
+    return "\n".join(problems)
+
+
+def load_routes(path: Path | str | None) -> dict[str, RouteConfig]:
+    """Read and validate a routes TOML file.
+
+    Args:
+        path: the file; ``None`` reads the embedded ``default_routes.toml``.
+
+    Returns:
+        The routes keyed by name, in file order.
+
+    Raises:
+        ConfigError: unreadable file, TOML syntax error, no ``[[routes]]``, a duplicate name,
+            an unknown protocol or any invalid field. The message names the file, the route
+            (by name, else by position) and the field, one line per problem.
+    """
+    text, where = _read(Path(path) if path is not None else None)
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{where}: invalid TOML: {exc}") from exc
+    unknown = sorted(set(doc) - {"routes"})
+    if unknown:
+        raise ConfigError(f"{where}: unknown top-level keys {unknown} (expected [[routes]])")
+    raw = doc.get("routes")
+    if not isinstance(raw, list) or not raw:
+        raise ConfigError(f"{where}: no routes: add at least one [[routes]] table")
+    routes: dict[str, RouteConfig] = {}
+    problems: list[str] = []
+    for index, item in enumerate(raw):
+        name = item.get("name") if isinstance(item, dict) else None
+        label = f"route {name!r}" if isinstance(name, str) else f"route #{index + 1}"
+        try:
+            route = RouteConfig.model_validate(item)
+        except ValidationError as exc:
+            problems.append(_describe(where, label, exc))
+            continue
+        if route.name in routes:
+            problems.append(f"{where}: {label}: field 'name': duplicate route name")
+            continue
+        try:
+            get_decoder(route.protocol)
+        except CodecError as exc:
+            problems.append(f"{where}: {label}: field 'protocol': {exc.message}")
+            continue
+        routes[route.name] = route
+    if problems:
+        raise ConfigError("\n".join(problems))
+    return routes

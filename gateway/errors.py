@@ -1,0 +1,103 @@
+"""Errors raised by the gateway (the I/O side; codec errors live in :mod:`agui_codecs.errors`).
+
+::
+
+    GatewayError
+    ├── ConfigError            the routes file or a setting is invalid (raised at startup)
+    └── RequestError           a request cannot be served; answered with a JSON error, no stream
+        ├── RouteNotFoundError     404, ``ROUTE_NOT_FOUND``
+        ├── InvalidRequestError    422, ``INVALID_REQUEST`` (pydantic's error list in ``detail``)
+        └── TranslationError       422, the input has no equivalent in the route's upstream API
+
+Failures of the upstream itself (HTTP status >= 400, connect errors, timeouts, malformed
+bytes) are *not* raised: once the client asked for a stream they end the run with a terminal
+RUN_ERROR event carrying a code (see :mod:`gateway.upstream`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = [
+    "ConfigError",
+    "GatewayError",
+    "InvalidRequestError",
+    "RequestError",
+    "RouteNotFoundError",
+    "TranslationError",
+]
+
+
+class GatewayError(Exception):
+    """Base class of the gateway's own errors.
+
+    Attributes:
+        message: one-line human-readable description.
+    """
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class ConfigError(GatewayError):
+    """The routes file or the settings are invalid; the message names the route and field."""
+
+
+class RequestError(GatewayError):
+    """A client request the gateway refuses before any stream starts.
+
+    Attributes:
+        status: HTTP status code of the JSON error response.
+        code: stable SCREAMING_CASE code, sent as ``error.code``.
+        detail: optional extra JSON (e.g. pydantic's error list), sent as ``detail``.
+    """
+
+    status: int = 400
+    code: str = "BAD_REQUEST"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        code: str | None = None,
+        status: int | None = None,
+        detail: Any = None,
+    ) -> None:
+        super().__init__(message)
+        if code is not None:
+            self.code = code
+        if status is not None:
+            self.status = status
+        self.detail = detail
+
+    def to_json(self) -> dict[str, Any]:
+        """The response body: ``{"error": {"code", "message"}, "detail"?}``."""
+        body: dict[str, Any] = {"error": {"code": self.code, "message": self.message}}
+        if self.detail is not None:
+            body["detail"] = self.detail
+        return body
+
+
+class RouteNotFoundError(RequestError):
+    """No route has the requested name."""
+
+    status = 404
+    code = "ROUTE_NOT_FOUND"
+
+
+class InvalidRequestError(RequestError):
+    """The body is not JSON or does not match the endpoint's schema."""
+
+    status = 422
+    code = "INVALID_REQUEST"
+
+
+class TranslationError(RequestError):
+    """The input is valid AG-UI but cannot be expressed in the upstream's request format.
+
+    Example: a video part sent to OpenAI Chat Completions (code ``UNSUPPORTED_CONTENT``).
+    """
+
+    status = 422
+    code = "UNSUPPORTED_CONTENT"

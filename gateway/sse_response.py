@@ -1,0 +1,139 @@
+"""SSEResponse: a starlette ``StreamingResponse`` for ``text/event-stream`` with keep-alives.
+
+What it adds to ``StreamingResponse`` (which already races the body against the client's
+``http.disconnect``, starlette 1.x ``responses.py``):
+
+* a ``: keep-alive`` comment after every ``keepalive_seconds`` without output (WHATWG HTML
+  "event stream interpretation": a line starting with ``:`` is ignored by every client; both
+  ``@ag-ui/client`` and the AI SDK's eventsource-parser skip it; see PROTOCOLS.md §1);
+* anti-buffering headers: ``cache-control: no-cache``, ``x-accel-buffering: no`` (nginx), and
+  no compression (no ``content-encoding``; starlette's GZipMiddleware skips
+  ``text/event-stream``);
+* deterministic cleanup: the body source runs in a producer task feeding a small queue; when
+  the response ends for any reason (done, client gone, error) the producer is cancelled and its
+  source closed (``aclose``) before ``__call__`` returns, so an upstream HTTP stream behind it
+  is closed at once rather than when garbage-collected.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncGenerator, AsyncIterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+from starlette.responses import StreamingResponse
+from starlette.types import Receive, Scope, Send
+
+__all__ = ["KEEPALIVE", "SSE_HEADERS", "SSEResponse"]
+
+KEEPALIVE = b": keep-alive\n\n"
+"""The keep-alive comment (a comment line plus the blank line; never carries an ``id:``)."""
+
+SSE_HEADERS: dict[str, str] = {
+    "content-type": "text/event-stream; charset=utf-8",
+    "cache-control": "no-cache",
+    "x-accel-buffering": "no",
+}
+"""Headers every SSE response carries (the caller's headers override them)."""
+
+_CLEANUP_SECONDS = 5.0
+
+
+@dataclass(frozen=True, slots=True)
+class _End:
+    error: BaseException | None = None
+
+
+class SSEResponse(StreamingResponse):
+    """Stream ``content`` (already SSE-encoded bytes) with keep-alive comments.
+
+    Args:
+        content: the SSE bytes, as an async iterable (typically an async generator).
+        keepalive_seconds: idle time before a ``: keep-alive`` comment (> 0).
+        headers: extra/overriding response headers (e.g. the encoder's).
+        status_code: HTTP status (default 200).
+        buffer: chunks the producer may run ahead of the client (backpressure bound).
+
+    An exception raised by ``content`` is re-raised in the response task after the chunks
+    before it were sent (the connection then ends without a terminal chunk: sources should turn
+    their failures into terminal events themselves, as :mod:`gateway.upstream` does).
+    """
+
+    media_type = "text/event-stream"
+
+    def __init__(
+        self,
+        content: AsyncIterable[bytes],
+        *,
+        keepalive_seconds: float = 15.0,
+        headers: Mapping[str, str] | None = None,
+        status_code: int = 200,
+        buffer: int = 16,
+    ) -> None:
+        if keepalive_seconds <= 0:
+            raise ValueError("keepalive_seconds must be > 0")
+        self._source = content
+        self._keepalive = keepalive_seconds
+        self._buffer = buffer
+        self._producer: asyncio.Task[None] | None = None
+        self._stream = self._with_keepalive()
+        super().__init__(
+            self._stream,
+            status_code=status_code,
+            headers={**SSE_HEADERS, **(headers or {})},
+            media_type=self.media_type,
+        )
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            # Under ASGI spec >= 2.4 a disconnect surfaces as OSError from send(), leaving the
+            # generator suspended; close it (and so the producer) now, not at GC.
+            await self._stream.aclose()
+            await self._stop_producer()
+
+    async def _produce(self, queue: asyncio.Queue[Any]) -> None:
+        error: BaseException | None = None
+        try:
+            async for chunk in self._source:
+                await queue.put(chunk)
+        except Exception as exc:
+            error = exc
+        finally:
+            aclose = getattr(self._source, "aclose", None)
+            if aclose is not None:
+                await aclose()
+        await queue.put(_End(error))
+
+    async def _with_keepalive(self) -> AsyncGenerator[bytes, None]:
+        queue: asyncio.Queue[Any] = asyncio.Queue(self._buffer)
+        self._producer = asyncio.create_task(self._produce(queue))
+        try:
+            while True:
+                try:
+                    item = await asyncio.wait_for(queue.get(), self._keepalive)
+                except TimeoutError:
+                    yield KEEPALIVE
+                    continue
+                if isinstance(item, _End):
+                    if item.error is not None:
+                        raise item.error
+                    return
+                yield item
+        finally:
+            await self._stop_producer()
+
+    async def _stop_producer(self) -> None:
+        producer = self._producer
+        if producer is None or producer.done():
+            return
+        producer.cancel()
+        # Wait for the source to be closed even when this task is being cancelled (starlette
+        # cancels the body on disconnect): shielded, and bounded in time.
+        with anyio.CancelScope(shield=True):
+            await asyncio.wait({producer}, timeout=_CLEANUP_SECONDS)
+        if producer.done() and not producer.cancelled():
+            producer.exception()  # retrieved: errors were already delivered through the queue
