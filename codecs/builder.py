@@ -25,6 +25,12 @@ Conventions the encoders rely on (documented in ARCHITECTURE.md):
 * Provider-executed tools: TOOL_CALL_START ``metadata.providerExecuted = true``.
 * REASONING_ENCRYPTED_VALUE ``metadata``: ``{provider, field}`` naming where the provider
   expects the value back (``signature`` or ``redactedData`` for Anthropic).
+* Cost: RUN_FINISHED / RUN_ERROR ``metadata`` carry the keys of
+  :func:`agui_codecs.cost.price_usage` (``cost`` in USD, ``currency``, ``costSource``, ...)
+  whenever the run has usage or a provider-reported cost.
+
+One builder may carry several runs in sequence (AG-UI 1.0 allows RUN_STARTED again after
+RUN_FINISHED / RUN_ERROR): :meth:`RunBuilder.next_run` resets it for the next one.
 """
 
 from __future__ import annotations
@@ -58,6 +64,9 @@ from ag_ui.core import (
     ToolCallResultEvent,
     ToolCallStartEvent,
 )
+
+from .cost import price_usage
+from .errors import LocalProtocolError
 
 __all__ = ["FINISH_REASONS", "RunBuilder"]
 
@@ -102,6 +111,8 @@ class RunBuilder:
         self._seq: dict[str, int] = {}
         self._last_text_id: str | None = None
         self._pending_tools: list[str] = []  # client tool calls announced, not yet answered
+        self._runs = 1  # runs begun on this builder (see next_run)
+        self._first_run_id: str | None = None
         self._steps: list[str] = []  # active step names, oldest first
 
     # -- ids and lifecycle ----------------------------------------------------------------
@@ -124,11 +135,36 @@ class RunBuilder:
             self.run_id = f"run_{base}"
         if self.thread_id is None:
             self.thread_id = f"thread_{base}"
+        if self._first_run_id is None:
+            self._first_run_id = self.run_id
         self._out.append(
             RunStartedEvent(
                 thread_id=self.thread_id, run_id=self.run_id, protocol_version=PROTOCOL_VERSION
             )
         )
+
+    def next_run(self) -> None:
+        """Prepare the next run of the same stream, after the current one ended.
+
+        The thread id is kept; the run id becomes ``<first run id>-<n>`` (``-2``, ``-3``...);
+        the model and the message ids are derived afresh at the next :meth:`start`. Events not
+        yet drained stay queued, so one :meth:`drain` returns the end of one run and the
+        beginning of the next in order.
+
+        Raises:
+            LocalProtocolError: the current run has not ended (or never started).
+        """
+        if not self.ended:
+            raise LocalProtocolError("RunBuilder.next_run() before the current run ended")
+        self._runs += 1
+        self.run_id = f"{self._first_run_id}-{self._runs}"
+        self.model = None
+        self.message_id = None
+        self.started = False
+        self.ended = False
+        self._seq.clear()
+        self._last_text_id = None
+        self._pending_tools.clear()
 
     def _next_id(self, kind: str) -> str:
         self.start()
@@ -392,6 +428,8 @@ class RunBuilder:
         usage: TokenUsage | None = None,
         metadata: dict[str, Any] | None = None,
         outcome: RunFinishedOutcome | None = None,
+        provider_cost: float | None = None,
+        provider_cost_complete: bool = False,
     ) -> None:
         """Close everything and emit RUN_FINISHED.
 
@@ -402,6 +440,9 @@ class RunBuilder:
             metadata: extra keys for ``metadata`` (e.g. ``refusal``).
             outcome: ``interrupt`` / ``cancelled`` outcome; default ``success`` (with
                 ``pendingToolCallIds`` when ``finish_reason`` is ``tool-calls``).
+            provider_cost: cost in USD the provider reported for the call, if any; with
+                ``usage`` it is priced into ``metadata`` by :func:`~agui_codecs.cost.price_usage`.
+            provider_cost_complete: True when ``provider_cost`` covers the whole call.
         """
         if self.ended:
             return
@@ -413,6 +454,11 @@ class RunBuilder:
             meta["providerFinishReason"] = provider_finish_reason
         if self.model:
             meta["model"] = self.model
+        meta.update(
+            price_usage(
+                usage, provider_cost=provider_cost, provider_cost_complete=provider_cost_complete
+            )
+        )
         if metadata:
             meta.update(metadata)
         if outcome is None:
@@ -429,8 +475,19 @@ class RunBuilder:
             )
         )
 
-    def fail(self, code: str, message: str, *, usage: TokenUsage | None = None) -> None:
-        """Close everything and emit RUN_ERROR with ``code`` (no-op once the run ended)."""
+    def fail(
+        self,
+        code: str,
+        message: str,
+        *,
+        usage: TokenUsage | None = None,
+        provider_cost: float | None = None,
+        provider_cost_complete: bool = False,
+    ) -> None:
+        """Close everything and emit RUN_ERROR with ``code`` (no-op once the run ended).
+
+        ``usage`` and the provider cost are priced into ``metadata`` as in :meth:`finish`.
+        """
         if self.ended:
             return
         self.start()
@@ -439,6 +496,11 @@ class RunBuilder:
         meta: dict[str, Any] = {"provider": self.provider}
         if self.model:
             meta["model"] = self.model
+        meta.update(
+            price_usage(
+                usage, provider_cost=provider_cost, provider_cost_complete=provider_cost_complete
+            )
+        )
         self._out.append(
             RunErrorEvent(
                 message=message,

@@ -14,6 +14,7 @@ from .decoders.anthropic import AnthropicDecoder
 from .decoders.base import StreamDecoder
 from .decoders.gemini import GeminiDecoder
 from .decoders.openai_chat import OpenAIChatDecoder
+from .decoders.openai_responses import OpenAIResponsesDecoder
 from .encoders.agui import AguiEncoder
 from .encoders.ai_sdk import AiSdkEncoder
 from .errors import LocalProtocolError
@@ -22,6 +23,7 @@ __all__ = ["DECODERS", "ENCODERS", "get_decoder", "get_encoder"]
 
 DECODERS: dict[str, type[StreamDecoder]] = {
     OpenAIChatDecoder.name: OpenAIChatDecoder,
+    OpenAIResponsesDecoder.name: OpenAIResponsesDecoder,
     AnthropicDecoder.name: AnthropicDecoder,
     GeminiDecoder.name: GeminiDecoder,
     AiSdkUpstreamDecoder.name: AiSdkUpstreamDecoder,

@@ -9,7 +9,9 @@ error policy:
 * a malformed upstream (bad JSON, wrong shape, an oversized event) never raises out of
   ``feed``: the run ends with RUN_ERROR carrying the error's ``code`` after everything open is
   closed, and :attr:`StreamDecoder.error` keeps the typed error for the caller;
-* once the run has ended, further input is ignored (``trailing`` counts the payloads);
+* once the run has ended, further input is ignored (``trailing`` counts the payloads), except
+  in a :attr:`~StreamDecoder.multi_run` decoder, where a payload that begins another response
+  starts the next run of the same stream (AG-UI 1.0 allows runs in sequence);
 * ``feed`` after ``close`` is a :class:`~agui_codecs.errors.LocalProtocolError`.
 """
 
@@ -47,6 +49,9 @@ class StreamDecoder(ABC):
     """Registry name (``--from`` value), e.g. ``"openai-chat"``."""
     provider: ClassVar[str]
     """Provider label used in TokenUsage and metadata."""
+    multi_run: ClassVar[bool] = False
+    """True when one upstream body may hold several responses back to back (an OpenAI
+    Responses agent loop): payloads after a run's end go to :meth:`begins_next_run`."""
 
     def __init__(
         self,
@@ -61,17 +66,22 @@ class StreamDecoder(ABC):
         self.error: RemoteProtocolError | None = None
         self.trailing = 0
         self._closed = False
+        self._stopped = False  # no further run may begin (EOF, malformed input, fail())
 
     @property
     def ended(self) -> bool:
-        """True once RUN_FINISHED or RUN_ERROR was emitted."""
-        return self.run.ended
+        """True once RUN_FINISHED or RUN_ERROR was emitted and no further run can follow.
+
+        For a :attr:`multi_run` decoder a run's end is not the stream's end: this turns true
+        only after :meth:`close`, :meth:`fail` or malformed input.
+        """
+        return self.run.ended and (self._stopped or not self.multi_run)
 
     def feed(self, data: bytes) -> list[Event]:
         """Consume upstream bytes; return the AG-UI events they complete."""
         if self._closed:
             raise LocalProtocolError(f"{type(self).__name__}.feed() called after close()")
-        if self.run.ended:
+        if self.ended:
             return []
         self._handle_all(self._frames.feed(data))
         return self.run.drain()
@@ -81,8 +91,9 @@ class StreamDecoder(ABC):
         if self._closed:
             return []
         self._closed = True
-        if not self.run.ended:
+        if not self.ended:
             self._handle_all(self._frames.close())
+        self._stopped = True
         if not self.run.ended:
             if not self.run.started:
                 self.error = MalformedUpstreamError(
@@ -97,11 +108,14 @@ class StreamDecoder(ABC):
 
     def fail(self, code: str, message: str) -> None:
         """End the run with RUN_ERROR (for callers: timeouts, cancellation, HTTP errors)."""
+        self._stopped = True
         self.run.fail(code, message)
 
     def _handle_all(self, frames: list[Frame]) -> None:
         for frame in frames:
-            if self.run.ended:
+            if self.run.ended and (
+                self.ended or frame.error is not None or not self.begins_next_run(frame)
+            ):
                 self.trailing += 1
                 continue
             if frame.error is not None:
@@ -123,7 +137,18 @@ class StreamDecoder(ABC):
 
     def _malformed(self, exc: RemoteProtocolError) -> None:
         self.error = exc
+        self._stopped = True
         self.run.fail(exc.code, exc.message)
+
+    def begins_next_run(self, frame: Frame) -> bool:
+        """Offered each payload that arrives after a run ended, in a :attr:`multi_run` decoder.
+
+        Return True when ``frame`` begins a further response, after calling
+        ``self.run.next_run()`` and resetting per-run state; the frame is then handled as the
+        first of the new run. The default (single-run protocols) returns False: the payload is
+        counted in :attr:`trailing`.
+        """
+        return False
 
     @abstractmethod
     def handle(self, frame: Frame) -> None:

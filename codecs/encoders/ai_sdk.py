@@ -18,7 +18,9 @@ TOOL_CALL_START/ARGS/END    ``tool-input-start`` / ``tool-input-delta`` / ``tool
 TOOL_CALL_RESULT            ``tool-output-available`` {output} (only for a call this stream began)
 CUSTOM ``source``           ``source-url`` / ``source-document``
 RUN_FINISHED                open parts closed, ``finish-step``, ``finish`` {finishReason,
-                            messageMetadata: {usage}}
+                            messageMetadata: {usage, cost, currency, costSource, ...}}
+RUN_STARTED after           ``start-step``: a further run of the same stream (AG-UI 1.0 runs in
+ RUN_FINISHED               sequence, e.g. an agent loop) continues the message as a new step
 RUN_ERROR                   open parts closed, ``error`` {errorText}, ``finish`` {finishReason:
                             "error"}
 close()                     ``data: [DONE]`` (after an ``error`` + ``finish`` when no terminal
@@ -49,6 +51,7 @@ from ag_ui.core import (
     TextMessageContentEvent,
     TextMessageEndEvent,
     TextMessageStartEvent,
+    TokenUsage,
     ToolCallArgsEvent,
     ToolCallEndEvent,
     ToolCallResultEvent,
@@ -56,6 +59,7 @@ from ag_ui.core import (
 )
 
 from ..builder import FINISH_REASONS
+from ..cost import COST_KEYS
 
 __all__ = ["AiSdkEncoder", "sanitize_proto"]
 
@@ -110,6 +114,7 @@ class AiSdkEncoder:
         self.message_id = message_id
         self._started = False
         self._ended = False
+        self._finished = False  # ended by RUN_FINISHED: a further run may follow
         self._text: set[str] = set()
         self._reasoning: set[str] = set()
         self._tools: dict[str, _Tool] = {}  # open tool inputs
@@ -127,7 +132,12 @@ class AiSdkEncoder:
     def chunks(self, event: Event) -> list[dict[str, Any]]:
         """Return the UIMessageChunk objects for one AG-UI event."""
         if self._ended:
-            return []
+            if not (self._finished and isinstance(event, RunStartedEvent)):
+                return []
+            # One more run after RUN_FINISHED: the same UI message goes on as a new step (a
+            # second ``start`` would rename the message).
+            self._ended = self._finished = False
+            return [{"type": "start-step"}]
         out: list[dict[str, Any]] = []
         if not self._started:
             out += self._start(event.run_id if isinstance(event, RunStartedEvent) else None)
@@ -196,7 +206,7 @@ class AiSdkEncoder:
         out = self._close_parts()
         out.append({"type": "finish-step"})
         out.append(self._finish(e))
-        self._ended = True
+        self._ended = self._finished = True
         return out
 
     def _on_run_error(self, e: RunErrorEvent) -> list[dict[str, Any]]:
@@ -376,11 +386,22 @@ class AiSdkEncoder:
             "type": "finish",
             "finishReason": reason if reason in FINISH_REASONS else "other",
         }
-        if event.usage:
-            chunk["messageMetadata"] = {
-                "usage": [u.model_dump(mode="json", by_alias=True) for u in event.usage]
-            }
+        metadata = self._message_metadata(event.usage, meta)
+        if metadata:
+            chunk["messageMetadata"] = metadata
         return chunk
+
+    @staticmethod
+    def _message_metadata(
+        usage: list[TokenUsage] | None, meta: dict[str, Any] | None
+    ) -> dict[str, Any]:
+        """``finish.messageMetadata``: the run's usage and its cost keys (``agui_codecs.cost``)."""
+        out: dict[str, Any] = {}
+        if usage:
+            out["usage"] = [u.model_dump(mode="json", by_alias=True) for u in usage]
+        if meta:
+            out.update({k: meta[k] for k in COST_KEYS if k in meta})
+        return out
 
 
 _Handler = Callable[[AiSdkEncoder, Any], list[dict[str, Any]]]
