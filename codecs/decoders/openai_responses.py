@@ -51,6 +51,10 @@ Output items → AG-UI (through :class:`~agui_codecs.builder.RunBuilder`):
   tool call named after its type, arguments = the item without ``id``/``type``/``status``/
   ``call_id``; any other item becomes CUSTOM :data:`OUTPUT_ITEM_EVENT` so nothing is lost.
 
+The tool-call items (client calls, hosted tools, MCP approvals) are handled by
+:class:`~agui_codecs.decoders._responses_tools.ToolCalls`, which this decoder extends; the other
+items, the item keys and the end of a response are handled here.
+
 End of a response: ``response.completed`` → RUN_FINISHED (``finishReason`` ``tool-calls``
 when a client tool was called or an approval is pending, else ``stop``; ``content-filter``
 after a refusal; ``providerFinishReason`` = the response ``status``; ``metadata.responseId``);
@@ -67,8 +71,9 @@ Usage from the final response: ``inputTokens`` = ``input_tokens`` (cached includ
 ``is_byok`` without ``cost_details.upstream_inference_cost``).
 
 Several responses in one body (an agent loop recorded back to back) become several AG-UI runs in
-sequence (:attr:`~StreamDecoder.multi_run`): a ``response.created`` / ``queued`` /
-``in_progress`` for a new response id begins the next run (run id suffixed ``-2``, ``-3``...).
+sequence (:attr:`~agui_codecs.decoders.base.StreamDecoder.multi_run`): a ``response.created`` /
+``queued`` / ``in_progress`` for a new response id begins the next run (run id suffixed ``-2``,
+``-3``...).
 A resumed stream (``GET /v1/responses/{id}?stream=true&starting_after=N``) may begin with any
 event: the run starts at the first one. Events whose ``sequence_number`` is not above the last
 one of the same response are dropped as replays, so a resumed tail appended to the decoder that
@@ -80,12 +85,12 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable
 from typing import Any, ClassVar, Final
 
-import orjson
 from ag_ui.core import Interrupt, RunFinishedInterruptOutcome, TokenUsage
 
 from ..errors import MalformedUpstreamError
 from ..framing import DONE, Frame
-from .base import StreamDecoder, upstream_error
+from ._responses_tools import HOSTED_TOOLS, PRELIMINARY_OUTPUT_EVENT, ItemState, ToolCalls, to_json
+from .base import upstream_error
 
 __all__ = [
     "HOSTED_TOOLS",
@@ -101,80 +106,18 @@ INCOMPLETE_REASONS: Final[dict[str, str]] = {
 }
 """``incomplete_details.reason`` → canonical finish reason; anything else maps to ``other``."""
 
-HOSTED_TOOLS: Final[dict[str, tuple[str, tuple[str, ...]]]] = {
-    "web_search_call": ("web_search", ("action",)),
-    "file_search_call": ("file_search", ("queries",)),
-    "code_interpreter_call": ("code_interpreter", ("container_id", "code")),
-    "image_generation_call": (
-        "image_generation",
-        ("revised_prompt", "size", "quality", "background", "output_format"),
-    ),
-    "mcp_list_tools": ("mcp_list_tools", ("server_label",)),
-    "mcp_call": ("mcp", ("arguments",)),
-}
-"""Provider-executed item type → (AG-UI tool name, item fields forming the call's arguments).
-
-``mcp_call`` is named ``mcp.<name>`` and its arguments are the item's own ``arguments`` JSON;
-``code_interpreter_call`` arguments are ``{"container_id", "code"}`` with ``code`` streamed.
-"""
-
 OUTPUT_ITEM_EVENT: Final = "openai.output_item"
 """CUSTOM event carrying ``{"outputIndex"?, "item"}`` for an output item type not translated."""
 
-PRELIMINARY_OUTPUT_EVENT: Final = "tool-output-preliminary"
-"""CUSTOM event carrying a partial image: ``{toolCallId, output, preliminary: true}``."""
-
 _STARTERS: Final = frozenset({"response.created", "response.queued", "response.in_progress"})
 _SUMMARY, _CONTENT = "summary", "content"
-_CUSTOM_WRAP: Final = ('"', '"')  # custom tool input is sent as a JSON string
-_APPROVAL_SCHEMA: Final[dict[str, Any]] = {
-    "type": "object",
-    "properties": {"approve": {"type": "boolean"}, "reason": {"type": "string"}},
-    "required": ["approve"],
-}
-
-
-def _escape(text: str) -> str:
-    """``text`` JSON-escaped, without the surrounding quotes (a fragment of a JSON string)."""
-    return orjson.dumps(text).decode()[1:-1]
-
-
-def _json(value: Any) -> str:
-    return orjson.dumps(value).decode()
 
 
 def _number(value: Any) -> float | None:
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
-class _Item:
-    """What is known about one output item while it streams."""
-
-    __slots__ = (
-        "args_done",
-        "encrypted",
-        "last_part",
-        "open",
-        "parts",
-        "phase",
-        "streamed",
-        "tool_id",
-        "wrap",
-    )
-
-    def __init__(self) -> None:
-        self.phase: str | None = None  # message phase
-        self.parts: set[tuple[str, int]] = set()  # text / reasoning parts already sent
-        self.last_part: tuple[str, int] | None = None  # last reasoning part sent
-        self.encrypted: str | None = None  # reasoning encrypted_content from .added
-        self.tool_id: str | None = None
-        self.open = False  # a tool call is open for this item
-        self.wrap: tuple[str, str] | None = None  # args streamed inside a JSON string
-        self.streamed = False  # argument text was sent
-        self.args_done = False
-
-
-class OpenAIResponsesDecoder(StreamDecoder):
+class OpenAIResponsesDecoder(ToolCalls):
     """OpenAI Responses event stream → AG-UI runs (see the module docstring).
 
     Accepts the options of :class:`~agui_codecs.decoders.base.StreamDecoder`. Malformed input
@@ -195,7 +138,7 @@ class OpenAIResponsesDecoder(StreamDecoder):
 
     def _reset(self) -> None:
         """Forget the per-response state (a new response begins)."""
-        self._items: dict[Hashable, _Item] = {}
+        self._items: dict[Hashable, ItemState] = {}
         self._indexes: dict[str, int] = {}  # item id -> output_index, for events lacking one
         self._response_id: str | None = None
         self._last_seq: int | None = None
@@ -271,13 +214,13 @@ class OpenAIResponsesDecoder(StreamDecoder):
             return self._indexes.get(item_id, item_id)
         raise MalformedUpstreamError(f"{payload.get('type')} has no output_index or item_id")
 
-    def _state(self, key: Hashable) -> _Item:
+    def _state(self, key: Hashable) -> ItemState:
         state = self._items.get(key)
         if state is None:
-            state = self._items[key] = _Item()
+            state = self._items[key] = ItemState()
         return state
 
-    def _item(self, payload: dict[str, Any]) -> tuple[Hashable, _Item, dict[str, Any], str]:
+    def _item(self, payload: dict[str, Any]) -> tuple[Hashable, ItemState, dict[str, Any], str]:
         item = self.obj(payload.get("item"), f"{payload.get('type')} item")
         itype = item.get("type")
         if not isinstance(itype, str):
@@ -321,7 +264,7 @@ class OpenAIResponsesDecoder(StreamDecoder):
         elif itype.endswith("_call") and isinstance(item.get("call_id"), str):
             drop = ("id", "type", "status", "call_id")
             self._client_call(key, state, item, itype, name=itype.removesuffix("_call"))
-            self._args_done(key, _json({k: v for k, v in item.items() if k not in drop}))
+            self._args_done(key, to_json({k: v for k, v in item.items() if k not in drop}))
             self._end_tool(key)
         else:
             value: dict[str, Any] = {"item": item}
@@ -427,7 +370,7 @@ class OpenAIResponsesDecoder(StreamDecoder):
         if part not in self._state(key).parts:
             self._reasoning(key, part, text)
 
-    def _reasoning_done(self, key: Hashable, state: _Item, item: dict[str, Any]) -> None:
+    def _reasoning_done(self, key: Hashable, state: ItemState, item: dict[str, Any]) -> None:
         for kind, field in ((_SUMMARY, "summary"), (_CONTENT, "content")):
             for index, part in enumerate(item.get(field) or []):
                 if isinstance(part, dict):
@@ -450,150 +393,6 @@ class OpenAIResponsesDecoder(StreamDecoder):
         holder = p.get("part")
         text = holder.get("text") if isinstance(holder, dict) else p.get("text")
         self._reasoning_done_part(self._key(p), part, text)
-
-    # -- tool calls ---------------------------------------------------------------------
-    def _open_tool(
-        self,
-        key: Hashable,
-        state: _Item,
-        name: str,
-        tool_id: str,
-        *,
-        provider_executed: bool,
-        wrap: tuple[str, str] | None = None,
-    ) -> None:
-        self.run.tool_start(key, name, tool_id, provider_executed=provider_executed)
-        state.tool_id, state.open, state.wrap = tool_id, True, wrap
-
-    def _client_call(
-        self,
-        key: Hashable,
-        state: _Item,
-        item: dict[str, Any],
-        itype: str,
-        *,
-        name: str | None = None,
-    ) -> None:
-        """Open the client tool call of a ``function_call``-like item (once per item)."""
-        self._client_calls = True
-        if state.tool_id is not None:
-            return
-        call_id = item.get("call_id") or item.get("id")
-        name = name or item.get("name")
-        if not isinstance(call_id, str) or not call_id or not isinstance(name, str) or not name:
-            raise MalformedUpstreamError(f"{itype} item without call_id or name")
-        wrap = _CUSTOM_WRAP if itype == "custom_tool_call" else None
-        self._open_tool(key, state, name, call_id, provider_executed=False, wrap=wrap)
-        initial = item.get("arguments" if itype == "function_call" else "input")
-        if isinstance(initial, str) and initial:  # sent whole at .added: complete already
-            self._args_done(key, initial)
-
-    def _hosted_start(self, key: Hashable, state: _Item, item: dict[str, Any], itype: str) -> None:
-        if state.tool_id is not None:
-            return
-        item_id = item.get("id")
-        if not isinstance(item_id, str) or not item_id:
-            raise MalformedUpstreamError(f"{itype} item without an id")
-        name = HOSTED_TOOLS[itype][0]
-        wrap = None
-        if itype == "mcp_call":
-            name = f"mcp.{item.get('name') or 'call'}"
-            approval = item.get("approval_request_id")
-            item_id = approval if isinstance(approval, str) and approval else item_id
-        elif itype == "code_interpreter_call":
-            container = item.get("container_id")
-            head = f'{{"container_id":{_json(container)},' if isinstance(container, str) else "{"
-            wrap = (head + '"code":"', '"}')
-        self._open_tool(key, state, name, item_id, provider_executed=True, wrap=wrap)
-
-    def _hosted_done(self, key: Hashable, state: _Item, item: dict[str, Any], itype: str) -> None:
-        self._hosted_start(key, state, item, itype)
-        if itype == "mcp_call":
-            self._args_done(key, item.get("arguments"))
-        elif itype == "code_interpreter_call":
-            self._args_done(key, item.get("code"))
-        else:
-            fields = HOSTED_TOOLS[itype][1]
-            self._args_done(key, _json({f: item[f] for f in fields if item.get(f) is not None}))
-        self._end_tool(key)
-        assert state.tool_id is not None
-        failed = bool(item.get("error")) or item.get("status") == "failed"
-        meta = {"isError": True} if failed else None
-        self.run.tool_result(state.tool_id, _json(item), metadata=meta)
-
-    def _approval(self, key: Hashable, state: _Item, item: dict[str, Any]) -> None:
-        request_id, name = item.get("id"), item.get("name")
-        if not isinstance(request_id, str) or not request_id or not isinstance(name, str):
-            raise MalformedUpstreamError("mcp_approval_request item without id or name")
-        self._open_tool(key, state, f"mcp.{name}", request_id, provider_executed=True)
-        self._args_done(key, item.get("arguments"))
-        self._end_tool(key)
-        label = item.get("server_label")
-        meta: dict[str, Any] = {"provider": self.provider, "type": "mcp_approval_request"}
-        if isinstance(label, str):
-            meta["serverLabel"] = label
-        self._interrupts.append(
-            Interrupt(
-                id=request_id,
-                reason="tool_approval",
-                message=f"Approval required for MCP tool call: {name}",
-                tool_call_id=request_id,
-                response_schema=_APPROVAL_SCHEMA,
-                metadata=meta,
-            )
-        )
-
-    def _args(self, key: Hashable, delta: Any) -> None:
-        state = self._items.get(key)
-        if state is None or not state.open or state.args_done:
-            return  # nothing open to attach it to (.done will carry the whole value)
-        if not isinstance(delta, str) or not delta:
-            return
-        if state.wrap is not None:
-            delta = ("" if state.streamed else state.wrap[0]) + _escape(delta)
-        state.streamed = True
-        self.run.tool_args(key, delta)
-
-    def _args_done(self, key: Hashable, full: Any) -> None:
-        """Complete the arguments: the whole value if nothing streamed, then any closing."""
-        state = self._items.get(key)
-        if state is None or not state.open or state.args_done:
-            return
-        state.args_done = True
-        if full is not None and not isinstance(full, str):
-            full = _json(full)
-        if state.wrap is not None:
-            head = "" if state.streamed else state.wrap[0] + _escape(full or "")
-            self.run.tool_args(key, head + state.wrap[1])
-        elif not state.streamed:
-            self.run.tool_args(key, full if full and full.strip() else "{}")
-
-    def _end_tool(self, key: Hashable) -> None:
-        state = self._items.get(key)
-        if state is not None and state.open:
-            state.open = False
-            self.run.end_tool(key)
-
-    def _on_args_delta(self, p: dict[str, Any]) -> None:
-        self._args(self._key(p), p.get("delta"))
-
-    def _on_args_done(self, p: dict[str, Any]) -> None:
-        self._args_done(self._key(p), p.get("arguments", p.get("input")))
-
-    def _on_code_done(self, p: dict[str, Any]) -> None:
-        key = self._key(p)
-        self._args_done(key, p.get("code"))
-        self._end_tool(key)  # the code is known: the call's input is complete
-
-    def _on_partial_image(self, p: dict[str, Any]) -> None:
-        state = self._items.get(self._key(p))
-        call_id = state.tool_id if state and state.tool_id else p.get("item_id")
-        fields = ("partial_image_index", "size", "quality", "background", "output_format")
-        output = {"result": p.get("partial_image_b64")} | {f: p.get(f) for f in fields}
-        output = {k: v for k, v in output.items() if v is not None}
-        self.run.custom(
-            PRELIMINARY_OUTPUT_EVENT, {"toolCallId": call_id, "output": output, "preliminary": True}
-        )
 
     # -- end of a response --------------------------------------------------------------
     def _usage(self, response: dict[str, Any]) -> tuple[TokenUsage | None, float | None, bool]:
