@@ -9,6 +9,7 @@ from __future__ import annotations
 from importlib.metadata import entry_points
 from typing import Any
 
+from .decoders.agui import AguiDecoder
 from .decoders.ai_sdk import AiSdkUpstreamDecoder
 from .decoders.anthropic import AnthropicDecoder
 from .decoders.base import StreamDecoder
@@ -22,6 +23,7 @@ from .errors import LocalProtocolError
 __all__ = ["DECODERS", "ENCODERS", "get_decoder", "get_encoder"]
 
 DECODERS: dict[str, type[StreamDecoder]] = {
+    AguiDecoder.name: AguiDecoder,
     OpenAIChatDecoder.name: OpenAIChatDecoder,
     OpenAIResponsesDecoder.name: OpenAIResponsesDecoder,
     AnthropicDecoder.name: AnthropicDecoder,

@@ -1,0 +1,185 @@
+"""``agui-conformance``: check captured or live streams against the real clients' rules.
+
+Usage::
+
+    agui-conformance check FILE|URL [--protocol agui|ai-sdk|auto] [--ai-sdk-major 5|6|7]
+    agui-conformance run URL --input run.json
+    agui-conformance corpus DIR [--progress]
+    agui-conformance rules
+
+Common options: ``--format table|json|junit`` (default ``table``), ``--all`` (table: list
+every violation, not five per rule). Exit status: 0 when no stream has an error-level
+violation, 1 when one has, 2 on a usage or I/O error. The progress bar of ``corpus`` goes to
+stderr, only when stderr is a terminal or ``--progress`` is given.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TextIO
+
+from .inputs import check_bytes, detect_protocol
+from .net import NetError, fetch, run_endpoint
+from .report import Report, Violation, format_json, format_junit, format_table
+from .rules import RULES
+
+__all__ = ["main"]
+
+_SKIP_SUFFIXES = frozenset({".md", ".txt", ".py", ".mjs", ".yaml", ".yml", ".toml"})
+
+
+def _render(reports: Sequence[Report], fmt: str, *, show_all: bool) -> str:
+    if fmt == "json":
+        return format_json(reports)
+    if fmt == "junit":
+        return format_junit(reports)
+    return format_table(reports, limit_per_rule=None if show_all else 5)
+
+
+def _majors(value: str) -> list[int]:
+    return [5, 6, 7] if value == "all" else [int(value)]
+
+
+def _check_one(data: bytes, source: str, protocol: str, majors: list[int]) -> list[Report]:
+    proto = detect_protocol(data) if protocol == "auto" else protocol
+    if proto == "agui":
+        return [check_bytes(data, protocol="agui", source=source)]
+    return [check_bytes(data, protocol="ai-sdk", major=m, source=source) for m in majors]
+
+
+class _Progress:
+    """A one-line progress bar on stderr (``[#####.....] 12/40 name``)."""
+
+    def __init__(self, total: int, stream: TextIO, enabled: bool) -> None:
+        self.total, self.stream, self.enabled = total, stream, enabled
+
+    def update(self, done: int, name: str) -> None:
+        if not self.enabled:
+            return
+        width = 30
+        filled = width * done // max(self.total, 1)
+        bar = "#" * filled + "." * (width - filled)
+        self.stream.write(f"\r[{bar}] {done}/{self.total} {name[-40:]:<40}")
+        self.stream.flush()
+
+    def close(self) -> None:
+        if self.enabled:
+            self.stream.write("\r" + " " * 80 + "\r")
+            self.stream.flush()
+
+
+def _cmd_check(args: argparse.Namespace) -> list[Report]:
+    source: str = args.source
+    if source.startswith(("http://", "https://")):
+        data = fetch(source, timeout=args.timeout)
+    else:
+        data = Path(source).read_bytes()
+    return _check_one(data, source, args.protocol, _majors(args.ai_sdk_major))
+
+
+def _cmd_run(args: argparse.Namespace) -> list[Report]:
+    run_input = json.loads(Path(args.input).read_text("utf-8"))
+    if not isinstance(run_input, dict):
+        raise ValueError(f"{args.input} does not hold a JSON object (a RunAgentInput)")
+    live = args.format == "table"
+
+    def show(violation: Violation) -> None:
+        where = "-" if violation.index is None else violation.index
+        print(f"  {violation.severity:<7} {where!s:>5}  {violation.rule_id}  {violation.message}")
+
+    report = run_endpoint(
+        args.url, run_input, timeout=args.timeout, on_violation=show if live else None
+    )
+    return [report]
+
+
+def _cmd_corpus(args: argparse.Namespace) -> list[Report]:
+    root = Path(args.dir)
+    if not root.is_dir():
+        raise FileNotFoundError(f"{root} is not a directory")
+    files = sorted(
+        p
+        for p in root.rglob("*")
+        if p.is_file() and not p.name.startswith(".") and p.suffix not in _SKIP_SUFFIXES
+    )
+    progress = _Progress(len(files), sys.stderr, args.progress or sys.stderr.isatty())
+    reports: list[Report] = []
+    for done, path in enumerate(files, 1):
+        progress.update(done, path.name)
+        name = str(path.relative_to(root))
+        reports += _check_one(path.read_bytes(), name, args.protocol, _majors(args.ai_sdk_major))
+    progress.close()
+    return reports
+
+
+def _cmd_rules(_: argparse.Namespace) -> list[Report]:
+    for rule in RULES.values():
+        print(f"{rule.id:<50} {rule.severity:<8} {rule.summary}")
+    return []
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="agui-conformance",
+        description="Check AG-UI and AI SDK UI message streams against the rules of the real "
+        "clients (@ag-ui/client 1.0.0; ai 5, 6, 7).",
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    def common(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--format", choices=("table", "json", "junit"), default="table")
+        p.add_argument("--all", action="store_true", help="table: list every violation")
+        p.add_argument("--timeout", type=float, default=60.0, help="network timeout (s)")
+
+    def protocol(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--protocol", choices=("agui", "ai-sdk", "auto"), default="auto")
+        p.add_argument(
+            "--ai-sdk-major", choices=("5", "6", "7", "all"), default="7",
+            help="AI SDK major whose client rules apply (default 7)",
+        )  # fmt: skip
+
+    check = sub.add_parser("check", help="check a captured stream (file or URL)")
+    check.add_argument("source", help="SSE body, JSON lines or JSON array; or an http(s) URL")
+    protocol(check)
+    common(check)
+    check.set_defaults(func=_cmd_check)
+
+    run = sub.add_parser("run", help="POST a RunAgentInput to an AG-UI endpoint and check it live")
+    run.add_argument("url")
+    run.add_argument("--input", required=True, help="JSON file holding the RunAgentInput")
+    common(run)
+    run.set_defaults(func=_cmd_run)
+
+    corpus = sub.add_parser("corpus", help="check every capture under a directory")
+    corpus.add_argument("dir")
+    protocol(corpus)
+    corpus.add_argument("--progress", action="store_true", help="progress bar even without a TTY")
+    common(corpus)
+    corpus.set_defaults(func=_cmd_corpus)
+
+    rules = sub.add_parser("rules", help="list the rule ids")
+    rules.set_defaults(func=_cmd_rules)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``agui-conformance``; returns the exit status (0, 1 or 2)."""
+    parser = _parser()
+    args = parser.parse_args(argv)
+    try:
+        reports = args.func(args)
+    except (OSError, NetError, ValueError) as exc:
+        print(f"agui-conformance: {exc}", file=sys.stderr)
+        return 2
+    if args.command == "rules":
+        return 0
+    sys.stdout.write(_render(reports, args.format, show_all=getattr(args, "all", False)))
+    return 1 if any(r.rejected for r in reports) else 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
