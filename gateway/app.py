@@ -8,7 +8,11 @@ Endpoints:
   (``ai`` 7 ``DefaultChatTransport``) -> UIMessageChunk SSE
   (:class:`~agui_codecs.encoders.ai_sdk.AiSdkEncoder`) ending with ``data: [DONE]``;
 * ``GET /healthz`` -> ``{"status": "ok"}``;
+* ``GET /metrics`` -> Prometheus text: the ui_schema compiler's counters (:mod:`gateway.metrics`);
 * ``/demo/openai/v1/chat/completions``: the scripted demo upstream (:mod:`gateway.demo`).
+
+Both stream endpoints run the same per-run pipeline (:class:`~gateway.pipeline.RunPipeline`:
+upstream → decoder → UI stage) and differ only in the request model and the encoder.
 
 Before a stream starts, refusals are JSON ``{"error": {"code", "message"}, "detail"?}``: 404
 ``ROUTE_NOT_FOUND`` (also ``NOT_FOUND`` for unknown paths), 405 ``METHOD_NOT_ALLOWED``, 413
@@ -21,17 +25,16 @@ equivalent upstream). Once streaming, every failure is a terminal event (see
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncGenerator, AsyncIterator, Mapping
-from contextlib import aclosing, asynccontextmanager
-from typing import Any, ClassVar, Protocol, TypeVar
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+from typing import Any, TypeVar
 
 import httpx
 import orjson
-from ag_ui.core import Event, RunAgentInput
-from agui_codecs import get_decoder
-from agui_codecs.decoders.base import StreamDecoder
+from ag_ui.core import RunAgentInput
 from agui_codecs.encoders.agui import AguiEncoder
 from agui_codecs.encoders.ai_sdk import AiSdkEncoder
+from agui_codecs.ui import UiSchemaCompiler
 from pydantic import BaseModel, ValidationError
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
@@ -43,21 +46,16 @@ from .asgi_transport import StreamingASGITransport
 from .config import RouteConfig, Settings
 from .demo import DEMO_MOUNT, create_demo_app
 from .errors import InvalidRequestError, RequestError, RouteNotFoundError
+from .metrics import METRICS_CONTENT_TYPE, render_metrics
+from .pipeline import Encoder, RunPipeline, encode_batches
 from .request_ai_sdk import AiSdkChatRequest, response_message_id, to_run_agent_input
+from .request_common import ClientRequest
 from .sse_response import SSEResponse
-from .upstream import SELF_BASE_URL, Upstream, build_body
+from .upstream import SELF_BASE_URL, Upstream
 
 __all__ = ["create_app"]
 
 _M = TypeVar("_M", bound=BaseModel)
-
-
-class _Encoder(Protocol):
-    headers: ClassVar[dict[str, str]]
-
-    def encode(self, event: Event) -> bytes: ...
-
-    def close(self) -> bytes: ...
 
 
 def _json_response(body: Any, status: int = 200) -> Response:
@@ -67,29 +65,20 @@ def _json_response(body: Any, status: int = 200) -> Response:
     )
 
 
-async def _encode(
-    batches: AsyncGenerator[list[Event], None], encoder: _Encoder
-) -> AsyncGenerator[bytes, None]:
-    """Encode event batches; one network write per upstream chunk, then ``encoder.close()``."""
-    async with aclosing(batches):
-        async for batch in batches:
-            data = b"".join(encoder.encode(event) for event in batch)
-            if data:
-                yield data
-    tail = encoder.close()
-    if tail:
-        yield tail
-
-
 class _Gateway:
-    """The endpoint handlers, bound to one app's settings, routes and upstream."""
+    """The endpoint handlers, bound to one app's settings, routes and run pipeline."""
 
     def __init__(
-        self, settings: Settings, routes: Mapping[str, RouteConfig], upstream: Upstream
+        self, settings: Settings, routes: Mapping[str, RouteConfig], pipeline: RunPipeline
     ) -> None:
         self.settings = settings
         self.routes = routes
-        self.upstream = upstream
+        self.pipeline = pipeline
+
+    @property
+    def upstream(self) -> Upstream:
+        """The upstream client of the pipeline."""
+        return self.pipeline.upstream
 
     def _route(self, request: Request) -> RouteConfig:
         name = request.path_params["route"]
@@ -99,7 +88,7 @@ class _Gateway:
             raise RouteNotFoundError(f"no route named {name!r} (known: {known})")
         return route
 
-    async def _parse(self, request: Request, model: type[_M]) -> _M:
+    async def _parse(self, request: Request, model: type[_M]) -> tuple[_M, bytes]:
         limit = self.settings.max_request_bytes
         declared = request.headers.get("content-length", "")
         if declared.isdigit() and int(declared) > limit:
@@ -109,29 +98,23 @@ class _Gateway:
             raw += chunk
             if len(raw) > limit:
                 raise _too_large(limit)
+        body = bytes(raw)
         try:
-            return model.model_validate_json(bytes(raw))
+            return model.model_validate_json(body), body
         except ValidationError as exc:
             raise InvalidRequestError(
                 f"request body is not a valid {model.__name__}",
                 detail=exc.errors(include_url=False, include_input=False),
             ) from exc
 
-    def _decoder(self, route: RouteConfig, thread_id: str, run_id: str) -> StreamDecoder:
-        return get_decoder(
-            route.protocol,
-            thread_id=thread_id,
-            run_id=run_id,
-            max_event_size=self.settings.max_event_size,
-        )
-
     def _stream(
-        self, route: RouteConfig, run_input: RunAgentInput, encoder: _Encoder
+        self, request: Request, route: RouteConfig, client: ClientRequest, encoder: Encoder
     ) -> SSEResponse:
-        body = build_body(route, run_input)
-        decoder = self._decoder(route, run_input.thread_id, run_input.run_id)
+        batches = self.pipeline.open(
+            route, client, accept_language=request.headers.get("accept-language")
+        )
         return SSEResponse(
-            _encode(self.upstream.events(route, body, decoder), encoder),
+            encode_batches(batches, encoder),
             keepalive_seconds=self.settings.keepalive_seconds,
             headers=type(encoder).headers,
         )
@@ -139,20 +122,27 @@ class _Gateway:
     async def agui(self, request: Request) -> Response:
         """``POST /v1/agui/{route}``: RunAgentInput -> AG-UI SSE."""
         route = self._route(request)
-        run_input = await self._parse(request, RunAgentInput)
-        return self._stream(route, run_input, AguiEncoder())
+        run_input, raw = await self._parse(request, RunAgentInput)
+        client = ClientRequest(run_input, wire="agui", raw=raw)
+        return self._stream(request, route, client, AguiEncoder())
 
     async def ai_sdk(self, request: Request) -> Response:
         """``POST /v1/ai-sdk/{route}``: AI SDK chat request -> UIMessageChunk SSE + [DONE]."""
         route = self._route(request)
-        chat = await self._parse(request, AiSdkChatRequest)
+        chat, raw = await self._parse(request, AiSdkChatRequest)
         run_input = to_run_agent_input(chat, run_id=f"run_{uuid.uuid4().hex}")
         message_id = response_message_id(chat) or f"msg_{uuid.uuid4().hex}"
-        return self._stream(route, run_input, AiSdkEncoder(message_id=message_id))
+        client = ClientRequest(run_input, wire="ai-sdk", raw=raw)
+        return self._stream(request, route, client, AiSdkEncoder(message_id=message_id))
 
     async def healthz(self, request: Request) -> Response:
         """``GET /healthz`` -> ``{"status": "ok"}``."""
         return _json_response({"status": "ok"})
+
+    async def metrics(self, request: Request) -> Response:
+        """``GET /metrics`` -> Prometheus text of the ui_schema compiler's counters."""
+        body = render_metrics(self.pipeline.compiler.stats)
+        return Response(body, media_type=METRICS_CONTENT_TYPE)
 
 
 def _too_large(limit: int) -> RequestError:
@@ -189,10 +179,12 @@ def create_app(
             (:class:`~gateway.asgi_transport.StreamingASGITransport` over this app).
 
     Returns:
-        The starlette application (``app.state.gateway`` holds settings, routes, upstream).
+        The starlette application (``app.state.gateway`` holds settings, routes and the run
+        pipeline: upstream client and the app's one ui_schema compiler).
 
     Raises:
-        ConfigError: the routes file is invalid (message names route and field).
+        ConfigError: the routes file is invalid (message names route and field; for a bad
+            ``ui_hints`` entry also the tool and the JSON Pointer).
     """
     settings = settings if settings is not None else Settings()
     routes = settings.load_routes()
@@ -209,10 +201,14 @@ def create_app(
             for client in owned:
                 await client.aclose()
 
-    gateway = _Gateway(settings, routes, Upstream(http_client))
+    pipeline = RunPipeline(
+        Upstream(http_client), UiSchemaCompiler(), max_event_size=settings.max_event_size
+    )
+    gateway = _Gateway(settings, routes, pipeline)
     app = Starlette(
         routes=[
             Route("/healthz", gateway.healthz, methods=["GET"]),
+            Route("/metrics", gateway.metrics, methods=["GET"]),
             Route("/v1/agui/{route}", gateway.agui, methods=["POST"]),
             Route("/v1/ai-sdk/{route}", gateway.ai_sdk, methods=["POST"]),
             Mount(DEMO_MOUNT, app=create_demo_app()),

@@ -12,12 +12,19 @@ Routes file (TOML, one ``[[routes]]`` table per route)::
     [[routes]]
     name = "gpt"                                   # URL segment: /v1/agui/gpt
     upstream_url = "https://api.openai.com/v1"     # base URL; the protocol adds its path
-    protocol = "openai-chat"                       # or "anthropic"
+    protocol = "openai-chat"                       # see PROTOCOLS
     model = "gpt-4o-mini"
     auth = { type = "bearer", env = "OPENAI_API_KEY" }
     headers = { "OpenAI-Organization" = "org-..." } # optional extra headers
     params = { temperature = 0.2 }                 # optional defaults for model parameters
     timeouts = { connect = 10, read = 300 }        # optional, seconds
+    ui_profile = "copilotkit"                      # A2UI catalog: copilotkit | a2ui | <catalog id>
+    ui_delivery = "activity"                       # AG-UI UI delivery: activity | metadata | seed
+
+    [routes.ui_hints.list_events]                  # ui_hints v1 for the tool "list_events"
+    kind = "record_list"
+    data = "/events"
+    fields = [{ key = "summary", label = "Event" }, { key = "start", format = "datetime" }]
 
     [[routes]]
     name = "claude"
@@ -28,9 +35,17 @@ Routes file (TOML, one ``[[routes]]`` table per route)::
 
 ``upstream_url`` is ``http(s)://...`` or ``self:/path``: the gateway's own ASGI app, called in
 process (the embedded ``demo`` route uses ``self:/demo/openai/v1``, so ``serve`` needs no
-second process, no key and no knowledge of its own host and port). The protocol appends its
-endpoint path: ``/chat/completions`` for ``openai-chat``, ``/messages`` for ``anthropic`` (the
-same base-URL convention as the OpenAI SDK and the AI SDK providers).
+second process, no key and no knowledge of its own host and port). Provider protocols append
+their endpoint path to it (the same base-URL convention as the OpenAI SDK and the AI SDK
+providers): ``/chat/completions`` (``openai-chat``), ``/messages`` (``anthropic``),
+``/responses`` (``openai-responses``), ``/models/{model}:streamGenerateContent?alt=sse``
+(``gemini``). For ``ai-sdk`` and ``agui`` upstreams ``upstream_url`` is the endpoint itself
+(``https://agent.example.com/api/chat``), ``model`` is optional and unused (the backend picks
+its model) and ``params`` must be empty (the request is forwarded, not translated).
+
+``ui_hints`` (tool name -> ui_hints v1, ``agui_codecs/ui/ui_hints.v1.schema.json``) are
+validated at start-up: a bad hint is a :class:`~gateway.errors.ConfigError` naming the route,
+the tool and the JSON Pointer of the bad value.
 
 A missing key variable is *not* a config error: the route loads and each request to it ends
 with a RUN_ERROR ``UPSTREAM_AUTH_MISSING`` (so one unconfigured route never stops the others).
@@ -42,20 +57,39 @@ import re
 import tomllib
 from importlib import resources
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 from urllib.parse import urlsplit
 
 from agui_codecs import CodecError, get_decoder
 from agui_codecs.sse import DEFAULT_MAX_EVENT_SIZE
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from agui_codecs.ui import (
+    DEFAULT_PROFILE,
+    UiHints,
+    UiHintsConfigError,
+    catalog_id_for,
+    validate_route_hints,
+)
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
+from pydantic_core import PydanticCustomError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from .errors import ConfigError
 
 __all__ = [
     "DEFAULT_ROUTES_RESOURCE",
+    "PASSTHROUGH_PROTOCOLS",
     "PROTOCOLS",
     "SELF_SCHEME",
+    "UI_DELIVERIES",
     "AuthConfig",
     "RouteConfig",
     "Settings",
@@ -63,8 +97,20 @@ __all__ = [
     "load_routes",
 ]
 
-PROTOCOLS: tuple[str, ...] = ("openai-chat", "anthropic")
-"""Upstream protocols a route may name (request translation exists for each)."""
+Protocol = Literal["openai-chat", "anthropic", "openai-responses", "gemini", "ai-sdk", "agui"]
+
+PROTOCOLS: tuple[str, ...] = get_args(Protocol)
+"""Upstream protocols a route may name (a request builder exists for each; the route also needs
+a decoder of that name in the codec registry)."""
+
+PASSTHROUGH_PROTOCOLS: frozenset[str] = frozenset({"ai-sdk", "agui"})
+"""Upstreams that speak a client protocol: the request is forwarded to ``upstream_url`` as is
+(:mod:`gateway.request_passthrough`), so ``model`` and ``params`` have no use."""
+
+UiDelivery = Literal["activity", "metadata", "seed"]
+
+UI_DELIVERIES: tuple[str, ...] = get_args(UiDelivery)
+"""AG-UI delivery profiles of compiled UI (``agui_codecs.ui.delivery``)."""
 
 SELF_SCHEME = "self"
 """``upstream_url`` scheme meaning "this gateway's own ASGI app, in process"."""
@@ -134,18 +180,36 @@ class RouteConfig(_Strict):
         auth: see :class:`AuthConfig`.
         headers: extra request headers (e.g. ``anthropic-version``).
         params: default model parameters merged into every request body (client
-            ``forwardedProps`` override the allowed ones).
+            ``forwardedProps`` override the allowed ones). Must be empty for
+            :data:`PASSTHROUGH_PROTOCOLS`.
         timeouts: see :class:`TimeoutConfig`.
+        ui_hints: tool name -> ui_hints v1 object; results of that tool get a compiled A2UI
+            surface (``agui_codecs.ui``). Validated when the route is built.
+        ui_profile: A2UI client profile: ``"copilotkit"`` (default), ``"a2ui"`` or an explicit
+            catalog id (any value containing ``:``); decides the surface's ``catalogId``.
+        ui_delivery: how the AG-UI endpoint delivers a surface: ``"activity"`` (default,
+            ACTIVITY_SNAPSHOT after TOOL_CALL_RESULT), ``"metadata"`` (TOOL_CALL_RESULT
+            ``metadata.ui_schema``) or ``"seed"`` (top-level ``ui_schema``, non-portable). The
+            AI SDK endpoint sends ``data-ui-schema`` chunks whatever the profile.
     """
 
     name: str
     upstream_url: str
-    protocol: Literal["openai-chat", "anthropic"]
-    model: str = Field(min_length=1)
+    protocol: Protocol
+    model: str | None = Field(default=None, min_length=1, validate_default=True)
     auth: AuthConfig = AuthConfig()
     headers: dict[str, str] = Field(default_factory=dict)
-    params: dict[str, Any] = Field(default_factory=dict)
+    params: dict[str, Any] = Field(default_factory=dict, validate_default=True)
     timeouts: TimeoutConfig = TimeoutConfig()
+    ui_hints: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    ui_profile: str = DEFAULT_PROFILE
+    ui_delivery: UiDelivery = "activity"
+    _ui_hints: dict[str, UiHints] = PrivateAttr(default_factory=dict)
+
+    @property
+    def route_hints(self) -> dict[str, UiHints]:
+        """``ui_hints`` validated: tool name -> :class:`~agui_codecs.ui.UiHints`."""
+        return self._ui_hints
 
     @field_validator("name")
     @classmethod
@@ -179,6 +243,46 @@ class RouteConfig(_Strict):
             if "\r" in item or "\n" in item:
                 raise ValueError(f"header {key!r} contains a line break")
         return value
+
+    @field_validator("ui_hints")
+    @classmethod
+    def _hints(cls, value: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+        try:
+            validate_route_hints(value)
+        except UiHintsConfigError as exc:
+            raise PydanticCustomError(
+                "ui_hints_invalid",
+                "tool {tool}: {message} (at JSON Pointer {pointer})",
+                {"tool": repr(exc.tool), "message": exc.message, "pointer": exc.pointer or "/"},
+            ) from exc
+        return value
+
+    @field_validator("ui_profile")
+    @classmethod
+    def _profile(cls, value: str) -> str:
+        catalog_id_for(value)  # ValueError names the known profiles
+        return value
+
+    @field_validator("model")
+    @classmethod
+    def _model(cls, value: str | None, info: ValidationInfo) -> str | None:
+        protocol = info.data.get("protocol")
+        if value is None and protocol is not None and protocol not in PASSTHROUGH_PROTOCOLS:
+            raise PydanticCustomError("missing", "Field required")
+        return value
+
+    @field_validator("params")
+    @classmethod
+    def _params(cls, value: dict[str, Any], info: ValidationInfo) -> dict[str, Any]:
+        protocol = info.data.get("protocol")
+        if value and protocol in PASSTHROUGH_PROTOCOLS:
+            raise ValueError(f"must be empty: protocol {protocol!r} forwards the request as is")
+        return value
+
+    @model_validator(mode="after")
+    def _parse_hints(self) -> RouteConfig:
+        self._ui_hints = validate_route_hints(self.ui_hints)
+        return self
 
 
 class Settings(BaseSettings):

@@ -12,8 +12,10 @@ encoder). The message mapping follows ``convertToModelMessages`` of ``ai`` 7.0.1
   handle; the filename in the part's ``metadata``);
 * ``assistant`` is split into steps at ``step-start`` parts; each step becomes its reasoning
   parts (ReasoningMessage, with ``encryptedValue`` read back from ``providerMetadata``, e.g.
-  ``anthropic.signature`` / ``anthropic.redactedData``), one AssistantMessage (text parts
-  concatenated, tool parts as ``toolCalls`` with ``arguments`` = JSON of ``input``), then one
+  ``anthropic.signature`` / ``anthropic.redactedData`` / ``openai.encryptedContent``), one
+  AssistantMessage (text parts concatenated, ``encryptedValue`` from a text part's
+  ``providerMetadata``, e.g. ``google.thoughtSignature``; tool parts as ``toolCalls`` with
+  ``arguments`` = JSON of ``input`` and ``encryptedValue`` from ``callProviderMetadata``), then one
   ToolMessage per answered tool part: ``output-available`` (a string output as is, other JSON
   as compact JSON text), ``output-error`` (``errorText``, ``error`` set), ``output-denied`` or a
   denied approval (the denial reason, ``error`` set);
@@ -66,7 +68,14 @@ __all__ = [
     "to_run_agent_input",
 ]
 
-_ENCRYPTED_FIELDS = ("signature", "redactedData", "encryptedValue", "reasoningEncryptedContent")
+_ENCRYPTED_FIELDS = (
+    "signature",
+    "redactedData",
+    "encryptedValue",
+    "reasoningEncryptedContent",
+    "encryptedContent",
+    "thoughtSignature",
+)
 _DENIED = "Tool call execution denied."
 
 
@@ -75,10 +84,11 @@ class _Wire(BaseModel):
 
 
 class TextUIPart(_Wire):
-    """``{type: "text", text}``."""
+    """``{type: "text", text, providerMetadata?}``."""
 
     type: Literal["text"]
     text: str
+    provider_metadata: dict[str, Any] | None = None
 
 
 class ReasoningUIPart(_Wire):
@@ -128,6 +138,7 @@ class ToolUIPart(_Wire):
     error_text: str | None = None
     provider_executed: bool | None = None
     approval: dict[str, Any] | None = None
+    call_provider_metadata: dict[str, Any] | None = None
 
     @property
     def name(self) -> str:
@@ -243,20 +254,24 @@ def _user(message: UIMessage) -> UserMessage:
     return UserMessage(id=message.id, content=parts)
 
 
-def _reasoning(part: ReasoningUIPart, message_id: str) -> ReasoningMessage:
-    for provider, fields in (part.provider_metadata or {}).items():
+def _encrypted(provider_metadata: dict[str, Any] | None) -> dict[str, Any]:
+    """``{encrypted_value, metadata: {provider, field}}`` for the first opaque value found in
+    ``providerMetadata`` (``{provider: {field: value}}``), else ``{}``."""
+    for provider, fields in (provider_metadata or {}).items():
         if not isinstance(fields, dict):
             continue
         for field in _ENCRYPTED_FIELDS:
             value = fields.get(field)
             if isinstance(value, str) and value:
-                return ReasoningMessage(
-                    id=message_id,
-                    content=part.text,
-                    encrypted_value=value,
-                    metadata={"provider": provider, "field": field},
-                )
-    return ReasoningMessage(id=message_id, content=part.text)
+                return {
+                    "encrypted_value": value,
+                    "metadata": {"provider": provider, "field": field},
+                }
+    return {}
+
+
+def _reasoning(part: ReasoningUIPart, message_id: str) -> ReasoningMessage:
+    return ReasoningMessage(id=message_id, content=part.text, **_encrypted(part.provider_metadata))
 
 
 def _tool_result(part: ToolUIPart) -> ToolMessage | None:
@@ -280,6 +295,7 @@ def _tool_result(part: ToolUIPart) -> ToolMessage | None:
 def _assistant_step(block: list[Any], step_id: str) -> list[Message]:
     out: list[Message] = []
     text: list[str] = []
+    text_signature: dict[str, Any] = {}
     calls: list[ToolCall] = []
     results: list[ToolMessage] = []
     reasoning = 0
@@ -289,6 +305,7 @@ def _assistant_step(block: list[Any], step_id: str) -> list[Message]:
             reasoning += 1
         elif isinstance(part, TextUIPart):
             text.append(part.text)
+            text_signature = _encrypted(part.provider_metadata) or text_signature
         elif isinstance(part, ToolUIPart):
             if part.state == "input-streaming" or part.provider_executed:
                 continue
@@ -297,6 +314,7 @@ def _assistant_step(block: list[Any], step_id: str) -> list[Message]:
                 ToolCall(
                     id=part.tool_call_id,
                     function=FunctionCall(name=part.name, arguments=arguments),
+                    **_encrypted(part.call_provider_metadata),
                 )
             )
             result = _tool_result(part)
@@ -304,7 +322,14 @@ def _assistant_step(block: list[Any], step_id: str) -> list[Message]:
                 results.append(result)
     content = "".join(text)
     if content or calls:
-        out.append(AssistantMessage(id=step_id, content=content or None, tool_calls=calls or None))
+        out.append(
+            AssistantMessage(
+                id=step_id,
+                content=content or None,
+                tool_calls=calls or None,
+                **(text_signature if content else {}),
+            )
+        )
     out.extend(results)
     return out
 

@@ -1,24 +1,33 @@
 """Helpers shared by the request translators (AG-UI ``RunAgentInput`` -> provider request).
 
-Pure functions, no I/O. The translators themselves are :mod:`gateway.request_openai` and
-:mod:`gateway.request_anthropic`; they share how model parameters are picked, how context
-becomes system text, how media parts are read and how tool arguments are parsed.
+Pure functions, no I/O. The translators are :mod:`gateway.request_openai`,
+:mod:`gateway.request_anthropic`, :mod:`gateway.request_responses`, :mod:`gateway.request_gemini`
+and :mod:`gateway.request_passthrough`; they share what a client posted
+(:class:`ClientRequest`), how model parameters are picked and nested, how system messages and
+context become one system text, how media parts are read, how tool arguments and results are
+parsed, and which opaque reasoning values may be sent back to which provider.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
 
 import orjson
 from ag_ui.core import (
     ContentPart,
     Context,
     DataSource,
+    DeveloperMessage,
     FileSource,
+    Message,
+    RunAgentInput,
+    SystemMessage,
     TextPart,
+    ToolMessage,
     UrlSource,
 )
 
@@ -26,18 +35,61 @@ from .errors import TranslationError
 
 __all__ = [
     "RESERVED_KEYS",
+    "ClientRequest",
+    "ClientWire",
     "context_text",
     "data_url",
     "decode_base64_text",
+    "json_or_text",
     "media_type",
     "merge_params",
+    "nest_params",
+    "own_encrypted_value",
     "part_metadata",
+    "provider_of",
+    "system_text",
     "text_of",
     "tool_arguments_object",
+    "tool_call_names",
+    "tool_result_text",
 ]
 
-RESERVED_KEYS = frozenset({"model", "messages", "stream", "stream_options", "system", "tools"})
+RESERVED_KEYS = frozenset(
+    {
+        "model",
+        "messages",
+        "stream",
+        "stream_options",
+        "system",
+        "tools",
+        "input",
+        "instructions",
+        "contents",
+        "systemInstruction",
+    }
+)
 """Body keys only the translator sets: neither route ``params`` nor ``forwardedProps`` win."""
+
+ClientWire = Literal["agui", "ai-sdk"]
+"""The endpoint a request came in on: ``/v1/agui/{route}`` or ``/v1/ai-sdk/{route}``."""
+
+
+@dataclass(frozen=True, slots=True)
+class ClientRequest:
+    """What a client posted, as the request translators see it.
+
+    Attributes:
+        run_input: the request as an AG-UI ``RunAgentInput`` (an AI SDK chat request is
+            converted by :func:`gateway.request_ai_sdk.to_run_agent_input`).
+        wire: the endpoint the request came in on.
+        raw: the request body bytes exactly as received (JSON). Passthrough upstreams of the
+            same protocol forward them untouched (:mod:`gateway.request_passthrough`); ``None``
+            when the request did not come from HTTP.
+    """
+
+    run_input: RunAgentInput
+    wire: ClientWire = "agui"
+    raw: bytes | None = None
 
 
 def merge_params(
@@ -67,6 +119,50 @@ def merge_params(
             if target is not None and value is not None and target not in RESERVED_KEYS:
                 out[target] = value
     return out
+
+
+def nest_params(params: Mapping[str, Any], moves: Mapping[str, Sequence[str]]) -> dict[str, Any]:
+    """Move flat parameter keys to nested body paths, merging into objects already there.
+
+    Example: ``nest_params({"reasoning_effort": "low", "reasoning": {"summary": "auto"}},
+    {"reasoning_effort": ("reasoning", "effort")})`` is ``{"reasoning": {"summary": "auto",
+    "effort": "low"}}``. A flat key wins over the same nested key already present. The input is
+    not modified (nested objects on the path are copied).
+
+    Args:
+        params: parameters as :func:`merge_params` returns them.
+        moves: flat key -> path of keys (at least one) where its value goes.
+    """
+    out = dict(params)
+    for key, path in moves.items():
+        if key not in out:
+            continue
+        value = out.pop(key)
+        node = out
+        for part in path[:-1]:
+            child = node.get(part)
+            node[part] = dict(child) if isinstance(child, Mapping) else {}
+            node = node[part]
+        node[path[-1]] = value
+    return out
+
+
+def system_text(run_input: RunAgentInput) -> str | None:
+    """System and developer messages, then the rendered ``context``, joined by blank lines.
+
+    For providers with one top-level system field (Anthropic ``system``, OpenAI Responses
+    ``instructions``, Gemini ``systemInstruction``). Empty messages are skipped; ``None`` when
+    nothing is left.
+    """
+    texts = [
+        m.content
+        for m in run_input.messages
+        if isinstance(m, SystemMessage | DeveloperMessage) and m.content
+    ]
+    context = context_text(run_input.context)
+    if context is not None:
+        texts.append(context)
+    return "\n\n".join(texts) if texts else None
 
 
 def context_text(context: list[Context] | None) -> str | None:
@@ -147,3 +243,57 @@ def tool_arguments_object(arguments: str, where: str) -> dict[str, Any]:
             f"{where}: tool call arguments are not a JSON object", code="INVALID_TOOL_ARGUMENTS"
         )
     return value
+
+
+def json_or_text(text: str) -> Any:
+    """``text`` parsed as JSON, or the string itself when it is not JSON (tool outputs)."""
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return text
+
+
+def tool_result_text(message: ToolMessage) -> str:
+    """A tool message's text: its content (text parts joined), else its ``error`` text."""
+    return text_of(message.content) or (message.error or "")
+
+
+def tool_call_names(messages: Sequence[Message]) -> dict[str, str]:
+    """``{toolCallId: tool name}`` of every assistant tool call in ``messages``.
+
+    A tool result carries only the call id; providers that want the name back with the result
+    (Gemini ``functionResponse.name``) look it up here.
+    """
+    names: dict[str, str] = {}
+    for message in messages:
+        for call in getattr(message, "tool_calls", None) or []:
+            names[call.id] = call.function.name
+    return names
+
+
+def provider_of(holder: Any) -> str | None:
+    """The provider a message or tool call says it came from (``metadata.provider``), if any."""
+    meta = getattr(holder, "metadata", None)
+    origin = meta.get("provider") if isinstance(meta, Mapping) else None
+    return origin if isinstance(origin, str) and origin else None
+
+
+def own_encrypted_value(holder: Any, provider: str) -> str | None:
+    """The ``encryptedValue`` of a message or tool call, if it may be sent to ``provider``.
+
+    Opaque reasoning artefacts (signatures, encrypted reasoning) are only valid for the provider
+    that issued them. REASONING_ENCRYPTED_VALUE carries ``metadata.provider``
+    (ARCHITECTURE.md); when the holder's ``metadata`` names a provider, the value is returned
+    only for that provider. Without provenance (``@ag-ui/client`` 1.0 stores the value but not
+    the event's metadata) the value is assumed to come from the route's own provider.
+
+    Args:
+        holder: an AG-UI message or ``ToolCall`` (anything with ``encrypted_value`` and
+            ``metadata`` attributes).
+        provider: the decoder's provider label of the route (``"openai"``, ``"google"``...).
+    """
+    value = getattr(holder, "encrypted_value", None)
+    if not isinstance(value, str) or not value:
+        return None
+    origin = provider_of(holder)
+    return value if origin is None or origin == provider else None

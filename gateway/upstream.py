@@ -2,8 +2,27 @@
 
 Data flow of one request::
 
-    RunAgentInput --build_body()--> provider JSON --POST (httpx, streamed)--> bytes
-        --decoder.feed()--> AG-UI events (batches, one per received chunk)
+    ClientRequest --build_body()--> provider JSON (or the client's bytes, for passthrough
+        upstreams) --POST (httpx, streamed)--> bytes --decoder.feed()--> AG-UI events (batches,
+        one per received chunk)
+
+Per protocol (:data:`PROTOCOL_PATHS`, :data:`PROTOCOL_HEADERS`, :func:`build_body`):
+
+====================  ==============================================  ===========================
+protocol              POST to                                         body
+====================  ==============================================  ===========================
+``openai-chat``       ``{upstream_url}/chat/completions``             :mod:`.request_openai`
+``anthropic``         ``{upstream_url}/messages``                     :mod:`.request_anthropic`
+``openai-responses``  ``{upstream_url}/responses``                    :mod:`.request_responses`
+``gemini``            ``{upstream_url}/models/{model}:``              :mod:`.request_gemini`
+                      ``streamGenerateContent?alt=sse``
+``ai-sdk``            ``{upstream_url}``                              :mod:`.request_passthrough`
+``agui``              ``{upstream_url}``                              :mod:`.request_passthrough`
+====================  ==============================================  ===========================
+
+Every request says ``accept: text/event-stream``; the route's ``auth`` and ``headers`` are
+added (Gemini's key goes in ``x-goog-api-key``: ``auth = {type = "header", header =
+"x-goog-api-key", env = "GEMINI_API_KEY"}``).
 
 The ``httpx.AsyncClient`` is injected (tests pass a respx router or ``httpx.MockTransport``).
 Every failure is turned into a terminal RUN_ERROR through the decoder's
@@ -37,7 +56,7 @@ import os
 from collections.abc import AsyncGenerator, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlsplit
 
 import httpx
 import orjson
@@ -46,7 +65,11 @@ from agui_codecs.decoders.base import StreamDecoder, upstream_error
 
 from .config import SELF_SCHEME, RouteConfig
 from .request_anthropic import to_anthropic
+from .request_common import ClientRequest
+from .request_gemini import gemini_model_path, to_gemini
 from .request_openai import to_openai_chat
+from .request_passthrough import agui_body, ai_sdk_body
+from .request_responses import to_openai_responses
 
 __all__ = [
     "MAX_ERROR_BODY",
@@ -54,7 +77,9 @@ __all__ = [
     "PROTOCOL_PATHS",
     "SELF_BASE_URL",
     "Upstream",
+    "UpstreamBody",
     "build_body",
+    "endpoint_path",
 ]
 
 log = logging.getLogger("gateway.upstream")
@@ -65,28 +90,69 @@ MAX_ERROR_BODY = 64 * 1024
 SELF_BASE_URL = "http://gateway.internal"
 """Base URL the in-process client uses for ``self:`` upstreams (the host is never resolved)."""
 
-PROTOCOL_PATHS: dict[str, str] = {"openai-chat": "/chat/completions", "anthropic": "/messages"}
-"""Path each protocol appends to the route's ``upstream_url``."""
+PROTOCOL_PATHS: dict[str, str] = {
+    "openai-chat": "/chat/completions",
+    "anthropic": "/messages",
+    "openai-responses": "/responses",
+    "gemini": "/models/{model}:streamGenerateContent?alt=sse",
+    "ai-sdk": "",
+    "agui": "",
+}
+"""Path each protocol appends to the route's ``upstream_url`` (``{model}``: the route's model,
+see :func:`endpoint_path`)."""
 
 PROTOCOL_HEADERS: dict[str, dict[str, str]] = {
     "openai-chat": {},
     "anthropic": {"anthropic-version": "2023-06-01"},
+    "openai-responses": {},
+    "gemini": {},
+    "ai-sdk": {},
+    "agui": {},
 }
 """Default headers per protocol; the route's ``headers`` override them."""
 
-_BUILDERS: dict[str, Callable[..., dict[str, Any]]] = {
+UpstreamBody = dict[str, Any] | bytes
+"""A request body: JSON to encode, or bytes sent exactly as given (passthrough upstreams)."""
+
+_Translator = Callable[..., dict[str, Any]]
+_TRANSLATORS: dict[str, _Translator] = {
     "openai-chat": to_openai_chat,
     "anthropic": to_anthropic,
+    "openai-responses": to_openai_responses,
+    "gemini": to_gemini,
+}
+_PASSTHROUGH: dict[str, Callable[[ClientRequest], UpstreamBody]] = {
+    "ai-sdk": ai_sdk_body,
+    "agui": agui_body,
 }
 
 
-def build_body(route: RouteConfig, run_input: RunAgentInput) -> dict[str, Any]:
-    """The provider request body for ``run_input`` on ``route``.
+def build_body(route: RouteConfig, request: ClientRequest | RunAgentInput) -> UpstreamBody:
+    """The upstream request body for ``request`` on ``route`` (see the module docstring).
+
+    Args:
+        route: the route (its protocol, model and params).
+        request: what the client posted; a bare ``RunAgentInput`` counts as an AG-UI request
+            with no raw bytes.
 
     Raises:
         TranslationError: the input cannot be expressed in the route's protocol.
     """
-    return _BUILDERS[route.protocol](run_input, model=route.model, params=route.params)
+    if isinstance(request, RunAgentInput):
+        request = ClientRequest(request)
+    passthrough = _PASSTHROUGH.get(route.protocol)
+    if passthrough is not None:
+        return passthrough(request)
+    translate = _TRANSLATORS[route.protocol]
+    return translate(request.run_input, model=route.model or "", params=route.params)
+
+
+def endpoint_path(route: RouteConfig) -> str:
+    """The path ``route``'s protocol appends to its ``upstream_url`` (model filled in)."""
+    path = PROTOCOL_PATHS[route.protocol]
+    if "{model}" in path:
+        path = path.replace("{model}", quote(gemini_model_path(route.model or ""), safe=""))
+    return path
 
 
 class _Failure(Exception):
@@ -127,7 +193,7 @@ class Upstream:
         self.environ: Mapping[str, str] = os.environ if environ is None else environ
 
     def _target(self, route: RouteConfig) -> _Target:
-        path = PROTOCOL_PATHS[route.protocol]
+        path = endpoint_path(route)
         if urlsplit(route.upstream_url).scheme == SELF_SCHEME:
             if self.self_client is None:
                 raise _Failure("UPSTREAM_UNAVAILABLE", "in-process upstream is not available")
@@ -155,9 +221,12 @@ class Upstream:
         return headers
 
     async def events(
-        self, route: RouteConfig, body: dict[str, Any], decoder: StreamDecoder
+        self, route: RouteConfig, body: UpstreamBody, decoder: StreamDecoder
     ) -> AsyncGenerator[list[Event], None]:
         """POST ``body`` to the route's upstream; yield event batches until the run ends.
+
+        ``body`` is sent as JSON, or exactly as given when it is bytes (``content-type:
+        application/json`` either way).
 
         The last batch always ends with RUN_FINISHED or RUN_ERROR. Never raises for upstream
         failures (see the module docstring); closing the iterator closes the upstream response.
@@ -167,8 +236,13 @@ class Upstream:
             headers = self._headers(route)
             target = self._target(route)
             timeout = httpx.Timeout(**route.timeouts.model_dump())
+            if isinstance(body, bytes):
+                headers["content-type"] = "application/json"
+                payload: dict[str, Any] = {"content": body}
+            else:
+                payload = {"json": body}
             async with target.client.stream(
-                "POST", target.url, json=body, headers=headers, timeout=timeout
+                "POST", target.url, headers=headers, timeout=timeout, **payload
             ) as response:
                 started = True
                 if not response.is_success:

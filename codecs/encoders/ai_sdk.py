@@ -15,7 +15,12 @@ REASONING_ENCRYPTED_VALUE   ``reasoning-delta`` {delta: "", providerMetadata: {<
                             {<field>: value}}} on the open reasoning part
 TOOL_CALL_START/ARGS/END    ``tool-input-start`` / ``tool-input-delta`` / ``tool-input-available``
                             {input: parsed JSON} (``tool-input-error`` if the JSON is invalid)
-TOOL_CALL_RESULT            ``tool-output-available`` {output} (only for a call this stream began)
+TOOL_CALL_RESULT            ``tool-output-available`` {output} (only for a call this stream began);
+                            when it carries a ui_schema (delivery ``metadata`` / ``seed``), then
+                            ``data-ui-schema`` {id: toolCallId, data: ui_schema}
+ACTIVITY_SNAPSHOT of a      ``data-ui-schema`` {id: toolCallId, data: ui_schema} (delivery
+ compiled surface           ``activity``: it follows its TOOL_CALL_RESULT); other activities are
+                            not sent (``agui_codecs.ui.delivery.ui_schema_of``)
 CUSTOM ``source``           ``source-url`` / ``source-document``
 RUN_FINISHED                open parts closed, ``finish-step``, ``finish`` {finishReason,
                             messageMetadata: {usage, cost, currency, costSource, ...}}
@@ -27,9 +32,11 @@ close()                     ``data: [DONE]`` (after an ``error`` + ``finish`` wh
                             event was seen)
 ==========================  ===================================================================
 
-Other events (state, snapshots, steps, raw, activity) have no UIMessageChunk equivalent in all
-three versions and are not sent. Every JSON object is checked for a ``__proto__`` key (the AI
-SDK client rejects the whole stream on one); such keys are renamed ``_proto_``.
+Other events (state, snapshots, steps, raw, upstream activities) have no UIMessageChunk
+equivalent in all three versions and are not sent. ``data-*`` chunks are accepted by ai v5, v6
+and v7 and kept as a data part of the message (same type and id: replaced). Every JSON object
+is checked for a ``__proto__`` key (the AI SDK client rejects the whole stream on one); such
+keys are renamed ``_proto_``.
 """
 
 from __future__ import annotations
@@ -39,6 +46,7 @@ from typing import Any, ClassVar
 
 import orjson
 from ag_ui.core import (
+    ActivitySnapshotEvent,
     CustomEvent,
     Event,
     ReasoningEncryptedValueEvent,
@@ -60,6 +68,7 @@ from ag_ui.core import (
 
 from ..builder import FINISH_REASONS
 from ..cost import COST_KEYS
+from ..ui.delivery import ai_sdk_ui_chunk, ui_schema_of
 
 __all__ = ["AiSdkEncoder", "sanitize_proto"]
 
@@ -326,7 +335,9 @@ class AiSdkEncoder:
     def _tool_result(self, event: ToolCallResultEvent) -> list[dict[str, Any]]:
         tid = event.tool_call_id
         if tid not in self._known_tools:
-            return []  # the client has no tool part for it: the chunk would be rejected
+            # The client has no tool part for it (the output chunk would be rejected); a
+            # surface is a data part of its own and still goes out.
+            return self._ui(event)
         out = self._tool_end(tid) if tid in self._tools else []
         content = event.content
         output: Any = content
@@ -345,7 +356,13 @@ class AiSdkEncoder:
         if self._known_tools[tid]:
             chunk["providerExecuted"] = True
         out.append(chunk)
+        out += self._ui(event)
         return out
+
+    def _ui(self, event: Event) -> list[dict[str, Any]]:
+        """``data-ui-schema`` for an event carrying a compiled ui_schema (any delivery)."""
+        ui_schema = ui_schema_of(event)
+        return [] if ui_schema is None else [ai_sdk_ui_chunk(ui_schema)]
 
     def _custom(self, event: CustomEvent) -> list[dict[str, Any]]:
         if event.name != "source" or not isinstance(event.value, dict):
@@ -418,6 +435,7 @@ _HANDLERS: dict[type, _Handler] = {
     ToolCallEndEvent: AiSdkEncoder._on_tool_end,
     ToolCallResultEvent: AiSdkEncoder._tool_result,
     CustomEvent: AiSdkEncoder._custom,
+    ActivitySnapshotEvent: AiSdkEncoder._ui,
     RunFinishedEvent: AiSdkEncoder._on_run_finished,
     RunErrorEvent: AiSdkEncoder._on_run_error,
 }

@@ -71,7 +71,7 @@ def test_missing_key_variable_is_not_a_startup_error(
             "route 'x': field 'model': Field required",
         ),
         (
-            'name = "x"\nupstream_url = "https://h/v1"\nprotocol = "gemini"\nmodel = "m"',
+            'name = "x"\nupstream_url = "https://h/v1"\nprotocol = "bedrock"\nmodel = "m"',
             "route 'x': field 'protocol'",
         ),
         (

@@ -318,3 +318,47 @@ def test_regenerate_gets_a_fresh_id() -> None:
     # The client drops the regenerated assistant message before sending.
     req = request([user("q")], trigger="regenerate-message", messageId="a1")
     assert response_message_id(req) is None
+
+
+def test_provider_artefacts_of_text_and_tool_parts_are_read_back() -> None:
+    # Fault: openai.encryptedContent and google.thoughtSignature (text providerMetadata, tool
+    # callProviderMetadata) were dropped, so the next turn lost its reasoning.
+    chat = AiSdkChatRequest.model_validate(
+        {
+            "id": "c",
+            "messages": [
+                {"id": "u1", "role": "user", "parts": [{"type": "text", "text": "hi"}]},
+                {
+                    "id": "a1",
+                    "role": "assistant",
+                    "parts": [
+                        {"type": "step-start"},
+                        {
+                            "type": "reasoning",
+                            "text": "",
+                            "providerMetadata": {"openai": {"encryptedContent": "ENC"}},
+                        },
+                        {
+                            "type": "text",
+                            "text": "Sure",
+                            "providerMetadata": {"google": {"thoughtSignature": "TSIG"}},
+                        },
+                        {
+                            "type": "tool-get_country",
+                            "toolCallId": "c1",
+                            "state": "input-available",
+                            "input": {"city": "Paris"},
+                            "callProviderMetadata": {"google": {"thoughtSignature": "CSIG"}},
+                        },
+                    ],
+                },
+            ],
+        }
+    )
+    reasoning, assistant = to_run_agent_input(chat, run_id="r").messages[1:3]
+    assert reasoning.encrypted_value == "ENC"
+    assert reasoning.metadata == {"provider": "openai", "field": "encryptedContent"}
+    assert assistant.encrypted_value == "TSIG"
+    [call] = assistant.tool_calls or []
+    assert call.encrypted_value == "CSIG"
+    assert call.metadata == {"provider": "google", "field": "thoughtSignature"}
