@@ -1,0 +1,78 @@
+"""The :class:`Broker` protocol: live fan-out of a run's events between replicas.
+
+The broker is the *latency* path, never the source of truth (``shared/docs/RUNS.md``):
+
+* ``publish`` is called by the run's single producer, in cursor order. A broker refuses a
+  cursor that is not after the last one it accepted for the run (returns False): that is how a
+  slow producer whose lease was taken over stops reaching readers once the new epoch has
+  published.
+* ``subscribe(run_id, after)`` retains a bounded tail per run, so a subscription delivers the
+  retained events after ``after`` and then the live ones: a reader that subscribes, then
+  replays the store, then drains the subscription sees no gap for events published but not
+  yet durable.
+* Delivery is at-most-once and bounded: a subscriber that falls behind the retained length
+  loses the oldest messages (readers detect the gap by cursor and refill from the store), and
+  nothing depends on one message arriving (readers re-check the store when idle).
+"""
+
+from __future__ import annotations
+
+from types import TracebackType
+from typing import Protocol, Self, runtime_checkable
+
+from ..store.cursor import Cursor
+from ..store.models import JsonObject, RunEvent
+
+__all__ = ["DEFAULT_MAXLEN", "DEFAULT_TTL", "Broker", "Subscription"]
+
+DEFAULT_MAXLEN = 10_000
+"""Events retained per run (Redis ``MAXLEN ~``); far above one write batch."""
+
+DEFAULT_TTL = 3600.0
+"""Seconds a run's retained tail lives after its last publish."""
+
+
+@runtime_checkable
+class Subscription(Protocol):
+    """A reader's position in one run's live stream; an async context manager.
+
+    Entering registers it (before that, nothing is delivered); leaving releases it.
+    """
+
+    async def __aenter__(self) -> Self: ...
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None: ...
+
+    async def receive(self, timeout: float) -> list[RunEvent]:
+        """Wait up to ``timeout`` seconds; return the next messages in cursor order, or ``[]``."""
+        ...
+
+    def skip_to(self, cursor: Cursor) -> None:
+        """Hint: messages at or before ``cursor`` are not needed (the reader has them)."""
+        ...
+
+
+@runtime_checkable
+class Broker(Protocol):
+    """Publish/subscribe of run events keyed by run id."""
+
+    async def publish(self, run_id: str, cursor: Cursor, event: JsonObject) -> bool:
+        """Fan ``event`` out to the run's subscribers.
+
+        Returns False when the cursor is not after the last accepted one (a fenced producer)
+        or the broker is unreachable; never raises for delivery problems.
+        """
+        ...
+
+    def subscribe(self, run_id: str, after: Cursor | None = None) -> Subscription:
+        """A subscription delivering the retained and live events strictly after ``after``."""
+        ...
+
+    async def close(self) -> None:
+        """Release connections; subscriptions stop delivering."""
+        ...

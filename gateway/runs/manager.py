@@ -1,0 +1,263 @@
+"""RunManager: the run core as the HTTP layer uses it (one per process).
+
+It owns nothing but the local pumps and the background loops; everything durable is in the
+store, everything live in the broker, so any replica can serve any run::
+
+    manager = RunManager(store, broker, settings=RunSettings())
+    await manager.start_background()                       # reaper + retention
+    run = await manager.create_run(thread_id=t, input_messages=run_input["messages"])
+    task = manager.start(run, decoder_events)              # pump in the background
+    events = await manager.reader(run.id, after=last_event_id)   # validates first
+    async with contextlib.aclosing(events):
+        async for ev in events: ...                        # RunEvent(cursor, wire)
+    await manager.cancel(run.id)
+    await manager.aclose()                                  # shutdown: runs end interrupted
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import socket
+import uuid
+from collections.abc import AsyncIterable, AsyncIterator, Sequence
+from datetime import timedelta
+
+from ag_ui.core import Event
+
+from ..broker.protocol import Broker
+from ..store.cursor import Cursor, parse_cursor
+from ..store.errors import RunStoreError
+from ..store.models import HistoryPage, JsonObject, RunEvent, RunRecord
+from ..store.protocol import HISTORY_DEFAULT_LIMIT, HISTORY_MAX_LIMIT, RunStore
+from .history import history_items_to_agui, input_items
+from .prelude import Prelude, build_snapshot_prelude
+from .pump import RunOutcome, RunPump
+from .reader import read_run
+from .reaper import Reaper
+from .settings import RunSettings
+
+__all__ = ["RunManager", "replica_id"]
+
+_log = logging.getLogger(__name__)
+
+
+def replica_id() -> str:
+    """A unique id for this process: ``<hostname>:<pid>:<random>`` (the lease owner)."""
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+
+
+class RunManager:
+    """Create, pump, read, cancel and reap durable runs.
+
+    Args:
+        store: the run store (see :func:`gateway.store.open_store`).
+        broker: the broker (see :func:`gateway.broker.open_broker`).
+        settings: run-core settings.
+        owner: this replica's lease owner id (default :func:`replica_id`).
+    """
+
+    def __init__(
+        self,
+        store: RunStore,
+        broker: Broker,
+        *,
+        settings: RunSettings | None = None,
+        owner: str | None = None,
+    ) -> None:
+        self.store = store
+        self.broker = broker
+        self.settings = settings or RunSettings()
+        self.owner = owner or replica_id()
+        self.reaper = Reaper(store, broker, owner=self.owner, settings=self.settings)
+        self._pumps: dict[str, tuple[RunPump, asyncio.Task[RunOutcome]]] = {}
+        self._background: list[asyncio.Task[None]] = []
+
+    # -- runs -----------------------------------------------------------------------------
+    async def create_run(
+        self,
+        *,
+        thread_id: str,
+        run_id: str | None = None,
+        route: str | None = None,
+        upstream: str | None = None,
+        model: str | None = None,
+        message_id: str | None = None,
+        input_messages: Sequence[JsonObject] = (),
+    ) -> RunRecord:
+        """Record a new queued run leased to this replica.
+
+        Args:
+            thread_id, run_id: AG-UI ids (``run_id`` generated when None).
+            route, upstream, model: what serves it (informational).
+            message_id: the assistant message id (AI SDK continuation); default the run id.
+            input_messages: ``RunAgentInput.messages`` (AG-UI wire dicts), recorded in the
+                thread's history when not already there.
+
+        Raises:
+            RunExistsError: ``run_id`` is taken.
+        """
+        run_id = run_id or f"run_{uuid.uuid4().hex}"
+        return await self.store.create_run(
+            run_id=run_id,
+            thread_id=thread_id,
+            owner=self.owner,
+            route=route,
+            upstream=upstream,
+            model=model,
+            message_id=message_id,
+            input_messages=input_items(input_messages, run_id=run_id),
+        )
+
+    def start(
+        self, run: RunRecord, source: AsyncIterable[Event | JsonObject]
+    ) -> asyncio.Task[RunOutcome]:
+        """Pump ``source`` into ``run`` in a background task (returned; never raises)."""
+        pump = RunPump(self.store, self.broker, run, settings=self.settings)
+        task = asyncio.create_task(pump.run(source), name=f"pump:{run.id}")
+        self._pumps[run.id] = (pump, task)
+
+        def forget(_task: asyncio.Task[RunOutcome]) -> None:
+            self._pumps.pop(run.id, None)
+
+        task.add_done_callback(forget)
+        return task
+
+    async def cancel(self, run_id: str) -> RunRecord:
+        """Cancel a run (idempotent): RUN_ERROR ``RUN_CANCELED`` after closing what is open.
+
+        The pump is cancelled at once when it runs here, else at its next heartbeat on its
+        replica, else by the reaper. Returns the run record as it was when flagged.
+
+        Raises:
+            RunNotFoundError: unknown run.
+        """
+        record = await self.store.request_cancel(run_id)
+        local = self._pumps.get(run_id)
+        if local is not None:
+            local[0].cancel()
+        return record
+
+    async def get_run(self, run_id: str) -> RunRecord:
+        """The run record. Raises RunNotFoundError."""
+        return await self.store.get_run(run_id)
+
+    async def active_run(self, thread_id: str) -> RunRecord | None:
+        """The newest queued/running run of a thread (AI SDK resume: None -> 204)."""
+        runs = await self.store.list_runs(thread_id, active_only=True, limit=1)
+        return runs[0] if runs else None
+
+    # -- reading --------------------------------------------------------------------------
+    async def reader(
+        self, run_id: str, *, after: Cursor | str | None = None
+    ) -> AsyncIterator[RunEvent]:
+        """Validate, then return the run's event iterator strictly after ``after``.
+
+        Validation happens here, before any byte is sent, so the HTTP layer can answer 404 /
+        400. Close the iterator (``contextlib.aclosing``) when the client goes away.
+
+        Raises:
+            RunNotFoundError: unknown run (404).
+            InvalidCursorError, CursorMismatchError: bad ``after`` (400).
+        """
+        cursor = parse_cursor(after) if isinstance(after, str) else after
+        run = await self.store.get_run(run_id)
+        if cursor is not None:
+            run.check_cursor(cursor, slack=self.settings.cursor_slack)
+        return read_run(self.store, self.broker, run_id, after=cursor, settings=self.settings)
+
+    async def snapshot_prelude(self, run_id: str) -> Prelude:
+        """The ``?replay=snapshot`` prelude from the durable events, with the thread's earlier
+        history as prior messages; tail with ``reader(run_id, after=prelude.cursor)``.
+
+        Raises:
+            RunNotFoundError: unknown run.
+        """
+        run = await self.store.get_run(run_id)
+        stored: list[RunEvent] = []
+        after: Cursor | None = None
+        while True:
+            page = await self.store.read_events(
+                run_id, after=after, limit=self.settings.read_page_size
+            )
+            stored += page
+            if len(page) < self.settings.read_page_size:
+                break
+            after = page[-1].cursor
+        prior = [
+            item
+            for item in await self._thread_items(run.thread_id)
+            if not (item.get("role") == "assistant" and item.get("runId") == run_id)
+        ]
+        return build_snapshot_prelude(stored, prior_messages=history_items_to_agui(prior))
+
+    async def _thread_items(self, thread_id: str) -> list[JsonObject]:
+        items: list[JsonObject] = []
+        before: int | None = None
+        while True:
+            page = await self.store.history(
+                thread_id, limit=HISTORY_MAX_LIMIT, before_sequence=before
+            )
+            items = page.items + items
+            if not page.has_more:
+                return items
+            before = page.next_before_sequence
+
+    async def history(
+        self,
+        thread_id: str,
+        *,
+        limit: int = HISTORY_DEFAULT_LIMIT,
+        before_sequence: int | None = None,
+    ) -> HistoryPage:
+        """One page of the thread's history (``page.to_json()`` is the response body)."""
+        return await self.store.history(thread_id, limit=limit, before_sequence=before_sequence)
+
+    # -- lifecycle ------------------------------------------------------------------------
+    async def start_background(self) -> None:
+        """Start the reaper and the retention purge loops (idempotent)."""
+        if self._background:
+            return
+        self._background.append(asyncio.create_task(self.reaper.run_forever(), name="reaper"))
+        if self.settings.retention > 0:
+            self._background.append(asyncio.create_task(self._purge_forever(), name="retention"))
+
+    async def _purge_forever(self) -> None:
+        while True:
+            try:
+                before = self.store.now() - timedelta(seconds=self.settings.retention)
+                result = await self.store.purge(before)
+                if result.runs or result.threads:
+                    _log.info("retention: purged %s", result)
+            except RunStoreError as exc:
+                _log.warning("retention: store error (%s)", exc.message)
+            await asyncio.sleep(self.settings.purge_interval)
+
+    async def aclose(self, *, timeout: float = 10.0) -> None:
+        """Stop the loops; end every local run with RUN_INTERRUPTED (waits up to ``timeout``)."""
+        for task in self._background:
+            task.cancel()
+        for task in self._background:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        self._background.clear()
+        pumps = list(self._pumps.values())
+        for pump, _task in pumps:
+            pump.cancel(reason="shutdown")
+        if pumps:
+            _done, pending = await asyncio.wait([t for _p, t in pumps], timeout=timeout)
+            for late in pending:
+                late.cancel()
+            for late in pending:
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await late
+
+    @property
+    def local_runs(self) -> list[str]:
+        """Ids of the runs pumped by this process right now."""
+        return list(self._pumps)
+
+    def __repr__(self) -> str:
+        return f"RunManager(owner={self.owner!r}, local_runs={len(self._pumps)})"

@@ -1,0 +1,303 @@
+"""RunPump: a run's single producer: upstream AG-UI events -> store -> broker.
+
+``shared/docs/RUNS.md`` "One producer per run" and issue 3 §1, §4, §7:
+
+* consumes an async iterator of AG-UI events (``ag_ui.core`` models or wire dicts, e.g. from a
+  decoder of :mod:`agui_codecs`), numbers them, writes and publishes them through a
+  :class:`~gateway.runs.writer.RunWriter` (deltas batched by time and count, control events
+  written before they are published);
+* guarantees a legal stored run: RUN_STARTED first (synthesised when the upstream starts with
+  something else; its ``threadId``/``runId`` are the run's), a second RUN_STARTED dropped,
+  nothing after the terminal event, and a terminal event always (``UPSTREAM_TRUNCATED`` when
+  the iterator ends without one, the exception's ``code`` or ``UPSTREAM_ERROR`` when it raises);
+* heartbeats its lease; stops silently when fenced (another replica took the run over);
+* :meth:`RunPump.cancel` (or a cancel requested on another replica, seen at the next
+  heartbeat) cancels the pending upstream read, closes every open message, reasoning, tool call
+  and step, and appends RUN_ERROR ``{code: "RUN_CANCELED", message: "run canceled by user"}``;
+  ``cancel(reason="shutdown")`` ends it with ``RUN_INTERRUPTED`` instead.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterable, AsyncIterator
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from ag_ui.core import Event
+from agui_codecs.events import event_to_wire
+
+from ..broker.protocol import Broker
+from ..store.cursor import Cursor
+from ..store.errors import RunStoreError, WriteRejectedError
+from ..store.models import JsonObject, RunRecord
+from ..store.protocol import RunStore
+from .settings import RunSettings
+from .writer import BATCHED_TYPES, RunWriter, terminal_status
+
+__all__ = [
+    "CANCELED_MESSAGE",
+    "INTERRUPTED_MESSAGE",
+    "RunOutcome",
+    "RunPump",
+]
+
+_log = logging.getLogger(__name__)
+
+CANCELED_MESSAGE = "run canceled by user"
+"""RUN_ERROR message of a cancelled run (issue 3 §1)."""
+
+INTERRUPTED_MESSAGE = "run interrupted: the gateway replica running it stopped"
+"""RUN_ERROR message of a run closed by a shutdown or by the reaper."""
+
+
+@dataclass(frozen=True, slots=True)
+class RunOutcome:
+    """How a pump ended.
+
+    Attributes:
+        run_id: the run.
+        status: the terminal status written, or ``"fenced"`` (another replica owns the run;
+            nothing more was written) or ``"store_error"`` (the store kept failing; the reaper
+            will close the run).
+        cursor: the last cursor this pump published (None if none).
+        error: ``{"code", "message"}`` of the RUN_ERROR written, if any.
+    """
+
+    run_id: str
+    status: str
+    cursor: Cursor | None
+    error: JsonObject | None = None
+
+
+class _Stop(Exception):
+    def __init__(self, kind: Literal["cancel", "shutdown", "fenced"]) -> None:
+        super().__init__(kind)
+        self.kind = kind
+
+
+class _UpstreamFailure(Exception):
+    def __init__(self, cause: BaseException) -> None:
+        super().__init__(str(cause))
+        self.cause = cause
+
+
+_END = object()
+
+
+def _wire(event: Event | JsonObject) -> JsonObject:
+    return event if isinstance(event, dict) else event_to_wire(event)
+
+
+class RunPump:
+    """The producer of one run (see the module docstring). One :meth:`run` call per pump.
+
+    Args:
+        store, broker: where events go.
+        run: the run record from ``create_run`` (or ``take_over``): epoch and last seq.
+        settings: batching, heartbeat and retry settings.
+        message_id: id of the run's assistant history item (default: the run's).
+    """
+
+    def __init__(
+        self,
+        store: RunStore,
+        broker: Broker,
+        run: RunRecord,
+        *,
+        settings: RunSettings | None = None,
+        message_id: str | None = None,
+    ) -> None:
+        self.settings = settings or RunSettings()
+        self.store = store
+        self.run_record = run
+        self.writer = RunWriter(
+            store,
+            broker,
+            run,
+            message_id=message_id,
+            write_retries=self.settings.write_retries,
+        )
+        self._stop: _Stop | None = None
+        self._pull: asyncio.Future[Any] | None = None
+        self._has_pending = asyncio.Event()
+        self._started = False
+
+    @property
+    def run_id(self) -> str:
+        """The run's id."""
+        return self.run_record.id
+
+    @property
+    def cursor(self) -> Cursor | None:
+        """The last cursor published."""
+        return self.writer.last_published
+
+    def cancel(self, *, reason: Literal["user", "shutdown"] = "user") -> None:
+        """Stop the upstream and end the run (idempotent; the first reason wins).
+
+        ``user``: RUN_ERROR ``RUN_CANCELED``; ``shutdown``: RUN_ERROR ``RUN_INTERRUPTED``.
+        """
+        self._halt(_Stop("cancel" if reason == "user" else "shutdown"))
+
+    def _halt(self, stop: _Stop) -> None:
+        if self._stop is None:
+            self._stop = stop
+        if self._pull is not None and not self._pull.done():
+            self._pull.cancel()
+
+    async def run(self, source: AsyncIterable[Event | JsonObject]) -> RunOutcome:
+        """Pump ``source`` until its terminal event, a cancel or a takeover.
+
+        Never raises for upstream or store failures (they end the run or are reported in the
+        outcome); re-raises only the cancellation of the calling task.
+
+        Raises:
+            RuntimeError: called twice.
+        """
+        if self._started:
+            raise RuntimeError("RunPump.run() can be called once")
+        self._started = True
+        iterator = aiter(source)
+        tasks = [
+            asyncio.create_task(self._heartbeat_loop(), name=f"heartbeat:{self.run_id}"),
+            asyncio.create_task(self._flush_loop(), name=f"flush:{self.run_id}"),
+        ]
+        try:
+            return await self._pump(iterator)
+        finally:
+            for task in tasks:
+                task.cancel()
+            for task in tasks:
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+            closer = getattr(iterator, "aclose", None)
+            if closer is not None:
+                with contextlib.suppress(Exception):
+                    await closer()
+
+    async def _pump(self, iterator: AsyncIterator[Any]) -> RunOutcome:
+        fold = self.writer.fold
+        try:
+            try:
+                while not fold.ended:
+                    item = await self._next(iterator)
+                    if item is _END:
+                        break
+                    await self._accept(_wire(item))
+                if not fold.ended:
+                    await self._close(
+                        "UPSTREAM_TRUNCATED", "upstream stream ended without a terminal event"
+                    )
+            except _Stop as stop:
+                if stop.kind == "fenced":
+                    return self._outcome("fenced")
+                if stop.kind == "cancel":
+                    await self._close("RUN_CANCELED", CANCELED_MESSAGE)
+                else:
+                    await self._close("RUN_INTERRUPTED", INTERRUPTED_MESSAGE)
+            except _UpstreamFailure as failure:
+                cause = failure.cause
+                code = getattr(cause, "code", None)
+                _log.warning("upstream of run %s failed: %r", self.run_id, cause)
+                await self._close(
+                    code if isinstance(code, str) and code else "UPSTREAM_ERROR",
+                    f"upstream failed: {type(cause).__name__}",
+                )
+        except WriteRejectedError as exc:
+            _log.info("run %s: producer stopped (%s)", self.run_id, exc.message)
+            return self._outcome("fenced")
+        except RunStoreError as exc:
+            _log.error("run %s: store failed, giving up (%s)", self.run_id, exc.message)
+            return self._outcome("store_error")
+        terminal = fold.terminal or {}
+        error = None
+        if terminal.get("type") == "RUN_ERROR":
+            error = {"code": terminal.get("code"), "message": terminal.get("message")}
+        return self._outcome(terminal_status(terminal), error)
+
+    def _outcome(self, status: str, error: JsonObject | None = None) -> RunOutcome:
+        return RunOutcome(self.run_id, status, self.writer.last_published, error)
+
+    async def _next(self, iterator: AsyncIterator[Any]) -> Any:
+        if self._stop is not None:
+            raise self._stop
+        pull = asyncio.ensure_future(anext(iterator))
+        self._pull = pull
+        try:
+            return await pull
+        except StopAsyncIteration:
+            return _END
+        except asyncio.CancelledError:
+            task = asyncio.current_task()
+            if self._stop is not None and (task is None or not task.cancelling()):
+                raise self._stop from None
+            raise
+        except Exception as exc:
+            raise _UpstreamFailure(exc) from exc
+        finally:
+            self._pull = None
+
+    async def _accept(self, event: JsonObject) -> None:
+        fold = self.writer.fold
+        kind = event.get("type")
+        run = self.run_record
+        if kind == "RUN_STARTED":
+            if fold.run_started is not None:
+                _log.warning("run %s: dropped a second RUN_STARTED", self.run_id)
+                return
+            event = {**event, "threadId": run.thread_id, "runId": run.id}
+        elif fold.run_started is None and kind != "RUN_ERROR":
+            await self.writer.control(
+                [{"type": "RUN_STARTED", "threadId": run.thread_id, "runId": run.id}]
+            )
+        if kind == "RUN_FINISHED":
+            event = {**event, "threadId": run.thread_id, "runId": run.id}
+        if kind in BATCHED_TYPES:
+            await self.writer.delta(event)
+            if len(self.writer.pending) >= self.settings.batch_max_events:
+                await self.writer.flush()
+            else:
+                self._has_pending.set()
+        else:
+            await self.writer.control([event])
+
+    async def _close(self, code: str, message: str) -> None:
+        """Close what is open and append RUN_ERROR (write-ahead, one transaction)."""
+        closing = self.writer.fold.closing_events()
+        await self.writer.control(
+            [*closing, {"type": "RUN_ERROR", "message": message, "code": code}]
+        )
+
+    async def _heartbeat_loop(self) -> None:
+        while True:
+            await asyncio.sleep(self.settings.heartbeat_interval)
+            try:
+                state = await self.store.heartbeat(self.run_id, self.writer.epoch)
+            except RunStoreError as exc:
+                _log.warning("run %s: heartbeat failed (%s)", self.run_id, exc.message)
+                continue
+            if not state.alive:
+                if not self.writer.fold.ended:
+                    self._halt(_Stop("fenced"))
+                return
+            if state.cancel_requested:
+                self.cancel()
+
+    async def _flush_loop(self) -> None:
+        while True:
+            await self._has_pending.wait()
+            await asyncio.sleep(self.settings.batch_interval)
+            self._has_pending.clear()
+            try:
+                await self.writer.flush()
+            except WriteRejectedError:
+                self._halt(_Stop("fenced"))
+                return
+            except RunStoreError as exc:
+                _log.warning(
+                    "run %s: batch write failed, will retry (%s)", self.run_id, exc.message
+                )
+                self._has_pending.set()

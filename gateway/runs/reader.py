@@ -1,0 +1,141 @@
+"""Readers: one run's events from a cursor to its terminal event, with no gap and no duplicate.
+
+``shared/docs/RUNS.md`` "Readers":
+
+1. subscribe to the broker first (its retained tail covers events published but not yet
+   durable), 2. replay the store after the cursor, 3. drain the subscription, dropping every
+   message at or before the last delivered cursor.
+
+A broker message that does not directly follow the last delivered cursor (a slow reader lost
+messages, or a new epoch began after a takeover) is preceded by what the store has in between.
+A same-epoch gap the store cannot fill yet is waited for (the producer's batch lands within
+``batch_interval``) until it fills or the run moves to a newer epoch (its producer died: the
+unwritten events are gone and the reader continues with the next epoch, as RUNS.md says).
+
+The reader ends right after delivering the run's terminal event, from the broker or the store;
+while idle it re-reads the store every ``reader_idle_recheck`` seconds and ends when the run is
+terminal and nothing is left after its cursor. It filters by run id (one stream per run), so
+other runs of the same thread are never seen.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+
+from ..broker.protocol import Broker
+from ..store.cursor import Cursor
+from ..store.models import RunEvent
+from ..store.protocol import RunStore
+from .settings import RunSettings
+
+__all__ = ["read_run"]
+
+_GAP_POLL = 0.02  # seconds between store reads while waiting for a same-epoch gap to fill
+
+
+async def _replay(
+    store: RunStore, run_id: str, after: Cursor | None, page: int, until: Cursor | None = None
+) -> AsyncIterator[RunEvent]:
+    while True:
+        batch = await store.read_events(run_id, after=after, limit=page)
+        for stored in batch:
+            if until is not None and stored.cursor >= until:
+                return
+            yield RunEvent(stored.cursor, stored.event)
+            after = stored.cursor
+        if len(batch) < page:
+            return
+
+
+async def read_run(
+    store: RunStore,
+    broker: Broker,
+    run_id: str,
+    *,
+    after: Cursor | None = None,
+    settings: RunSettings | None = None,
+) -> AsyncIterator[RunEvent]:
+    """Yield the run's events strictly after ``after`` (from the first when None), in order,
+    each once, ending after the terminal event.
+
+    Use as ``async with contextlib.aclosing(read_run(...)) as events: async for ev in events``
+    so that the subscription is released when the client goes away.
+
+    Raises:
+        RunNotFoundError: unknown run (before anything is yielded).
+        CursorMismatchError: ``after`` cannot belong to this run (before anything is yielded).
+        RunStoreError: the store failed while reading.
+    """
+    settings = settings or RunSettings()
+    page = settings.read_page_size
+    run = await store.get_run(run_id)
+    if after is not None:
+        run.check_cursor(after, slack=settings.cursor_slack)
+    last = after
+    async with broker.subscribe(run_id, after=after) as subscription:
+        async for event in _replay(store, run_id, last, page):
+            yield event
+            last = event.cursor
+            if event.terminal:
+                return
+        if last is not None:
+            subscription.skip_to(last)
+        while True:
+            messages = await subscription.receive(settings.reader_idle_recheck)
+            if not messages:
+                run = await store.get_run(run_id)
+                async for event in _replay(store, run_id, last, page):
+                    yield event
+                    last = event.cursor
+                    if event.terminal:
+                        return
+                if run.is_terminal:
+                    return
+                continue
+            for message in messages:
+                if last is not None and message.cursor <= last:
+                    continue
+                if not message.cursor.follows(last):
+                    async for event in _fill_gap(store, run_id, last, message.cursor, settings):
+                        yield event
+                        last = event.cursor
+                        if event.terminal:
+                            return
+                    if last is not None and message.cursor <= last:
+                        continue
+                    if message.cursor.epoch == (last.epoch if last else message.cursor.epoch) and (
+                        not message.cursor.follows(last)
+                    ):
+                        continue  # a dead epoch's unwritten event: superseded by the next epoch
+                yield message
+                last = message.cursor
+                if message.terminal:
+                    return
+
+
+async def _fill_gap(
+    store: RunStore, run_id: str, last: Cursor | None, target: Cursor, settings: RunSettings
+) -> AsyncIterator[RunEvent]:
+    """Yield the stored events between ``last`` and ``target``; wait while a same-epoch gap is
+    not durable yet, until it fills or the run's epoch moves past ``target``'s."""
+    page = settings.read_page_size
+    while True:
+        async for event in _replay(store, run_id, last, page, until=target):
+            yield event
+            last = event.cursor
+            if event.terminal:
+                return
+        if target.follows(last) or (last is not None and target.epoch > last.epoch):
+            return
+        run = await store.get_run(run_id)
+        if run.epoch > target.epoch or run.is_terminal:
+            # The producer of target's epoch died before writing the gap: its later events
+            # are superseded; deliver what the store has from the next epoch instead.
+            async for event in _replay(store, run_id, last, page):
+                yield event
+                last = event.cursor
+                if event.terminal:
+                    return
+            return
+        await asyncio.sleep(_GAP_POLL)

@@ -1,0 +1,212 @@
+"""The SQL side of threads and history: message positions, deduplication by alias, paging.
+
+Used by :class:`gateway.store.sql.SqlRunStore` inside its transactions. Positions are
+allocated under the thread row's lock (``UPDATE threads ... RETURNING next_position``), so
+concurrent runs of one thread never collide; every item registers its own id and its
+``aliases`` in ``message_aliases``, and an input item whose id or alias is known is skipped
+(a client echoing the conversation back in its next RunAgentInput).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any, Final
+
+import sqlalchemy as sa
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from .errors import RunNotFoundError
+from .models import HistoryPage, JsonObject
+from .protocol import HISTORY_MAX_LIMIT
+from .schema import message_aliases, messages, threads
+
+__all__ = [
+    "VISIBILITY_CONTEXT",
+    "VISIBILITY_HISTORY",
+    "add_items",
+    "ensure_thread",
+    "history_page",
+    "insert_ignore",
+    "visibility_mask",
+]
+
+VISIBILITY_HISTORY: Final[int] = 1
+"""``messages.visibility`` bit: shown in the conversation history."""
+
+VISIBILITY_CONTEXT: Final[int] = 2
+"""``messages.visibility`` bit: sent back to the model when a request is assembled."""
+
+
+def visibility_mask(item: JsonObject) -> int:
+    """Bit mask of an item's ``visibility`` object (missing keys count as visible)."""
+    vis = item.get("visibility")
+    if not isinstance(vis, dict):
+        return VISIBILITY_HISTORY | VISIBILITY_CONTEXT
+    return (VISIBILITY_HISTORY if vis.get("history", True) else 0) | (
+        VISIBILITY_CONTEXT if vis.get("context", True) else 0
+    )
+
+
+def insert_ignore(dialect: str, table: sa.Table, keys: list[str]) -> Any:
+    """``INSERT ... ON CONFLICT (keys) DO NOTHING`` for PostgreSQL or SQLite."""
+    if dialect == "postgresql":
+        return postgresql.insert(table).on_conflict_do_nothing(index_elements=keys)
+    return sqlite.insert(table).on_conflict_do_nothing(index_elements=keys)
+
+
+async def ensure_thread(conn: AsyncConnection, thread_id: str, now: datetime) -> None:
+    """Create the thread row when missing."""
+    await conn.execute(
+        insert_ignore(conn.dialect.name, threads, ["id"]),
+        {"id": thread_id, "next_position": 1, "created_at": now, "updated_at": now},
+    )
+
+
+async def _merge_continuation(
+    conn: AsyncConnection, thread_id: str, message_id: str, row: dict[str, Any]
+) -> None:
+    """A run continuing another run's assistant message (AI SDK continuations reuse the
+    messageId) keeps the earlier parts: ``parts`` = old parts + new parts."""
+    old = (
+        await conn.execute(
+            sa.select(messages.c.run_id, messages.c.payload).where(
+                messages.c.thread_id == thread_id, messages.c.message_id == message_id
+            )
+        )
+    ).first()
+    payload = row["payload"]
+    if (
+        old is not None
+        and old.run_id is not None
+        and old.run_id != row["run_id"]
+        and isinstance(old.payload.get("parts"), list)
+        and isinstance(payload.get("parts"), list)
+    ):
+        row["payload"] = {**payload, "parts": old.payload["parts"] + payload["parts"]}
+
+
+async def add_items(
+    conn: AsyncConnection,
+    thread_id: str,
+    items: Sequence[JsonObject],
+    *,
+    run_id: str | None,
+    now: datetime,
+    replace: bool,
+) -> int:
+    """Insert history items at the end of the thread; returns how many rows were added.
+
+    With ``replace`` (a run's own output) an item whose id is stored is updated in place
+    (keeping its position; see :func:`_merge_continuation`); without it (input echoed by a
+    client) an item whose id or alias is known is skipped.
+
+    Raises:
+        RunNotFoundError: the thread does not exist.
+    """
+    locked = (
+        await conn.execute(
+            sa.update(threads)
+            .where(threads.c.id == thread_id)
+            .values(updated_at=now)
+            .returning(threads.c.next_position)
+        )
+    ).first()
+    if locked is None:
+        raise RunNotFoundError(f"unknown thread {thread_id!r}")
+    position = int(locked.next_position)
+    names: set[str] = set()
+    for item in items:
+        names.add(str(item["id"]))
+        names.update(str(a) for a in item.get("aliases") or ())
+    known = {
+        r.alias: r.message_id
+        for r in (
+            await conn.execute(
+                sa.select(message_aliases.c.alias, message_aliases.c.message_id).where(
+                    message_aliases.c.thread_id == thread_id,
+                    message_aliases.c.alias.in_(sorted(names)),
+                )
+            )
+        ).all()
+    }
+    added = 0
+    for item in items:
+        message_id = str(item["id"])
+        aliases = [str(a) for a in item.get("aliases") or ()]
+        row: dict[str, Any] = {
+            "role": str(item.get("role", "assistant")),
+            "run_id": run_id if run_id is not None else item.get("runId"),
+            "visibility": visibility_mask(item),
+            "payload": {k: v for k, v in item.items() if k != "aliases"},
+        }
+        if known.get(message_id) == message_id:
+            if not replace:
+                continue
+            await _merge_continuation(conn, thread_id, message_id, row)
+            await conn.execute(
+                sa.update(messages)
+                .where(messages.c.thread_id == thread_id, messages.c.message_id == message_id)
+                .values(**row)
+            )
+        elif not replace and any(a in known for a in (message_id, *aliases)):
+            continue  # the client echoed a message the gateway already recorded
+        else:
+            await conn.execute(
+                sa.insert(messages).values(
+                    thread_id=thread_id,
+                    message_id=message_id,
+                    position=position,
+                    created_at=now,
+                    **row,
+                )
+            )
+            position += 1
+            added += 1
+        fresh = [a for a in dict.fromkeys((message_id, *aliases)) if a not in known]
+        if fresh:
+            await conn.execute(
+                insert_ignore(conn.dialect.name, message_aliases, ["thread_id", "alias"]),
+                [{"thread_id": thread_id, "alias": a, "message_id": message_id} for a in fresh],
+            )
+            known.update(dict.fromkeys(fresh, message_id))
+    if added:
+        await conn.execute(
+            sa.update(threads).where(threads.c.id == thread_id).values(next_position=position)
+        )
+    return added
+
+
+async def history_page(
+    conn: AsyncConnection, thread_id: str, *, limit: int, before_sequence: int | None
+) -> HistoryPage:
+    """The ``limit`` (clamped to 1..200) newest items before ``before_sequence``, oldest first."""
+    limit = min(max(int(limit), 1), HISTORY_MAX_LIMIT)
+    of_thread = messages.c.thread_id == thread_id
+    total = int(
+        (
+            await conn.execute(sa.select(sa.func.count()).select_from(messages).where(of_thread))
+        ).scalar_one()
+    )
+    query = sa.select(messages.c.position, messages.c.payload).where(of_thread)
+    if before_sequence is not None:
+        query = query.where(messages.c.position < before_sequence)
+    rows = list((await conn.execute(query.order_by(messages.c.position.desc()).limit(limit))).all())
+    rows.reverse()
+    if not rows:
+        return HistoryPage(total=total)
+    start, end = int(rows[0].position), int(rows[-1].position)
+    older = (
+        await conn.execute(
+            sa.select(messages.c.position).where(of_thread, messages.c.position < start).limit(1)
+        )
+    ).first()
+    return HistoryPage(
+        items=[{**r.payload, "sequence": int(r.position)} for r in rows],
+        total=total,
+        start_sequence=start,
+        end_sequence=end,
+        next_before_sequence=start if older is not None else None,
+        has_more=older is not None,
+    )

@@ -1,0 +1,252 @@
+"""Value types exchanged with a :class:`~gateway.store.protocol.RunStore`.
+
+All are frozen dataclasses; JSON payloads are plain ``dict`` / ``list`` values (AG-UI wire
+dicts for events, history items for messages). Times are timezone-aware UTC ``datetime``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Final, Literal
+
+from .cursor import Cursor
+from .errors import CursorMismatchError
+
+__all__ = [
+    "ACTIVE_STATUSES",
+    "TERMINAL_EVENT_TYPES",
+    "TERMINAL_STATUSES",
+    "HistoryPage",
+    "JsonObject",
+    "LeaseState",
+    "NewEvent",
+    "PurgeResult",
+    "RunEvent",
+    "RunFinal",
+    "RunRecord",
+    "RunStatus",
+    "StoredEvent",
+]
+
+JsonObject = dict[str, Any]
+"""A JSON object (AG-UI wire event, history item, usage...)."""
+
+RunStatus = Literal["queued", "running", "completed", "failed", "cancelled", "interrupted"]
+"""Lifecycle of a run: ``queued`` -> ``running`` -> one terminal status."""
+
+ACTIVE_STATUSES: Final[frozenset[str]] = frozenset({"queued", "running"})
+"""Statuses of a run that may still receive events."""
+
+TERMINAL_STATUSES: Final[frozenset[str]] = frozenset(
+    {"completed", "failed", "cancelled", "interrupted"}
+)
+"""Statuses of a run that ended (its terminal event is durable)."""
+
+TERMINAL_EVENT_TYPES: Final[frozenset[str]] = frozenset({"RUN_FINISHED", "RUN_ERROR"})
+"""AG-UI event types that end a run (a run of the gateway holds exactly one AG-UI run)."""
+
+
+@dataclass(frozen=True, slots=True)
+class RunEvent:
+    """One event of a run with its cursor, as readers deliver it.
+
+    Attributes:
+        cursor: the event's position (its SSE ``id:``).
+        event: the AG-UI 1.0 wire dict (camelCase, optional fields omitted); shared, do not
+            mutate.
+    """
+
+    cursor: Cursor
+    event: JsonObject
+
+    @property
+    def type(self) -> str:
+        """The AG-UI event ``type`` (e.g. ``"TEXT_MESSAGE_CONTENT"``)."""
+        return str(self.event.get("type", ""))
+
+    @property
+    def terminal(self) -> bool:
+        """True for RUN_FINISHED and RUN_ERROR."""
+        return self.event.get("type") in TERMINAL_EVENT_TYPES
+
+
+@dataclass(frozen=True, slots=True)
+class StoredEvent(RunEvent):
+    """A :class:`RunEvent` read back from the store.
+
+    Attributes:
+        durable: True when the event was committed before it was published (control events);
+            False for deltas that were published first and written in a batch.
+        created_at: when the event row was written.
+    """
+
+    durable: bool = True
+    created_at: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class NewEvent:
+    """An event to append: the producer-assigned ``seq`` and the wire dict.
+
+    Attributes:
+        seq: per-run sequence number (the batch's seqs must continue the run's last seq).
+        event: AG-UI wire dict; ``event["type"]`` is stored in its own column.
+        durable: see :attr:`StoredEvent.durable`.
+    """
+
+    seq: int
+    event: JsonObject
+    durable: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class RunFinal:
+    """The terminal update written in the same transaction as the run's terminal event.
+
+    Attributes:
+        status: one of :data:`TERMINAL_STATUSES`.
+        usage: the terminal event's ``usage`` (AG-UI ``TokenUsage[]`` wire list), if any.
+        error: ``{"code", "message"}`` for RUN_ERROR, else None.
+        model: the model that served the run, when it became known.
+        messages: history items to upsert for the run's thread (by item ``id``).
+    """
+
+    status: RunStatus
+    usage: Any = None
+    error: JsonObject | None = None
+    model: str | None = None
+    messages: Sequence[JsonObject] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class LeaseState:
+    """Answer to a heartbeat.
+
+    Attributes:
+        alive: False when the caller's epoch was fenced or the run ended: stop producing.
+        cancel_requested: a cancel was requested (possibly on another replica).
+    """
+
+    alive: bool
+    cancel_requested: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class PurgeResult:
+    """Rows removed by :meth:`RunStore.purge`."""
+
+    runs: int = 0
+    events: int = 0
+    threads: int = 0
+    messages: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class RunRecord:
+    """One row of ``runs``.
+
+    Attributes:
+        id: the AG-UI runId.
+        thread_id: the AG-UI threadId.
+        status: see :data:`RunStatus`.
+        route, upstream, model: what served the run (free text, may be None).
+        message_id: the assistant message id of the run (AI SDK ``start.messageId``; history).
+        usage: AG-UI ``TokenUsage[]`` wire list of the terminal event, if any.
+        error: ``{"code", "message"}`` when the run ended with RUN_ERROR.
+        epoch: current lease epoch (the only epoch allowed to append).
+        last_seq: seq of the last durable event (0 when none).
+        last_epoch: epoch of the last durable event (0 when none).
+        lease_owner: replica id holding the lease.
+        heartbeat_at: last heartbeat (or write) of the lease holder.
+        cancel_requested: a cancel was requested and not yet carried out.
+        created_at, updated_at: row times; finished_at: when a terminal status was set.
+    """
+
+    id: str
+    thread_id: str
+    status: RunStatus
+    route: str | None
+    upstream: str | None
+    model: str | None
+    message_id: str | None
+    usage: Any
+    error: JsonObject | None
+    epoch: int
+    last_seq: int
+    last_epoch: int
+    lease_owner: str | None
+    heartbeat_at: datetime | None
+    cancel_requested: bool
+    created_at: datetime
+    updated_at: datetime
+    finished_at: datetime | None = None
+
+    @property
+    def is_terminal(self) -> bool:
+        """True when the run ended (its terminal event is durable)."""
+        return self.status in TERMINAL_STATUSES
+
+    @property
+    def last_cursor(self) -> Cursor | None:
+        """Cursor of the last durable event, or None when nothing is stored yet."""
+        return Cursor(self.last_epoch, self.last_seq) if self.last_seq else None
+
+    def check_cursor(self, cursor: Cursor, *, slack: int) -> None:
+        """Refuse a resume cursor that cannot name an event of this run.
+
+        A live run's producer may have published up to ``slack`` events past the durable end
+        (its unflushed batch), in the current epoch or in a dead one; a terminal run's last
+        epoch is entirely durable. The check cannot tell two runs' cursors apart when both
+        are in range (the cursor format carries no run id, RUNS.md).
+
+        Raises:
+            CursorMismatchError: epoch newer than the run's, or seq beyond what was published.
+        """
+        if cursor.epoch > self.epoch:
+            raise CursorMismatchError(
+                f"event id {cursor} does not belong to run {self.id!r} (unknown epoch)"
+            )
+        limit = (
+            self.last_seq
+            if self.is_terminal and cursor.epoch == self.epoch
+            else (self.last_seq + slack)
+        )
+        if cursor.seq > limit:
+            raise CursorMismatchError(
+                f"event id {cursor} does not belong to run {self.id!r} (past its last event)"
+            )
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryPage:
+    """One page of a thread's history (``GET /api/v1/agent/history``).
+
+    Attributes:
+        items: history items, oldest first, each with its ``sequence``.
+        total: number of messages of the thread (all of them, not only this page).
+        start_sequence, end_sequence: sequences of the first and last item (None if empty).
+        next_before_sequence: pass as ``before_sequence`` for the previous page (None when
+            there is none).
+        has_more: older messages exist before ``start_sequence``.
+    """
+
+    items: list[JsonObject] = field(default_factory=list)
+    total: int = 0
+    start_sequence: int | None = None
+    end_sequence: int | None = None
+    next_before_sequence: int | None = None
+    has_more: bool = False
+
+    def to_json(self) -> JsonObject:
+        """The response body: ``{items, total, start_sequence, end_sequence,
+        next_before_sequence, has_more}``."""
+        return {
+            "items": self.items,
+            "total": self.total,
+            "start_sequence": self.start_sequence,
+            "end_sequence": self.end_sequence,
+            "next_before_sequence": self.next_before_sequence,
+            "has_more": self.has_more,
+        }

@@ -1,0 +1,174 @@
+"""The :class:`RunStore` protocol: what the pump, the readers and the reaper need from storage.
+
+Follows ``shared/docs/RUNS.md``: the store is the source of truth for order; the single
+producer of a run assigns seqs and the store enforces that they continue the durable end;
+every write is fenced by the lease epoch, so a producer that lost its lease cannot append
+after a takeover.
+
+History items (the ``messages`` argument of :meth:`RunStore.add_messages` and
+:attr:`RunFinal.messages`) are JSON objects with at least ``id`` (str), ``role`` (str) and
+``visibility`` (``{"history": bool, "context": bool}``); an optional ``aliases`` list names the
+AG-UI message ids the item covers (it is stored apart and removed from the payload).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Protocol, runtime_checkable
+
+from .cursor import Cursor
+from .models import (
+    HistoryPage,
+    JsonObject,
+    LeaseState,
+    NewEvent,
+    PurgeResult,
+    RunFinal,
+    RunRecord,
+    RunStatus,
+    StoredEvent,
+)
+
+__all__ = ["HISTORY_DEFAULT_LIMIT", "HISTORY_MAX_LIMIT", "RunStore"]
+
+HISTORY_DEFAULT_LIMIT = 50
+"""History page size when the client gives none (issue 3 §6)."""
+
+HISTORY_MAX_LIMIT = 200
+"""Largest history page; bigger limits are clamped."""
+
+
+@runtime_checkable
+class RunStore(Protocol):
+    """Durable storage of threads, runs, events and history (SQLite or PostgreSQL)."""
+
+    def now(self) -> datetime:
+        """The store's clock (aware UTC); leases and retention compare against it."""
+        ...
+
+    async def create_run(
+        self,
+        *,
+        run_id: str,
+        thread_id: str,
+        owner: str,
+        route: str | None = None,
+        upstream: str | None = None,
+        model: str | None = None,
+        message_id: str | None = None,
+        status: RunStatus = "queued",
+        input_messages: Sequence[JsonObject] = (),
+    ) -> RunRecord:
+        """Create a run (and its thread if new) with epoch 1, leased to ``owner``.
+
+        ``input_messages`` (history items) are added to the thread's history unless an item
+        with the same id or alias is already there.
+
+        Raises:
+            RunExistsError: ``run_id`` is taken.
+        """
+        ...
+
+    async def get_run(self, run_id: str) -> RunRecord:
+        """Return the run.
+
+        Raises:
+            RunNotFoundError: unknown (or purged) run.
+        """
+        ...
+
+    async def list_runs(
+        self, thread_id: str, *, active_only: bool = False, limit: int = 100
+    ) -> list[RunRecord]:
+        """Runs of a thread, newest first (only queued/running ones with ``active_only``)."""
+        ...
+
+    async def append_events(
+        self,
+        run_id: str,
+        epoch: int,
+        events: Sequence[NewEvent],
+        *,
+        final: RunFinal | None = None,
+    ) -> RunRecord:
+        """Append a batch atomically; with ``final`` also set the terminal status.
+
+        The batch's seqs must be ``last_seq + 1, last_seq + 2, ...``. The write also counts as
+        a heartbeat and moves a queued run to running. Returns the updated run.
+
+        Raises:
+            RunNotFoundError: unknown run.
+            StaleEpochError: ``epoch`` is not the run's current epoch (fenced).
+            RunClosedError: the run already ended.
+            SequenceError: the seqs do not continue the durable end.
+        """
+        ...
+
+    async def read_events(
+        self, run_id: str, *, after: Cursor | None = None, limit: int = 500
+    ) -> list[StoredEvent]:
+        """Durable events strictly after ``after`` (all when None), in order, at most ``limit``.
+
+        "After" compares ``(epoch, seq)``: a cursor past the durable end of a dead epoch
+        continues with the first event of the next epoch.
+        """
+        ...
+
+    async def heartbeat(self, run_id: str, epoch: int) -> LeaseState:
+        """Refresh the lease of ``epoch``; ``alive=False`` when fenced, ended or unknown."""
+        ...
+
+    async def request_cancel(self, run_id: str) -> RunRecord:
+        """Flag the run for cancellation (idempotent; no-op once it ended).
+
+        Raises:
+            RunNotFoundError: unknown run.
+        """
+        ...
+
+    async def list_stale_runs(self, stale_before: datetime, *, limit: int = 100) -> list[RunRecord]:
+        """Queued/running runs whose heartbeat is older than ``stale_before``, oldest first."""
+        ...
+
+    async def take_over(
+        self, run_id: str, *, owner: str, expected_epoch: int, stale_before: datetime
+    ) -> RunRecord | None:
+        """Take the lease of a stale run with a new epoch (``expected_epoch + 1``).
+
+        Succeeds only if the run is still active, still at ``expected_epoch`` and its heartbeat
+        is still older than ``stale_before``; returns None otherwise (someone else won, or the
+        producer came back).
+        """
+        ...
+
+    async def add_messages(
+        self, thread_id: str, items: Sequence[JsonObject], *, run_id: str | None = None
+    ) -> int:
+        """Append history items not yet known (by id or alias); returns how many were added.
+
+        The thread is created when missing.
+        """
+        ...
+
+    async def history(
+        self,
+        thread_id: str,
+        *,
+        limit: int = HISTORY_DEFAULT_LIMIT,
+        before_sequence: int | None = None,
+    ) -> HistoryPage:
+        """The ``limit`` newest items with ``sequence < before_sequence`` (all when None).
+
+        ``limit`` is clamped to ``1..HISTORY_MAX_LIMIT``. An unknown thread gives an empty page.
+        """
+        ...
+
+    async def purge(self, before: datetime) -> PurgeResult:
+        """Retention: delete runs that ended before ``before`` with their events, then threads
+        with no run left and no activity since ``before`` with their history."""
+        ...
+
+    async def close(self) -> None:
+        """Release connections."""
+        ...

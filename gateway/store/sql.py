@@ -1,0 +1,484 @@
+"""SQLAlchemy 2 (async) implementation of :class:`~gateway.store.protocol.RunStore`.
+
+One implementation for SQLite (``sqlite+aiosqlite``, the embedded default: a file, WAL mode)
+and PostgreSQL (``postgresql+asyncpg``). :func:`open_store` creates the engine and applies the
+alembic migrations (:mod:`gateway.migrations`) before returning.
+
+Concurrency: every write that must be exclusive starts with a conditional ``UPDATE runs``
+(or ``UPDATE threads``) on the row it depends on, so PostgreSQL serialises competing writers on
+the row lock and SQLite on its write lock; fencing, seq continuity and lease takeover are all
+single conditional UPDATEs, never read-then-write. Driver errors are translated into
+:class:`~gateway.store.errors.RunStoreError` here, chained with ``from``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import asynccontextmanager
+from datetime import UTC, datetime
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+
+from .. import migrations
+from .cursor import Cursor
+from .engine import DEFAULT_DATABASE_URL, create_engine
+from .errors import (
+    RunClosedError,
+    RunExistsError,
+    RunNotFoundError,
+    RunStoreError,
+    SequenceError,
+    StaleEpochError,
+)
+from .history_sql import add_items, ensure_thread, history_page
+from .models import (
+    ACTIVE_STATUSES,
+    TERMINAL_STATUSES,
+    HistoryPage,
+    JsonObject,
+    LeaseState,
+    NewEvent,
+    PurgeResult,
+    RunFinal,
+    RunRecord,
+    RunStatus,
+    StoredEvent,
+)
+from .protocol import HISTORY_DEFAULT_LIMIT
+from .schema import events as events_t
+from .schema import message_aliases, messages, runs, threads
+
+__all__ = ["SqlRunStore", "open_store"]
+
+
+async def open_store(
+    url: str = DEFAULT_DATABASE_URL,
+    *,
+    schema: str | None = None,
+    clock: Callable[[], datetime] | None = None,
+    migrate: bool = True,
+    echo: bool = False,
+) -> SqlRunStore:
+    """Create the engine, apply migrations (unless ``migrate=False``) and return the store.
+
+    Raises:
+        ValueError: unsupported URL or schema name.
+        RunStoreError: the database cannot be reached or migrated.
+    """
+    engine = create_engine(url, schema=schema, echo=echo)
+    try:
+        if schema is not None:
+            async with engine.begin() as conn:
+                await conn.execute(sa.text(f'CREATE SCHEMA IF NOT EXISTS "{schema}"'))
+        if migrate:
+            await migrations.upgrade(engine)
+    except (sa.exc.SQLAlchemyError, OSError) as exc:
+        await engine.dispose()
+        raise RunStoreError(f"cannot open the run store: {exc}") from exc
+    return SqlRunStore(engine, clock=clock)
+
+
+def _utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+def _run_from_row(row: Any) -> RunRecord:
+    m = row._mapping
+    return RunRecord(
+        id=m["id"],
+        thread_id=m["thread_id"],
+        status=m["status"],
+        route=m["route"],
+        upstream=m["upstream"],
+        model=m["model"],
+        message_id=m["message_id"],
+        usage=m["usage"],
+        error=m["error"],
+        epoch=int(m["epoch"]),
+        last_seq=int(m["last_seq"]),
+        last_epoch=int(m["last_epoch"]),
+        lease_owner=m["lease_owner"],
+        heartbeat_at=m["heartbeat_at"],
+        cancel_requested=bool(m["cancel_requested"]),
+        created_at=m["created_at"],
+        updated_at=m["updated_at"],
+        finished_at=m["finished_at"],
+    )
+
+
+class SqlRunStore:
+    """:class:`~gateway.store.protocol.RunStore` over an async SQLAlchemy engine.
+
+    Args:
+        engine: an engine from :func:`create_engine` whose database is migrated.
+        clock: returns the current aware UTC time (default :func:`datetime.now`); leases
+            compare heartbeats written by different replicas, so their clocks must agree to
+            well under the lease timeout (NTP).
+    """
+
+    def __init__(self, engine: AsyncEngine, *, clock: Callable[[], datetime] | None = None) -> None:
+        self.engine = engine
+        self._clock = clock or _utcnow
+
+    def now(self) -> datetime:
+        """The store's clock (aware UTC)."""
+        return self._clock()
+
+    async def close(self) -> None:
+        """Dispose of the engine's connections."""
+        await self.engine.dispose()
+
+    # -- plumbing -------------------------------------------------------------------------
+    @asynccontextmanager
+    async def _tx(self) -> AsyncIterator[AsyncConnection]:
+        try:
+            async with self.engine.begin() as conn:
+                yield conn
+        except RunStoreError:
+            raise
+        except sa.exc.SQLAlchemyError as exc:
+            raise RunStoreError(f"database error: {type(exc).__name__}") from exc
+
+    @asynccontextmanager
+    async def _read(self) -> AsyncIterator[AsyncConnection]:
+        try:
+            async with self.engine.connect() as conn:
+                yield conn
+        except RunStoreError:
+            raise
+        except sa.exc.SQLAlchemyError as exc:
+            raise RunStoreError(f"database error: {type(exc).__name__}") from exc
+
+    # -- runs -----------------------------------------------------------------------------
+    async def create_run(
+        self,
+        *,
+        run_id: str,
+        thread_id: str,
+        owner: str,
+        route: str | None = None,
+        upstream: str | None = None,
+        model: str | None = None,
+        message_id: str | None = None,
+        status: RunStatus = "queued",
+        input_messages: Sequence[JsonObject] = (),
+    ) -> RunRecord:
+        """See :meth:`RunStore.create_run`."""
+        if status not in ACTIVE_STATUSES:
+            raise ValueError(f"a new run is queued or running, not {status!r}")
+        now = self.now()
+        try:
+            async with self._tx() as conn:
+                await ensure_thread(conn, thread_id, now)
+                row = (
+                    await conn.execute(
+                        sa.insert(runs)
+                        .values(
+                            id=run_id,
+                            thread_id=thread_id,
+                            status=status,
+                            route=route,
+                            upstream=upstream,
+                            model=model,
+                            message_id=message_id,
+                            epoch=1,
+                            last_seq=0,
+                            last_epoch=0,
+                            lease_owner=owner,
+                            heartbeat_at=now,
+                            cancel_requested=False,
+                            created_at=now,
+                            updated_at=now,
+                        )
+                        .returning(*runs.c)
+                    )
+                ).one()
+                if input_messages:
+                    await add_items(
+                        conn, thread_id, input_messages, run_id=None, now=now, replace=False
+                    )
+        except RunStoreError as exc:
+            if isinstance(exc.__cause__, sa.exc.IntegrityError):
+                raise RunExistsError(f"run {run_id!r} already exists") from exc.__cause__
+            raise
+        return _run_from_row(row)
+
+    async def get_run(self, run_id: str) -> RunRecord:
+        """See :meth:`RunStore.get_run`."""
+        async with self._read() as conn:
+            row = (await conn.execute(sa.select(runs).where(runs.c.id == run_id))).first()
+        if row is None:
+            raise RunNotFoundError(f"unknown run {run_id!r}")
+        return _run_from_row(row)
+
+    async def list_runs(
+        self, thread_id: str, *, active_only: bool = False, limit: int = 100
+    ) -> list[RunRecord]:
+        """See :meth:`RunStore.list_runs`."""
+        query = sa.select(runs).where(runs.c.thread_id == thread_id)
+        if active_only:
+            query = query.where(runs.c.status.in_(ACTIVE_STATUSES))
+        query = query.order_by(runs.c.created_at.desc(), runs.c.id.desc()).limit(limit)
+        async with self._read() as conn:
+            rows = (await conn.execute(query)).all()
+        return [_run_from_row(row) for row in rows]
+
+    async def append_events(
+        self,
+        run_id: str,
+        epoch: int,
+        events: Sequence[NewEvent],
+        *,
+        final: RunFinal | None = None,
+    ) -> RunRecord:
+        """See :meth:`RunStore.append_events`."""
+        if not events:
+            raise ValueError("append_events needs at least one event")
+        first = events[0].seq
+        for offset, new in enumerate(events):
+            if new.seq != first + offset:
+                raise SequenceError(f"batch seqs are not contiguous at seq {new.seq}")
+        now = self.now()
+        values: dict[str, Any] = {
+            "last_seq": events[-1].seq,
+            "last_epoch": epoch,
+            "updated_at": now,
+            "heartbeat_at": now,
+        }
+        if final is not None:
+            if final.status not in TERMINAL_STATUSES:
+                raise ValueError(f"final status must be terminal, not {final.status!r}")
+            values.update(
+                status=final.status,
+                usage=final.usage,
+                error=final.error,
+                finished_at=now,
+                cancel_requested=False,
+                model=sa.func.coalesce(final.model, runs.c.model),
+            )
+        else:
+            values["status"] = "running"
+        async with self._tx() as conn:
+            row = (
+                await conn.execute(
+                    sa.update(runs)
+                    .where(
+                        runs.c.id == run_id,
+                        runs.c.epoch == epoch,
+                        runs.c.status.in_(ACTIVE_STATUSES),
+                        runs.c.last_seq == first - 1,
+                    )
+                    .values(**values)
+                    .returning(*runs.c)
+                )
+            ).first()
+            if row is None:
+                await self._reject(conn, run_id, epoch, first)
+            assert row is not None
+            try:
+                await conn.execute(
+                    sa.insert(events_t),
+                    [
+                        {
+                            "run_id": run_id,
+                            "seq": new.seq,
+                            "epoch": epoch,
+                            "type": str(new.event.get("type", "")),
+                            "payload": new.event,
+                            "durable": new.durable,
+                            "created_at": now,
+                        }
+                        for new in events
+                    ],
+                )
+            except sa.exc.IntegrityError as exc:
+                raise SequenceError(f"run {run_id!r}: seq {first} is already stored") from exc
+            record = _run_from_row(row)
+            if final is not None:
+                await conn.execute(
+                    sa.update(threads)
+                    .where(threads.c.id == record.thread_id)
+                    .values(updated_at=now)
+                )
+                if final.messages:
+                    await add_items(
+                        conn, record.thread_id, final.messages, run_id=run_id, now=now, replace=True
+                    )
+        return record
+
+    async def _reject(self, conn: AsyncConnection, run_id: str, epoch: int, first: int) -> None:
+        row = (await conn.execute(sa.select(runs).where(runs.c.id == run_id))).first()
+        if row is None:
+            raise RunNotFoundError(f"unknown run {run_id!r}")
+        run = _run_from_row(row)
+        if run.epoch != epoch:
+            raise StaleEpochError(
+                f"run {run_id!r} is at epoch {run.epoch}; writes of epoch {epoch} are fenced"
+            )
+        if run.is_terminal:
+            raise RunClosedError(f"run {run_id!r} already ended ({run.status})")
+        raise SequenceError(
+            f"run {run_id!r}: batch starts at seq {first}, expected {run.last_seq + 1}"
+        )
+
+    async def read_events(
+        self, run_id: str, *, after: Cursor | None = None, limit: int = 500
+    ) -> list[StoredEvent]:
+        """See :meth:`RunStore.read_events`."""
+        query = sa.select(
+            events_t.c.seq,
+            events_t.c.epoch,
+            events_t.c.payload,
+            events_t.c.durable,
+            events_t.c.created_at,
+        ).where(events_t.c.run_id == run_id)
+        if after is not None:
+            query = query.where(
+                sa.or_(
+                    sa.and_(events_t.c.epoch == after.epoch, events_t.c.seq > after.seq),
+                    events_t.c.epoch > after.epoch,
+                )
+            )
+        query = query.order_by(events_t.c.seq).limit(max(1, limit))
+        async with self._read() as conn:
+            rows = (await conn.execute(query)).all()
+        return [
+            StoredEvent(
+                cursor=Cursor(int(r.epoch), int(r.seq)),
+                event=r.payload,
+                durable=bool(r.durable),
+                created_at=r.created_at,
+            )
+            for r in rows
+        ]
+
+    async def heartbeat(self, run_id: str, epoch: int) -> LeaseState:
+        """See :meth:`RunStore.heartbeat`."""
+        async with self._tx() as conn:
+            row = (
+                await conn.execute(
+                    sa.update(runs)
+                    .where(
+                        runs.c.id == run_id,
+                        runs.c.epoch == epoch,
+                        runs.c.status.in_(ACTIVE_STATUSES),
+                    )
+                    .values(heartbeat_at=self.now())
+                    .returning(runs.c.cancel_requested)
+                )
+            ).first()
+        if row is None:
+            return LeaseState(alive=False)
+        return LeaseState(alive=True, cancel_requested=bool(row.cancel_requested))
+
+    async def request_cancel(self, run_id: str) -> RunRecord:
+        """See :meth:`RunStore.request_cancel`."""
+        async with self._tx() as conn:
+            row = (
+                await conn.execute(
+                    sa.update(runs)
+                    .where(runs.c.id == run_id, runs.c.status.in_(ACTIVE_STATUSES))
+                    .values(cancel_requested=True, updated_at=self.now())
+                    .returning(*runs.c)
+                )
+            ).first()
+        if row is not None:
+            return _run_from_row(row)
+        return await self.get_run(run_id)
+
+    async def list_stale_runs(self, stale_before: datetime, *, limit: int = 100) -> list[RunRecord]:
+        """See :meth:`RunStore.list_stale_runs`."""
+        query = (
+            sa.select(runs)
+            .where(
+                runs.c.status.in_(ACTIVE_STATUSES),
+                sa.or_(runs.c.heartbeat_at < stale_before, runs.c.heartbeat_at.is_(None)),
+            )
+            .order_by(runs.c.heartbeat_at)
+            .limit(limit)
+        )
+        async with self._read() as conn:
+            rows = (await conn.execute(query)).all()
+        return [_run_from_row(row) for row in rows]
+
+    async def take_over(
+        self, run_id: str, *, owner: str, expected_epoch: int, stale_before: datetime
+    ) -> RunRecord | None:
+        """See :meth:`RunStore.take_over`."""
+        now = self.now()
+        async with self._tx() as conn:
+            row = (
+                await conn.execute(
+                    sa.update(runs)
+                    .where(
+                        runs.c.id == run_id,
+                        runs.c.epoch == expected_epoch,
+                        runs.c.status.in_(ACTIVE_STATUSES),
+                        sa.or_(runs.c.heartbeat_at < stale_before, runs.c.heartbeat_at.is_(None)),
+                    )
+                    .values(
+                        epoch=expected_epoch + 1,
+                        lease_owner=owner,
+                        heartbeat_at=now,
+                        updated_at=now,
+                    )
+                    .returning(*runs.c)
+                )
+            ).first()
+        return _run_from_row(row) if row is not None else None
+
+    # -- history --------------------------------------------------------------------------
+    async def add_messages(
+        self, thread_id: str, items: Sequence[JsonObject], *, run_id: str | None = None
+    ) -> int:
+        """See :meth:`RunStore.add_messages`."""
+        if not items:
+            return 0
+        now = self.now()
+        async with self._tx() as conn:
+            await ensure_thread(conn, thread_id, now)
+            return await add_items(conn, thread_id, items, run_id=run_id, now=now, replace=False)
+
+    async def history(
+        self,
+        thread_id: str,
+        *,
+        limit: int = HISTORY_DEFAULT_LIMIT,
+        before_sequence: int | None = None,
+    ) -> HistoryPage:
+        """See :meth:`RunStore.history`."""
+        async with self._read() as conn:
+            return await history_page(conn, thread_id, limit=limit, before_sequence=before_sequence)
+
+    # -- retention ------------------------------------------------------------------------
+    async def purge(self, before: datetime) -> PurgeResult:
+        """See :meth:`RunStore.purge`."""
+        ended = sa.select(runs.c.id).where(
+            runs.c.status.in_(TERMINAL_STATUSES), runs.c.finished_at < before
+        )
+        async with self._tx() as conn:
+            n_events = (
+                await conn.execute(sa.delete(events_t).where(events_t.c.run_id.in_(ended)))
+            ).rowcount
+            n_runs = (await conn.execute(sa.delete(runs).where(runs.c.id.in_(ended)))).rowcount
+            idle = sa.select(threads.c.id).where(
+                threads.c.updated_at < before,
+                ~sa.exists().where(runs.c.thread_id == threads.c.id),
+            )
+            await conn.execute(
+                sa.delete(message_aliases).where(message_aliases.c.thread_id.in_(idle))
+            )
+            n_messages = (
+                await conn.execute(sa.delete(messages).where(messages.c.thread_id.in_(idle)))
+            ).rowcount
+            n_threads = (
+                await conn.execute(sa.delete(threads).where(threads.c.id.in_(idle)))
+            ).rowcount
+        return PurgeResult(
+            runs=max(n_runs, 0),
+            events=max(n_events, 0),
+            threads=max(n_threads, 0),
+            messages=max(n_messages, 0),
+        )

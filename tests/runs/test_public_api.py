@@ -1,0 +1,106 @@
+"""The public names of the durable-run packages are exactly the ones the HTTP layer wires."""
+
+from __future__ import annotations
+
+import pytest
+
+import gateway.broker
+import gateway.runs
+import gateway.store
+from gateway.store import Cursor, InvalidCursorError, parse_cursor
+
+PUBLIC = {
+    gateway.store: {
+        "ACTIVE_STATUSES",
+        "DEFAULT_DATABASE_URL",
+        "HISTORY_DEFAULT_LIMIT",
+        "HISTORY_MAX_LIMIT",
+        "MAX_CURSOR_PART",
+        "TERMINAL_EVENT_TYPES",
+        "TERMINAL_STATUSES",
+        "Cursor",
+        "CursorError",
+        "CursorMismatchError",
+        "HistoryPage",
+        "InvalidCursorError",
+        "JsonObject",
+        "LeaseState",
+        "NewEvent",
+        "PurgeResult",
+        "RunClosedError",
+        "RunEvent",
+        "RunExistsError",
+        "RunFinal",
+        "RunNotFoundError",
+        "RunRecord",
+        "RunStatus",
+        "RunStore",
+        "RunStoreError",
+        "SequenceError",
+        "SqlRunStore",
+        "StaleEpochError",
+        "StoredEvent",
+        "WriteRejectedError",
+        "create_engine",
+        "normalize_url",
+        "open_store",
+        "parse_cursor",
+    },
+    gateway.broker: {
+        "DEFAULT_MAXLEN",
+        "DEFAULT_PREFIX",
+        "DEFAULT_TTL",
+        "Broker",
+        "InProcessBroker",
+        "RedisStreamsBroker",
+        "Subscription",
+        "open_broker",
+    },
+    gateway.runs: {
+        "BATCHED_TYPES",
+        "CANCELED_MESSAGE",
+        "INTERRUPTED_MESSAGE",
+        "Prelude",
+        "Reaper",
+        "RunFold",
+        "RunManager",
+        "RunOutcome",
+        "RunPump",
+        "RunSettings",
+        "RunWriter",
+        "agui_messages_from_parts",
+        "build_snapshot_prelude",
+        "history_items_to_agui",
+        "input_items",
+        "read_run",
+        "replica_id",
+        "run_item",
+        "terminal_status",
+    },
+}
+
+
+@pytest.mark.parametrize("module", list(PUBLIC), ids=lambda m: m.__name__)
+def test_public_names_are_exactly_the_intended_ones(module: object) -> None:
+    assert set(module.__all__) == PUBLIC[module]  # type: ignore[attr-defined]
+    for name in module.__all__:  # type: ignore[attr-defined]
+        assert getattr(module, name) is not None
+
+
+def test_cursors_order_by_epoch_then_seq() -> None:
+    assert Cursor(1, 99) < Cursor(2, 1) < Cursor(2, 2)
+    assert str(Cursor(3, 41)) == "3.41" and parse_cursor("3.41") == Cursor(3, 41)
+    assert Cursor(2, 5).follows(Cursor(2, 4)) and not Cursor(3, 5).follows(Cursor(2, 4))
+    assert Cursor(1, 1).follows(None) and not Cursor(1, 2).follows(None)
+    with pytest.raises(InvalidCursorError):
+        parse_cursor("9007199254740992.1")  # past 2**53 - 1
+
+
+def test_open_broker_and_store_urls() -> None:
+    assert isinstance(gateway.broker.open_broker(None), gateway.broker.InProcessBroker)
+    with pytest.raises(ValueError):
+        gateway.broker.open_broker("http://localhost")
+    assert gateway.store.normalize_url("sqlite:///x.db").drivername == "sqlite+aiosqlite"
+    assert gateway.store.normalize_url("postgres://u@h/db").drivername == "postgresql+asyncpg"
+    with pytest.raises(ValueError):
+        gateway.store.normalize_url("mysql://u@h/db")
