@@ -61,6 +61,16 @@ def translate(
     return decoder.error
 
 
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be > 0, got {value}")
+    return value
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="agui-gateway", description="AG-UI protocol gateway and stream translator."
@@ -72,7 +82,9 @@ def _parser() -> argparse.ArgumentParser:
     t.add_argument("file", nargs="?", default="-", help="input file, or - for stdin (default)")
     t.add_argument("--thread-id", help="AG-UI threadId (default: derived from the upstream id)")
     t.add_argument("--run-id", help="AG-UI runId (default: derived from the upstream id)")
-    t.add_argument("--max-event-size", type=int, help="cap in bytes on one upstream event")
+    t.add_argument(
+        "--max-event-size", type=_positive_int, help="cap in bytes on one upstream event"
+    )
     s = sub.add_parser("serve", help="run the HTTP gateway")
     s.add_argument("--config", help="routes TOML file (default: GATEWAY_CONFIG or the demo)")
     s.add_argument("--host", default="127.0.0.1")

@@ -61,3 +61,10 @@ def test_unknown_decoder_is_a_usage_error() -> None:
     with pytest.raises(SystemExit) as info:
         main(["translate", "--from", "nope", "--to", "agui", "-"])
     assert info.value.code == 2
+
+
+@pytest.mark.parametrize("value", ["0", "-5", "ten"])
+def test_max_event_size_must_be_a_positive_integer(value: str) -> None:
+    with pytest.raises(SystemExit) as info:
+        main(["translate", "--from", "openai-chat", "--to", "agui", "--max-event-size", value, "-"])
+    assert info.value.code == 2
