@@ -28,6 +28,12 @@ Conventions the encoders rely on (documented in ARCHITECTURE.md):
 * Cost: RUN_FINISHED / RUN_ERROR ``metadata`` carry the keys of
   :func:`agui_codecs.cost.price_usage` (``cost`` in USD, ``currency``, ``costSource``, ...)
   whenever the run has usage or a provider-reported cost.
+* Incomplete tool calls: a run that fails (:meth:`RunBuilder.fail`) while tool calls are open
+  closes each with TOOL_CALL_END ``metadata: {"incomplete": true}``: AG-UI needs the END
+  before RUN_ERROR, but the arguments streamed so far may be cut short and must not be taken
+  for a complete call (the AI SDK encoder sends ``tool-input-error`` for it).
+* RUN_STARTED ``metadata`` (optional, :attr:`RunBuilder.start_metadata`): e.g. ``messageId``,
+  the assistant message id the upstream chose (AI SDK ``start.messageId``).
 
 One builder may carry several runs in sequence (AG-UI 1.0 allows RUN_STARTED again after
 RUN_FINISHED / RUN_ERROR): :meth:`RunBuilder.next_run` resets it for the next one.
@@ -114,6 +120,8 @@ class RunBuilder:
         self._runs = 1  # runs begun on this builder (see next_run)
         self._first_run_id: str | None = None
         self._steps: list[str] = []  # active step names, oldest first
+        self.start_metadata: dict[str, Any] | None = None
+        """RUN_STARTED ``metadata`` (set before :meth:`start`), e.g. ``{"messageId": ...}``."""
 
     # -- ids and lifecycle ----------------------------------------------------------------
     def drain(self) -> list[Event]:
@@ -122,7 +130,10 @@ class RunBuilder:
         return out
 
     def start(self, *, upstream_id: str | None = None, model: str | None = None) -> None:
-        """Emit RUN_STARTED if not yet done; fix the ids from ``upstream_id`` when not given."""
+        """Emit RUN_STARTED if not yet done; fix the ids from ``upstream_id`` when not given.
+
+        RUN_STARTED carries :attr:`start_metadata` when it is set.
+        """
         if model and not self.model:
             self.model = model
         if self.started:
@@ -139,7 +150,10 @@ class RunBuilder:
             self._first_run_id = self.run_id
         self._out.append(
             RunStartedEvent(
-                thread_id=self.thread_id, run_id=self.run_id, protocol_version=PROTOCOL_VERSION
+                thread_id=self.thread_id,
+                run_id=self.run_id,
+                protocol_version=PROTOCOL_VERSION,
+                metadata=self.start_metadata or None,
             )
         )
 
@@ -147,9 +161,9 @@ class RunBuilder:
         """Prepare the next run of the same stream, after the current one ended.
 
         The thread id is kept; the run id becomes ``<first run id>-<n>`` (``-2``, ``-3``...);
-        the model and the message ids are derived afresh at the next :meth:`start`. Events not
-        yet drained stay queued, so one :meth:`drain` returns the end of one run and the
-        beginning of the next in order.
+        the model, the message ids and :attr:`start_metadata` are derived afresh at the next
+        :meth:`start`. Events not yet drained stay queued, so one :meth:`drain` returns the end
+        of one run and the beginning of the next in order.
 
         Raises:
             LocalProtocolError: the current run has not ended (or never started).
@@ -160,6 +174,7 @@ class RunBuilder:
         self.run_id = f"{self._first_run_id}-{self._runs}"
         self.model = None
         self.message_id = None
+        self.start_metadata = None
         self.started = False
         self.ended = False
         self._seq.clear()
@@ -341,16 +356,21 @@ class RunBuilder:
         call = self._tools.get(key)
         return bool(call and call.args)
 
-    def end_tool(self, key: Hashable) -> None:
-        """Close the tool call open under ``key`` (no-op when none is open)."""
+    def end_tool(self, key: Hashable, *, incomplete: bool = False) -> None:
+        """Close the tool call open under ``key`` (no-op when none is open).
+
+        ``incomplete``: the call was cut off before its arguments completed; TOOL_CALL_END
+        carries ``metadata: {"incomplete": true}``.
+        """
         call = self._tools.pop(key, None)
         if call is not None:
-            self._out.append(ToolCallEndEvent(tool_call_id=call.id))
+            meta = {"incomplete": True} if incomplete else None
+            self._out.append(ToolCallEndEvent(tool_call_id=call.id, metadata=meta))
 
-    def close_tools(self) -> None:
-        """Close every open tool call."""
+    def close_tools(self, *, incomplete: bool = False) -> None:
+        """Close every open tool call (``incomplete``: see :meth:`end_tool`)."""
         for key in list(self._tools):
-            self.end_tool(key)
+            self.end_tool(key, incomplete=incomplete)
 
     def tool_result(
         self, tool_call_id: str, content: str, *, metadata: dict[str, Any] | None = None
@@ -486,11 +506,14 @@ class RunBuilder:
     ) -> None:
         """Close everything and emit RUN_ERROR with ``code`` (no-op once the run ended).
 
-        ``usage`` and the provider cost are priced into ``metadata`` as in :meth:`finish`.
+        Tool calls still open were cut off before their arguments completed: their
+        TOOL_CALL_END carries ``metadata: {"incomplete": true}``. ``usage`` and the provider
+        cost are priced into ``metadata`` as in :meth:`finish`.
         """
         if self.ended:
             return
         self.start()
+        self.close_tools(incomplete=True)
         self.close_all()
         self.ended = True
         meta: dict[str, Any] = {"provider": self.provider}

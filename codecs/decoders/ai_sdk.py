@@ -8,7 +8,8 @@ AG-UI 1.0 run. The chunk semantics follow ``src/ui/process-ui-message-stream.ts`
 =====================================  ==========================================================
 chunk                                  AG-UI
 =====================================  ==========================================================
-``start`` {messageId}                  RUN_STARTED; ``messageId`` is the base message id
+``start`` {messageId}                  RUN_STARTED ``metadata.messageId``; ``messageId`` is
+                                       also the base message id
 ``text-start|delta|end``               TEXT_MESSAGE_START / CONTENT / END (ids from the builder,
                                        one AG-UI message per text part)
 ``reasoning-start|delta|end``          REASONING_START + REASONING_MESSAGE_* + REASONING_END
@@ -16,7 +17,8 @@ chunk                                  AG-UI
                                        call, metadata ``{provider, field}`` (fields
                                        :data:`SIGNATURE_FIELDS`)
 ``tool-input-start|delta``             TOOL_CALL_START / TOOL_CALL_ARGS (``providerExecuted`` →
-                                       ``metadata.providerExecuted``)
+                                       ``metadata.providerExecuted``, ``dynamic`` →
+                                       ``metadata.dynamic``)
 ``tool-input-available``               TOOL_CALL_END; one TOOL_CALL_ARGS with the JSON of
                                        ``input`` first when no delta streamed
 ``tool-input-error``                   TOOL_CALL_END, then an error TOOL_CALL_RESULT
@@ -38,10 +40,12 @@ chunk                                  AG-UI
 ``start-step`` / ``finish-step``       STEP_STARTED / STEP_FINISHED ``step-1``, ``step-2``...,
                                        kept balanced; ``finish-step`` ends tool calls whose
                                        input is still open
-``message-metadata`` (and the          ``messageMetadata`` merged like the client does; RUN_FINISHED
-``messageMetadata`` of start/finish)   ``metadata.messageMetadata``; a ``usage`` / ``totalUsage``
-                                       object in it (AI SDK ``LanguageModelUsage`` or AG-UI
-                                       ``TokenUsage`` shape) becomes RUN_FINISHED ``usage``
+``message-metadata`` (and the          CUSTOM ``message-metadata`` {messageMetadata} as it comes
+``messageMetadata`` of start/finish)   (start, message-metadata); all of it merged like the
+                                       client does in RUN_FINISHED ``metadata.messageMetadata``;
+                                       a ``usage`` / ``totalUsage`` object in it (AI SDK
+                                       ``LanguageModelUsage`` or AG-UI ``TokenUsage`` shape)
+                                       becomes RUN_FINISHED ``usage``
 ``finish`` {finishReason}              RUN_FINISHED at ``[DONE]`` / EOF; finishReason kept when
                                        canonical, else ``other`` (raw value in
                                        ``providerFinishReason``); absent: ``tool-calls`` if calls
@@ -171,7 +175,12 @@ class AiSdkUpstreamDecoder(StreamDecoder):
     # -- message parts --------------------------------------------------------------------
     def _start(self, chunk: dict[str, Any]) -> None:
         message_id = chunk.get("messageId")
-        self.run.start(upstream_id=message_id if isinstance(message_id, str) else None)
+        if isinstance(message_id, str) and message_id:
+            if not self.run.started:
+                self.run.start_metadata = {"messageId": message_id}
+            self.run.start(upstream_id=message_id)
+        else:
+            self.run.start()
         self._message_metadata(chunk)
 
     def _message_part(self, chunk: dict[str, Any]) -> None:
@@ -222,6 +231,7 @@ class AiSdkUpstreamDecoder(StreamDecoder):
                 _field(chunk, "toolName"),
                 call_id,
                 provider_executed=chunk.get("providerExecuted") is True,
+                metadata={"dynamic": True} if chunk.get("dynamic") is True else None,
             )
         self._signatures_of(chunk, "tool-call", call_id)
         return tool
@@ -340,13 +350,17 @@ class AiSdkUpstreamDecoder(StreamDecoder):
         self.run.close_tools()
         self.run.step_end()
 
-    def _message_metadata(self, chunk: dict[str, Any]) -> None:
-        if chunk.get("messageMetadata") is not None:
-            self._metadata = _merge(self._metadata, chunk["messageMetadata"])
+    def _message_metadata(self, chunk: dict[str, Any], *, relay: bool = True) -> None:
+        """Merge ``messageMetadata``; relay it as CUSTOM ``message-metadata`` when ``relay``."""
+        value = chunk.get("messageMetadata")
+        if value is not None:
+            self._metadata = _merge(self._metadata, value)
+            if relay:
+                self.run.custom("message-metadata", {"messageMetadata": value})
 
     # -- terminal chunks ------------------------------------------------------------------
     def _finish_chunk(self, chunk: dict[str, Any]) -> None:
-        self._message_metadata(chunk)
+        self._message_metadata(chunk, relay=False)  # carried by RUN_FINISHED
         self._finish = chunk
 
     def _abort(self, chunk: dict[str, Any]) -> None:

@@ -17,6 +17,16 @@ Follows the Chat Completions streaming reference (``chat.completion.chunk`` obje
 * the run finishes at ``[DONE]`` or EOF after a ``finish_reason`` was seen; EOF without one is
   RUN_ERROR ``UPSTREAM_TRUNCATED``. Only choice ``index`` 0 is translated (``n > 1`` streams
   have no AG-UI equivalent in one run).
+
+Non-streamed replies (``stream: false``, or a host that ignores ``stream: true``): one
+``chat.completion`` object whose ``choices[].message`` holds the whole answer (Chat
+Completions reference, "The chat completion object"). It is the same translation with
+``message`` in place of ``delta``: ``content`` (string or parts), ``refusal``, the reasoning
+fields, ``annotations`` and ``tool_calls`` (keyed by list position, which is how they come
+without ``index``; ``function.arguments`` whole), then ``finish_reason`` and ``usage``; the run
+ends with that object (``finish_reason`` missing: ``other``). The body may be compact or
+pretty-printed (``api.openai.com`` indents it): a body whose first line is a lone ``{`` is
+read whole at EOF as one JSON document (at most ``max_event_size`` bytes).
 """
 
 from __future__ import annotations
@@ -25,8 +35,8 @@ from typing import Any, ClassVar
 
 import orjson
 
-from ..errors import MalformedUpstreamError
-from ..framing import DONE, Frame
+from ..errors import EventTooLargeError, MalformedUpstreamError
+from ..framing import DONE, Frame, FrameDecoder, Framing
 from .base import StreamDecoder, upstream_error
 
 __all__ = ["OpenAIChatDecoder"]
@@ -40,14 +50,76 @@ FINISH_REASONS = {
 }
 
 
+class _DocumentFrames(FrameDecoder):
+    """Input framing that also reads one pretty-printed JSON document (a non-streamed reply).
+
+    A :class:`~agui_codecs.framing.FrameDecoder` (``auto`` or ``jsonl`` framing) that holds the
+    bytes until the body's first line is complete: a body whose first line is only ``{``
+    (indented JSON: no JSON-lines body or SSE stream starts so) is buffered and decoded whole at
+    EOF, any other body is framed as usual.
+    """
+
+    def __init__(self, framing: Framing, *, max_event_size: int) -> None:
+        super().__init__(framing, max_event_size=max_event_size)
+        self._doc = bytearray()
+        self._doc_mode = "undecided"  # -> "document" | "frames"
+        self._doc_failed = False
+
+    def feed(self, data: bytes) -> list[Frame]:
+        if self._doc_mode == "frames":
+            return super().feed(data)
+        if self._doc_failed:
+            return []
+        self._doc += data
+        if self._doc_mode == "undecided":
+            head = bytes(self._doc).lstrip(b"\xef\xbb\xbf \t\r\n")
+            line_end = head.find(b"\n")
+            if head[:1] not in (b"", b"{") or (line_end >= 0 and head[:line_end].strip() != b"{"):
+                return self._to_frames()
+            if line_end >= 0:
+                self._doc_mode = "document"
+            elif len(self._doc) > self.max_event_size:
+                return self._to_frames()  # the line framing reports the oversized line
+        if len(self._doc) > self.max_event_size:
+            self._doc_failed = True
+            self._doc.clear()
+            error = EventTooLargeError(
+                f"JSON document larger than {self.max_event_size} bytes",
+                limit=self.max_event_size,
+            )
+            return [Frame(None, None, error)]
+        return []
+
+    def close(self) -> list[Frame]:
+        if self._doc_mode != "document":
+            return self._to_frames() + super().close()
+        super().close()
+        if self._doc_failed:
+            return []
+        raw, self._doc = bytes(self._doc), bytearray()
+        try:
+            return [Frame(orjson.loads(raw))]
+        except orjson.JSONDecodeError as exc:
+            error = MalformedUpstreamError(f"chat.completion body is not valid JSON ({exc})")
+            return [Frame(None, None, error)]
+
+    def _to_frames(self) -> list[Frame]:
+        self._doc_mode = "frames"
+        data, self._doc = bytes(self._doc), bytearray()
+        return super().feed(data) if data else []
+
+
 class OpenAIChatDecoder(StreamDecoder):
-    """OpenAI Chat Completions chunk stream → AG-UI run (see module docstring)."""
+    """OpenAI Chat Completions chunk stream (or one ``chat.completion``) → AG-UI run."""
 
     name: ClassVar[str] = "openai-chat"
     provider: ClassVar[str] = "openai"
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
+        framing = self._frames.framing
+        if framing in ("auto", "jsonl"):  # a non-streamed reply may span lines
+            self._frames = _DocumentFrames(framing, max_event_size=self._frames.max_event_size)
         self._finish: str | None = None
         self._usage: dict[str, Any] | None = None
         self._refusal: list[str] = []
@@ -69,17 +141,28 @@ class OpenAIChatDecoder(StreamDecoder):
         usage = chunk.get("usage") or (chunk.get("x_groq") or {}).get("usage")
         if usage:
             self._usage = self.obj(usage, "usage")
-        choices = chunk.get("choices") or []
+        choices = [self.obj(choice, "choice") for choice in chunk.get("choices") or []]
+        # A non-streamed reply: ``message`` in place of ``delta`` (the ``object`` label alone is
+        # not trusted: a stream chunk carries a ``delta`` whatever it is called).
+        streamed = any(choice.get("delta") is not None for choice in choices)
+        whole = not streamed and (
+            chunk.get("object") == "chat.completion"
+            or any(choice.get("message") is not None for choice in choices)
+        )
         for choice in choices:
-            choice = self.obj(choice, "choice")
             if choice.get("index", 0) != 0:
                 continue
-            delta = choice.get("delta") or {}
-            self._delta(self.obj(delta, "delta"))
+            if whole:
+                self._delta(self.obj(choice.get("message") or {}, "message"), whole=True)
+            else:
+                self._delta(self.obj(choice.get("delta") or {}, "delta"))
             if choice.get("finish_reason"):
                 self._finish = str(choice["finish_reason"])
+        if whole:
+            self._complete(whole=True)
 
-    def _delta(self, delta: dict[str, Any]) -> None:
+    def _delta(self, delta: dict[str, Any], *, whole: bool = False) -> None:
+        """Translate a ``delta`` (or, ``whole``, a non-streamed ``message``)."""
         run = self.run
         for key in ("reasoning_content", "reasoning"):
             value = delta.get(key)
@@ -105,8 +188,11 @@ class OpenAIChatDecoder(StreamDecoder):
         if isinstance(refusal, str) and refusal:
             self._refusal.append(refusal)
             run.text(refusal, key="refusal", metadata={"refusal": True})
-        for call in delta.get("tool_calls") or []:
-            self._tool_delta(self.obj(call, "tool_calls[]"))
+        for position, call in enumerate(delta.get("tool_calls") or []):
+            call = self.obj(call, "tool_calls[]")
+            if whole and "index" not in call:  # a message lists each call once, whole
+                call = {**call, "index": position}
+            self._tool_delta(call)
         for annotation in delta.get("annotations") or []:
             if isinstance(annotation, dict) and annotation.get("type") == "url_citation":
                 cite = annotation.get("url_citation") or {}
@@ -167,12 +253,13 @@ class OpenAIChatDecoder(StreamDecoder):
             cached_input_tokens=prompt_details.get("cached_tokens") or None,
         )
 
-    def _complete(self) -> None:
-        if self._finish is None:
+    def _complete(self, *, whole: bool = False) -> None:
+        """Finish the run; ``whole``: the reply came in one object, complete by definition."""
+        if self._finish is None and not whole:
             self.run.fail("UPSTREAM_TRUNCATED", "stream ended without a finish_reason")
             return
         metadata = {"refusal": "".join(self._refusal)} if self._refusal else None
-        reason = FINISH_REASONS.get(self._finish, "other")
+        reason = FINISH_REASONS.get(self._finish or "", "other")
         if self._refusal:
             reason = "content-filter"
         self.run.finish(
