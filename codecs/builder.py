@@ -108,6 +108,7 @@ class RunBuilder:
         self.provider = provider
         self.model: str | None = None
         self.message_id: str | None = None  # base assistant message id
+        self.error_code: str | None = None  # code of the last RUN_ERROR emitted
         self.started = False
         self.ended = False
         self._out: list[Event] = []
@@ -512,6 +513,7 @@ class RunBuilder:
         """
         if self.ended:
             return
+        self.error_code = code
         self.start()
         self.close_tools(incomplete=True)
         self.close_all()

@@ -68,3 +68,16 @@ def test_max_event_size_must_be_a_positive_integer(value: str) -> None:
     with pytest.raises(SystemExit) as info:
         main(["translate", "--from", "openai-chat", "--to", "agui", "--max-event-size", value, "-"])
     assert info.value.code == 2
+
+
+def test_truncated_recording_exits_1(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    cut = tmp_path / "cut.sse"
+    cut.write_bytes(b'data: {"id":"c1","choices":[{"index":0,"delta":{"content":"The answer is"}}]}\n\n')
+    assert main(["translate", "--from", "openai-chat", "--to", "ai-sdk", str(cut)]) == 1
+    assert "UPSTREAM_TRUNCATED" in capsys.readouterr().err
+
+
+def test_wrong_family_says_no_events_of_that_kind(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = require_corpus("anthropic")[0]
+    assert main(["translate", "--from", "openai-chat", "--to", "agui", str(path)]) == 1
+    assert "held no openai-chat events" in capsys.readouterr().err

@@ -97,13 +97,18 @@ class StreamDecoder(ABC):
         if not self.run.ended:
             if not self.run.started:
                 self.error = MalformedUpstreamError(
-                    "upstream body held no events", code="UPSTREAM_EMPTY"
+                    f"upstream body held no {self.name} events", code="UPSTREAM_EMPTY"
                 )
                 self.run.fail(self.error.code, self.error.message)
             else:
                 self.finalize()
             if not self.run.ended:  # a subclass that forgot: never leave a run open
                 self.run.fail("UPSTREAM_TRUNCATED", "upstream stream ended without a final event")
+        if self.error is None and self.run.error_code == "UPSTREAM_TRUNCATED":
+            # Cut short is a fault of the input too (the CLI exits 1), not only a run outcome.
+            self.error = RemoteProtocolError(
+                f"{self.name} stream ended before its final event", code="UPSTREAM_TRUNCATED"
+            )
         return self.run.drain()
 
     def fail(self, code: str, message: str) -> None:
