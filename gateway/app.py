@@ -7,12 +7,21 @@ Endpoints:
 * ``POST /v1/ai-sdk/{route}``: body ``{id, messages: UIMessage[], trigger, messageId?, ...}``
   (``ai`` 7 ``DefaultChatTransport``) -> UIMessageChunk SSE
   (:class:`~agui_codecs.encoders.ai_sdk.AiSdkEncoder`) ending with ``data: [DONE]``;
+* durable runs (:mod:`gateway.routes_runs`, :mod:`gateway.routes_history`):
+  ``POST /api/v1/agent/runs``, ``POST /api/v1/agent/runs/{thread_id}/cancel``,
+  ``GET /api/v1/agent/runs/{thread_id}/events`` (SSE, ``Last-Event-ID`` resume),
+  ``GET /v1/ai-sdk/{route}/{chatId}/stream`` (AI SDK resume), ``GET /api/v1/agent/history``;
 * ``GET /healthz`` -> ``{"status": "ok"}``;
 * ``GET /metrics`` -> Prometheus text: the ui_schema compiler's counters (:mod:`gateway.metrics`);
 * ``/demo/openai/v1/chat/completions``: the scripted demo upstream (:mod:`gateway.demo`).
 
 Both stream endpoints run the same per-run pipeline (:class:`~gateway.pipeline.RunPipeline`:
-upstream → decoder → UI stage) and differ only in the request model and the encoder.
+upstream → decoder → UI stage) and differ only in the request model and the encoder. The app
+lifespan opens the run store and broker (:meth:`gateway.routes_runs.DurableRuns.opened`); with
+it, both record their runs, which a background pump carries on whether or not the client stays
+(``GATEWAY_ON_DISCONNECT``), and the response reads the run back. Served without its lifespan
+(an embedding app with ``lifespan="off"``), the app streams without recording and the run
+endpoints answer 503.
 
 Before a stream starts, refusals are JSON ``{"error": {"code", "message"}, "detail"?}``: 404
 ``ROUTE_NOT_FOUND`` (also ``NOT_FOUND`` for unknown paths), 405 ``METHOD_NOT_ALLOWED``, 413
@@ -27,10 +36,9 @@ from __future__ import annotations
 import uuid
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import httpx
-import orjson
 from ag_ui.core import RunAgentInput
 from agui_codecs.encoders.agui import AguiEncoder
 from agui_codecs.encoders.ai_sdk import AiSdkEncoder
@@ -50,19 +58,16 @@ from .metrics import METRICS_CONTENT_TYPE, render_metrics
 from .pipeline import Encoder, RunPipeline, encode_batches
 from .request_ai_sdk import AiSdkChatRequest, response_message_id, to_run_agent_input
 from .request_common import ClientRequest
+from .routes_history import history
+from .routes_runs import DurableRuns, RunRequest
+from .routes_runs import json_response as _json_response
 from .sse_response import SSEResponse
+from .store import RunStoreError
 from .upstream import SELF_BASE_URL, Upstream
 
 __all__ = ["create_app"]
 
 _M = TypeVar("_M", bound=BaseModel)
-
-
-def _json_response(body: Any, status: int = 200) -> Response:
-    """A compact JSON response (orjson; values it cannot encode become strings)."""
-    return Response(
-        orjson.dumps(body, default=str), status_code=status, media_type="application/json"
-    )
 
 
 class _Gateway:
@@ -74,6 +79,7 @@ class _Gateway:
         self.settings = settings
         self.routes = routes
         self.pipeline = pipeline
+        self.runs = DurableRuns(settings, pipeline)
 
     @property
     def upstream(self) -> Upstream:
@@ -81,7 +87,9 @@ class _Gateway:
         return self.pipeline.upstream
 
     def _route(self, request: Request) -> RouteConfig:
-        name = request.path_params["route"]
+        return self._named_route(request.path_params["route"])
+
+    def _named_route(self, name: str) -> RouteConfig:
         route = self.routes.get(name)
         if route is None:
             known = ", ".join(sorted(self.routes)) or "none"
@@ -107,12 +115,21 @@ class _Gateway:
                 detail=exc.errors(include_url=False, include_input=False),
             ) from exc
 
-    def _stream(
-        self, request: Request, route: RouteConfig, client: ClientRequest, encoder: Encoder
+    async def _stream(
+        self,
+        request: Request,
+        route: RouteConfig,
+        client: ClientRequest,
+        encoder: Encoder,
+        *,
+        message_id: str | None = None,
     ) -> SSEResponse:
-        batches = self.pipeline.open(
-            route, client, accept_language=request.headers.get("accept-language")
-        )
+        language = request.headers.get("accept-language")
+        if self.runs.manager is not None:
+            return await self.runs.stream(
+                route, client, encoder, accept_language=language, message_id=message_id
+            )
+        batches = self.pipeline.open(route, client, accept_language=language)
         return SSEResponse(
             encode_batches(batches, encoder),
             keepalive_seconds=self.settings.keepalive_seconds,
@@ -124,7 +141,7 @@ class _Gateway:
         route = self._route(request)
         run_input, raw = await self._parse(request, RunAgentInput)
         client = ClientRequest(run_input, wire="agui", raw=raw)
-        return self._stream(request, route, client, AguiEncoder())
+        return await self._stream(request, route, client, AguiEncoder())
 
     async def ai_sdk(self, request: Request) -> Response:
         """``POST /v1/ai-sdk/{route}``: AI SDK chat request -> UIMessageChunk SSE + [DONE]."""
@@ -133,7 +150,34 @@ class _Gateway:
         run_input = to_run_agent_input(chat, run_id=f"run_{uuid.uuid4().hex}")
         message_id = response_message_id(chat) or f"msg_{uuid.uuid4().hex}"
         client = ClientRequest(run_input, wire="ai-sdk", raw=raw)
-        return self._stream(request, route, client, AiSdkEncoder(message_id=message_id))
+        encoder = AiSdkEncoder(message_id=message_id)
+        return await self._stream(request, route, client, encoder, message_id=message_id)
+
+    async def ai_sdk_resume(self, request: Request) -> Response:
+        """``GET /v1/ai-sdk/{route}/{chatId}/stream``: 204, or the chat's active run replayed
+        from its first chunk and then live (``ai`` ``DefaultChatTransport.reconnectToStream``)."""
+        self._route(request)
+        return await self.runs.ai_sdk_resume(request.path_params["chat_id"])
+
+    async def create_run(self, request: Request) -> Response:
+        """``POST /api/v1/agent/runs``: ``{route, input}`` -> ``201 {threadId, runId}``."""
+        self.runs.require()
+        body, _raw = await self._parse(request, RunRequest)
+        route = self._named_route(body.route)
+        language = request.headers.get("accept-language")
+        return await self.runs.create(route, body.input, accept_language=language)
+
+    async def cancel_run(self, request: Request) -> Response:
+        """``POST /api/v1/agent/runs/{thread_id}/cancel?runId=``."""
+        return await self.runs.cancel(request)
+
+    async def run_events(self, request: Request) -> Response:
+        """``GET /api/v1/agent/runs/{thread_id}/events?runId=``: the run's AG-UI SSE."""
+        return await self.runs.events(request)
+
+    async def history(self, request: Request) -> Response:
+        """``GET /api/v1/agent/history?threadId=&limit=&before_sequence=``."""
+        return await history(self.runs, request)
 
     async def healthz(self, request: Request) -> Response:
         """``GET /healthz`` -> ``{"status": "ok"}``."""
@@ -152,6 +196,12 @@ def _too_large(limit: int) -> RequestError:
 async def _request_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, RequestError)
     return _json_response(exc.to_json(), exc.status)
+
+
+async def _store_error(request: Request, exc: Exception) -> Response:
+    """A run-store error before any stream started (404 run, 400 cursor, 409 run id, 500)."""
+    assert isinstance(exc, RunStoreError)
+    return _json_response({"error": {"code": exc.code, "message": exc.message}}, exc.status)
 
 
 _HTTP_CODES = {404: "NOT_FOUND", 405: "METHOD_NOT_ALLOWED"}
@@ -179,8 +229,11 @@ def create_app(
             (:class:`~gateway.asgi_transport.StreamingASGITransport` over this app).
 
     Returns:
-        The starlette application (``app.state.gateway`` holds settings, routes and the run
-        pipeline: upstream client and the app's one ui_schema compiler).
+        The starlette application (``app.state.gateway`` holds settings, routes, the run
+        pipeline: upstream client and the app's one ui_schema compiler, and ``runs``: the
+        durable-run layer, whose ``manager`` is set while the lifespan runs). The lifespan
+        opens the run store (migrations applied) and the broker, starts the reaper and the
+        retention purge, and on shutdown ends this replica's runs with RUN_INTERRUPTED.
 
     Raises:
         ConfigError: the routes file is invalid (message names route and field; for a bad
@@ -196,7 +249,8 @@ def create_app(
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         try:
-            yield
+            async with gateway.runs.opened():
+                yield
         finally:
             for client in owned:
                 await client.aclose()
@@ -211,9 +265,18 @@ def create_app(
             Route("/metrics", gateway.metrics, methods=["GET"]),
             Route("/v1/agui/{route}", gateway.agui, methods=["POST"]),
             Route("/v1/ai-sdk/{route}", gateway.ai_sdk, methods=["POST"]),
+            Route("/v1/ai-sdk/{route}/{chat_id}/stream", gateway.ai_sdk_resume, methods=["GET"]),
+            Route("/api/v1/agent/runs", gateway.create_run, methods=["POST"]),
+            Route("/api/v1/agent/runs/{thread_id}/cancel", gateway.cancel_run, methods=["POST"]),
+            Route("/api/v1/agent/runs/{thread_id}/events", gateway.run_events, methods=["GET"]),
+            Route("/api/v1/agent/history", gateway.history, methods=["GET"]),
             Mount(DEMO_MOUNT, app=create_demo_app()),
         ],
-        exception_handlers={RequestError: _request_error, HTTPException: _http_error},
+        exception_handlers={
+            RequestError: _request_error,
+            RunStoreError: _store_error,
+            HTTPException: _http_error,
+        },
         lifespan=lifespan,
     )
     self_client = httpx.AsyncClient(transport=StreamingASGITransport(app), base_url=SELF_BASE_URL)

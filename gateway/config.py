@@ -7,6 +7,16 @@ Settings come from the environment through pydantic-settings (prefix ``GATEWAY_`
     GATEWAY_MAX_EVENT_SIZE      cap in bytes on one upstream SSE event (default 8 MiB)
     GATEWAY_MAX_REQUEST_BYTES   cap in bytes on a client request body (default 32 MiB)
 
+Durable runs (issue 3; :class:`Settings` lists the run-core tunables too)::
+
+    GATEWAY_DATABASE_URL        run store: sqlite+aiosqlite:///./agui-gateway.db (default) or
+                                postgresql+asyncpg://user@host/db
+    GATEWAY_DATABASE_SCHEMA     PostgreSQL schema holding the tables (optional)
+    GATEWAY_REDIS_URL           Redis Streams broker (unset: in-process, one replica only)
+    GATEWAY_REDIS_PREFIX        key prefix of the run streams (default "agui:")
+    GATEWAY_ON_DISCONNECT       "continue" (default) or "cancel": what a streaming endpoint's
+                                run does when its client goes away
+
 Routes file (TOML, one ``[[routes]]`` table per route)::
 
     [[routes]]
@@ -82,10 +92,14 @@ from pydantic import (
 from pydantic_core import PydanticCustomError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from .broker import DEFAULT_PREFIX as DEFAULT_REDIS_PREFIX
 from .errors import ConfigError
+from .runs.settings import RunSettings
+from .store.engine import DEFAULT_DATABASE_URL, normalize_url
 
 __all__ = [
     "DEFAULT_ROUTES_RESOURCE",
+    "ON_DISCONNECT",
     "PASSTHROUGH_PROTOCOLS",
     "PROTOCOLS",
     "SELF_SCHEME",
@@ -112,6 +126,13 @@ UiDelivery = Literal["activity", "metadata", "seed"]
 UI_DELIVERIES: tuple[str, ...] = get_args(UiDelivery)
 """AG-UI delivery profiles of compiled UI (``agui_codecs.ui.delivery``)."""
 
+OnDisconnect = Literal["continue", "cancel"]
+
+ON_DISCONNECT: tuple[str, ...] = get_args(OnDisconnect)
+"""What a streaming endpoint's run does when its client goes away (``GATEWAY_ON_DISCONNECT``)."""
+
+_RUN_DEFAULTS = RunSettings()
+
 SELF_SCHEME = "self"
 """``upstream_url`` scheme meaning "this gateway's own ASGI app, in process"."""
 
@@ -121,6 +142,7 @@ DEFAULT_ROUTES_RESOURCE = "default_routes.toml"
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 _ENV = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _HEADER = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")  # RFC 9110 token
+_SCHEMA = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
 
 
 class _Strict(BaseModel):
@@ -293,6 +315,27 @@ class Settings(BaseSettings):
         keepalive_seconds: idle seconds before a ``: keep-alive`` SSE comment (> 0).
         max_event_size: cap in bytes on one upstream SSE event / JSON line (> 0).
         max_request_bytes: cap in bytes on a client request body (> 0); larger gets 413.
+        database_url: the run store (``GATEWAY_DATABASE_URL``): a SQLite file by default
+            (embedded, no server; ``sqlite://`` is accepted), or PostgreSQL
+            (``postgresql+asyncpg://`` / ``postgresql://``). Migrations are applied at start.
+        database_schema: PostgreSQL schema for the tables (created when missing); lets
+            deployments and tests share one database.
+        redis_url: Redis Streams broker (``redis://``, ``rediss://``, ``unix://``); unset or
+            empty: the in-process broker (a single replica).
+        redis_prefix: key prefix of the run streams in Redis.
+        retention_seconds: runs ended longer ago than this are purged with their events
+            (0 keeps them forever). Default 7 days.
+        heartbeat_interval: seconds between a pump's lease refreshes (> 0).
+        lease_timeout: seconds without heartbeat after which another replica closes the run
+            with RUN_ERROR ``RUN_INTERRUPTED``; must exceed ``heartbeat_interval``.
+        reaper_interval: seconds between two looks for stale runs (> 0).
+        batch_interval: seconds a text/reasoning/argument delta may wait before its batch is
+            written (it is published at once) (> 0).
+        batch_max_events: deltas per write batch at most (>= 1).
+        reader_recheck: seconds after which an idle reader re-reads the store (> 0).
+        on_disconnect: ``"continue"`` (the run goes on without its client; resume it) or
+            ``"cancel"`` (the run ends with RUN_ERROR ``RUN_CANCELED``) when the client of
+            ``POST /v1/agui/{route}`` or ``/v1/ai-sdk/{route}`` goes away.
     """
 
     model_config = SettingsConfigDict(env_prefix="GATEWAY_", extra="ignore")
@@ -301,10 +344,77 @@ class Settings(BaseSettings):
     keepalive_seconds: float = Field(default=15.0, gt=0)
     max_event_size: int = Field(default=DEFAULT_MAX_EVENT_SIZE, gt=0)
     max_request_bytes: int = Field(default=32 * 1024 * 1024, gt=0)
+    database_url: str = Field(default=DEFAULT_DATABASE_URL, min_length=1)
+    database_schema: str | None = None
+    redis_url: str | None = None
+    redis_prefix: str = Field(default=DEFAULT_REDIS_PREFIX, min_length=1)
+    retention_seconds: float = Field(default=_RUN_DEFAULTS.retention, ge=0)
+    heartbeat_interval: float = Field(default=_RUN_DEFAULTS.heartbeat_interval, gt=0)
+    lease_timeout: float = Field(default=_RUN_DEFAULTS.lease_timeout, gt=0)
+    reaper_interval: float = Field(default=_RUN_DEFAULTS.reaper_interval, gt=0)
+    batch_interval: float = Field(default=_RUN_DEFAULTS.batch_interval, gt=0)
+    batch_max_events: int = Field(default=_RUN_DEFAULTS.batch_max_events, ge=1)
+    reader_recheck: float = Field(default=_RUN_DEFAULTS.reader_idle_recheck, gt=0)
+    on_disconnect: OnDisconnect = "continue"
+
+    @field_validator("redis_url", "database_schema")
+    @classmethod
+    def _empty_is_unset(cls, value: str | None) -> str | None:
+        return value or None
+
+    @field_validator("database_url")
+    @classmethod
+    def _database_url(cls, value: str) -> str:
+        try:
+            normalize_url(value)
+        except ValueError as exc:
+            raise ValueError(str(exc)) from None
+        except Exception as exc:  # sqlalchemy's ArgumentError for unparsable URLs
+            raise ValueError(f"not a database URL: {exc}") from None
+        return value
+
+    @field_validator("redis_url")
+    @classmethod
+    def _redis_url(cls, value: str | None) -> str | None:
+        if value is not None and not value.startswith(("redis://", "rediss://", "unix://")):
+            raise ValueError("must be a redis://, rediss:// or unix:// URL")
+        return value
+
+    @field_validator("database_schema")
+    @classmethod
+    def _schema(cls, value: str | None) -> str | None:
+        if value is not None and not _SCHEMA.match(value):
+            raise ValueError("must be a plain identifier ([A-Za-z_][A-Za-z0-9_]*, <= 63)")
+        return value
+
+    @model_validator(mode="after")
+    def _check_runs(self) -> Settings:
+        if self.database_schema is not None and not normalize_url(
+            self.database_url
+        ).get_backend_name().startswith("postgres"):
+            raise ValueError("database_schema needs a PostgreSQL database_url")
+        if self.lease_timeout <= self.heartbeat_interval:
+            raise ValueError(
+                f"lease_timeout ({self.lease_timeout}) must be longer than "
+                f"heartbeat_interval ({self.heartbeat_interval})"
+            )
+        return self
 
     def load_routes(self) -> dict[str, RouteConfig]:
         """Load the routes of :attr:`config` (see :func:`load_routes`)."""
         return load_routes(self.config)
+
+    def run_settings(self) -> RunSettings:
+        """The run-core settings (:class:`gateway.runs.RunSettings`) these settings name."""
+        return RunSettings(
+            batch_interval=self.batch_interval,
+            batch_max_events=self.batch_max_events,
+            heartbeat_interval=self.heartbeat_interval,
+            lease_timeout=self.lease_timeout,
+            reaper_interval=self.reaper_interval,
+            reader_idle_recheck=self.reader_recheck,
+            retention=self.retention_seconds,
+        )
 
 
 def _read(path: Path | None) -> tuple[str, str]:

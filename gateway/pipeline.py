@@ -4,7 +4,12 @@
 
     ClientRequest ─build_body()─▶ upstream HTTP ─decoder─▶ AG-UI events ─UiStage─▶ run events
                                                                                      │
-                       AguiEncoder / AiSdkEncoder ◀── encode_batches() ◀─────────────┘
+                       AguiEncoder / AiSdkEncoder ◀── encode_batches() ◀─────────────┤
+                                                                         flatten() ──┘
+                                                                            │
+                                  RunManager.start(): pump ─▶ store + broker ─▶ reader
+                                                                                  │
+                       AguiEncoder / AiSdkEncoder ◀── encode_run_events() ◀───────┘
 
 :class:`RunPipeline` (one per app) produces a run's canonical event batches: what a client of
 either wire is sent, and what a durable run store records. UI (``agui_codecs.ui``) is added
@@ -12,25 +17,45 @@ either wire is sent, and what a durable run store records. UI (``agui_codecs.ui`
 encoded from the same events: ``AguiEncoder`` sends the delivery profile's events as they are,
 ``AiSdkEncoder`` turns any of them into a ``data-ui-schema`` chunk.
 
+A durable run (:mod:`gateway.runs`) is pumped from :func:`flatten` of the same batches and read
+back as stored wire events (:class:`~gateway.store.RunEvent`: cursor + AG-UI wire dict);
+:func:`encode_run_events` encodes those for a client, with ``id: <cursor>`` lines on AG-UI.
+
 Locale of a run (ui labels): ``forwardedProps.locale``, else the request's
 ``Accept-Language``, else ``en`` (:func:`agui_codecs.ui.resolve_locale`).
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, Mapping
+import logging
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import aclosing
 from typing import Any, ClassVar, Protocol
 
+import anyio
 from ag_ui.core import Event
 from agui_codecs import get_decoder
+from agui_codecs.encoders.agui import AguiEncoder
+from agui_codecs.events import parse_event
 from agui_codecs.ui import UiSchemaCompiler, UiStage, resolve_locale
 
 from .config import RouteConfig
 from .request_common import ClientRequest
+from .store.cursor import Cursor
+from .store.models import JsonObject, RunEvent
 from .upstream import Upstream, build_body
 
-__all__ = ["Encoder", "RunPipeline", "encode_batches", "flatten", "staged"]
+__all__ = [
+    "Encoder",
+    "RunPipeline",
+    "encode_batches",
+    "encode_run_events",
+    "encode_wire",
+    "flatten",
+    "staged",
+]
+
+_log = logging.getLogger(__name__)
 
 
 class Encoder(Protocol):
@@ -138,3 +163,87 @@ async def encode_batches(
     tail = encoder.close()
     if tail:
         yield tail
+
+
+async def _aclose(iterator: AsyncIterator[Any]) -> None:
+    closer = getattr(iterator, "aclose", None)
+    if closer is not None:
+        await closer()
+
+
+def encode_wire(encoder: Encoder, wire: JsonObject, cursor: Cursor | None = None) -> bytes:
+    """Encode one stored AG-UI wire event (as :class:`~gateway.store.RunEvent` holds it).
+
+    Args:
+        encoder: the client's encoder (stateful: one per response).
+        wire: AG-UI 1.0 wire dict (camelCase, optional fields omitted).
+        cursor: written as the event's ``id:`` line; only :class:`AguiEncoder` writes ids.
+
+    Raises:
+        ValueError: ``cursor`` given for an encoder that cannot write ``id:`` lines.
+        pydantic.ValidationError: ``wire`` is not an AG-UI event (the store only holds events
+            the pump accepted, so this means a corrupted row).
+    """
+    event = parse_event(wire)
+    if cursor is None:
+        return encoder.encode(event)
+    if not isinstance(encoder, AguiEncoder):
+        raise ValueError(f"{type(encoder).__name__} does not write id: lines")
+    return encoder.encode(event, id=str(cursor))
+
+
+async def encode_run_events(
+    events: AsyncIterator[RunEvent] | None,
+    encoder: Encoder,
+    *,
+    ids: bool = False,
+    prelude: Sequence[JsonObject] = (),
+    prelude_cursor: Cursor | None = None,
+    on_abandon: Callable[[], Awaitable[None]] | None = None,
+) -> AsyncGenerator[bytes, None]:
+    """Encode a durable run's events for one client: ``prelude``, then ``events``, then
+    ``encoder.close()``; one chunk per event, so a published delta goes out at once.
+
+    Args:
+        events: the run's reader (``RunManager.reader``), or None (the prelude is all).
+        encoder: the client's encoder.
+        ids: write ``id: <cursor>`` on every event of ``events`` (AG-UI only; resume cursors,
+            RUNS.md "Cursors": never on keep-alives or prelude events).
+        prelude: wire events sent first (the ``?replay=snapshot`` prelude); the last one
+            carries ``prelude_cursor`` as its id (the client then holds everything up to it).
+        prelude_cursor: see ``prelude``.
+        on_abandon: awaited (shielded from cancellation; its errors are logged) when the
+            stream stops before ``events`` ended, i.e. the client went away or reading failed.
+
+    Closing the generator closes ``events`` (releasing its broker subscription).
+
+    Raises:
+        ValueError: ``ids`` with an encoder that cannot write ``id:`` lines.
+    """
+    if ids and not isinstance(encoder, AguiEncoder):
+        raise ValueError(f"{type(encoder).__name__} does not write id: lines")
+    completed = False
+    try:
+        last = len(prelude) - 1
+        for index, wire in enumerate(prelude):
+            cursor = prelude_cursor if ids and index == last else None
+            yield encode_wire(encoder, wire, cursor)
+        if events is not None:
+            try:
+                async for stored in events:
+                    data = encode_wire(encoder, stored.event, stored.cursor if ids else None)
+                    if data:
+                        yield data
+            finally:
+                await _aclose(events)
+        completed = True
+        tail = encoder.close()
+        if tail:
+            yield tail
+    finally:
+        if not completed and on_abandon is not None:
+            with anyio.CancelScope(shield=True):
+                try:
+                    await on_abandon()
+                except Exception:
+                    _log.exception("on_abandon of an abandoned run stream failed")

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TextIO
 
 import uvicorn
+from pydantic import ValidationError
 from starlette.applications import Starlette
 
 from .app import create_app
@@ -104,13 +105,21 @@ def serve(config_path: str | None, host: str = "127.0.0.1", port: int = 8000) ->
 
     Raises:
         SystemExit: the routes file or a ``GATEWAY_*`` setting is invalid (the message, on
-            stderr, names the file, route and field); uvicorn could not bind (exit status 3).
+            stderr, names the file, route and field, or the variable; never its value, since
+            database URLs hold passwords); uvicorn could not bind or the app's lifespan could
+            not open the run store (exit status 3).
     """
     try:
         settings = Settings(config=Path(config_path)) if config_path else Settings()
         app = create_app(settings)
     except ConfigError as exc:
         raise SystemExit(f"agui-gateway: invalid configuration:\n{exc.message}") from None
-    except ValueError as exc:  # pydantic ValidationError of GATEWAY_* settings
+    except ValidationError as exc:  # GATEWAY_* settings; inputs left out (URLs hold passwords)
+        problems = "\n".join(
+            f"GATEWAY_{'_'.join(str(p) for p in err['loc']).upper() or '*'}: {err['msg']}"
+            for err in exc.errors(include_url=False, include_input=False)
+        )
+        raise SystemExit(f"agui-gateway: invalid GATEWAY_* setting:\n{problems}") from None
+    except ValueError as exc:
         raise SystemExit(f"agui-gateway: invalid GATEWAY_* setting:\n{exc}") from None
     build_server(app, host, port, out=sys.stdout).run()

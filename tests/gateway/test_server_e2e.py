@@ -28,9 +28,12 @@ STARTUP_DEADLINE_S = 30.0
 
 
 @pytest.fixture(scope="module")
-def server() -> Iterator[tuple[GatewayServer, io.StringIO]]:
+def server(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[tuple[GatewayServer, io.StringIO]]:
     out = io.StringIO()
-    app = create_app(Settings(config=None))
+    runs_db = tmp_path_factory.mktemp("e2e") / "runs.db"  # a fresh run store per session
+    app = create_app(Settings(config=None, database_url=f"sqlite:///{runs_db}"))
     srv = build_server(app, "127.0.0.1", 0, out=out, log_level="warning")
     thread = threading.Thread(target=srv.run, name="gateway-e2e", daemon=True)
     thread.start()
@@ -82,8 +85,9 @@ def test_demo_stream_is_read_as_it_arrives(server: tuple[GatewayServer, io.Strin
                 buffer += raw
                 while b"\n\n" in buffer:
                     block, buffer = buffer.split(b"\n\n", 1)
-                    if block.startswith(b"data: "):
-                        events.append(orjson.loads(block[6:]))
+                    for line in block.split(b"\n"):  # frames also carry `id: <cursor>`
+                        if line.startswith(b"data: "):
+                            events.append(orjson.loads(line[6:]))
                 if events and events[0]["type"] == "RUN_STARTED":
                     assert events[0]["runId"] == "r1"
     assert len(reads) > 1  # delivered in pieces, not one buffered body
