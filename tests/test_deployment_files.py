@@ -1,0 +1,562 @@
+"""Static checks of the deployment files (``Dockerfile``, ``.dockerignore``, ``compose.yaml``)
+and of the package they install.
+
+No Docker engine is needed: the files are parsed and checked for what matters (a non-root
+user, a healthcheck, ``pip install .``, two replicas sharing one store and one broker, the
+environment variables the gateway really reads). The wheel test builds the package from
+exactly what the Dockerfile copies, with no network (``--no-build-isolation --no-index``), and
+checks that it holds every package file (migrations, schemas, default routes). It needs the
+build backend of ``[build-system] requires`` in the test environment: it skips locally when
+that is missing and fails under ``CI=true``.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import importlib.metadata
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import tomllib
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import pytest
+from packaging.requirements import Requirement
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCKERFILE = ROOT / "Dockerfile"
+DOCKERIGNORE = ROOT / ".dockerignore"
+COMPOSE = ROOT / "compose.yaml"
+PYPROJECT = ROOT / "pyproject.toml"
+
+GATEWAY_SERVICES = ("gateway-a", "gateway-b")
+PENDING_SETTINGS = frozenset({"GATEWAY_DATABASE_URL", "GATEWAY_REDIS_URL"})
+"""Variables the durable-runs wiring (issue 3) adds to ``gateway.config.Settings``; accepted
+before they appear there, checked like the others once they do."""
+
+CACHE_PARTS = frozenset({"__pycache__", ".mypy_cache", ".pytest_cache", ".ruff_cache"})
+
+
+def _in_ci() -> bool:
+    return os.environ.get("CI", "").lower() == "true"
+
+
+def _skip_or_fail(reason: str) -> None:
+    """Skip locally; fail under ``CI=true`` (where everything these tests need is installed)."""
+    if _in_ci():
+        pytest.fail(reason)
+    pytest.skip(reason)
+
+
+# -- Dockerfile parsing -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Instruction:
+    """One Dockerfile instruction: keyword (upper case), ``--flags`` and the rest."""
+
+    keyword: str
+    flags: tuple[str, ...]
+    args: str
+
+    def exec_form(self) -> list[str] | None:
+        """The JSON (exec form) argument list, or None for the shell form."""
+        text = self.args.strip()
+        if not text.startswith("["):
+            return None
+        value = json.loads(text)
+        assert isinstance(value, list) and all(isinstance(v, str) for v in value)
+        return value
+
+
+def parse_dockerfile(text: str) -> list[list[Instruction]]:
+    """The Dockerfile's build stages (instructions before the first FROM form stage 0's
+    preamble and are dropped), with comments removed and line continuations joined."""
+    logical: list[str] = []
+    current = ""
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not current and (not line or line.startswith("#")):
+            continue
+        if current and line.startswith("#"):
+            continue  # comment lines inside a continuation are skipped by Docker too
+        if line.endswith("\\"):
+            current += line[:-1] + " "
+            continue
+        logical.append(current + line)
+        current = ""
+    assert not current, "Dockerfile ends inside a line continuation"
+    stages: list[list[Instruction]] = []
+    for line in logical:
+        keyword, _, rest = line.partition(" ")
+        rest = rest.strip()
+        flags: list[str] = []
+        while rest.startswith("--"):
+            flag, _, rest = rest.partition(" ")
+            flags.append(flag)
+            rest = rest.strip()
+        instruction = Instruction(keyword.upper(), tuple(flags), rest)
+        if instruction.keyword == "FROM":
+            stages.append([instruction])
+        elif stages:
+            stages[-1].append(instruction)
+    return stages
+
+
+@pytest.fixture(scope="module")
+def stages() -> list[list[Instruction]]:
+    return parse_dockerfile(DOCKERFILE.read_text(encoding="utf-8"))
+
+
+def _global_args(text: str) -> dict[str, str]:
+    args: dict[str, str] = {}
+    for line in text.splitlines():
+        if line.startswith("FROM"):
+            break
+        m = re.match(r"ARG\s+(\w+)=(\S+)", line)
+        if m:
+            args[m.group(1)] = m.group(2)
+    return args
+
+
+def _env(stage: list[Instruction]) -> dict[str, str]:
+    """ENV of a stage (``KEY=value`` pairs; quoted values unquoted)."""
+    env: dict[str, str] = {}
+    for ins in stage:
+        if ins.keyword == "ENV":
+            for token in shlex.split(ins.args):
+                key, sep, value = token.partition("=")
+                assert sep, f"ENV uses the legacy 'ENV key value' form: {ins.args!r}"
+                env[key] = value
+    return env
+
+
+def _build_stage(stages: list[list[Instruction]]) -> list[Instruction]:
+    for stage in stages:
+        if any(re.search(r"\bpip install\b", i.args) for i in stage if i.keyword == "RUN"):
+            return stage
+    raise AssertionError("no stage runs pip install")
+
+
+def _copied_sources(stages: list[list[Instruction]]) -> list[str]:
+    """Build-context paths the Dockerfile copies (COPY without --from)."""
+    sources: list[str] = []
+    for stage in stages:
+        for ins in stage:
+            if ins.keyword == "COPY" and not any(f.startswith("--from") for f in ins.flags):
+                parts = ins.exec_form() or shlex.split(ins.args)
+                sources += [p.rstrip("/") for p in parts[:-1]]
+    return sources
+
+
+def test_final_stage_is_slim_python_311_or_newer(stages: list[list[Instruction]]) -> None:
+    text = DOCKERFILE.read_text(encoding="utf-8")
+    args = _global_args(text)
+    for stage in stages:
+        image = stage[0].args.split()[0]
+        image = re.sub(r"\$\{(\w+)\}", lambda m: args.get(m.group(1), m.group(0)), image)
+        m = re.fullmatch(r"python:3\.(\d+)(?:\.\d+)?-slim(?:-\w+)?", image)
+        assert m, f"stage base image {image!r} is not a python:3.X-slim image"
+        assert int(m.group(1)) >= 11, f"{image}: the package needs Python >= 3.11"
+
+
+def test_runs_as_non_root_user_before_cmd(stages: list[list[Instruction]]) -> None:
+    final = stages[-1]
+    keywords = [i.keyword for i in final]
+    assert "USER" in keywords and "CMD" in keywords
+    user_at = max(n for n, k in enumerate(keywords) if k == "USER")
+    assert user_at < keywords.index("CMD"), "USER must come before CMD"
+    user = final[user_at].args.split(":")[0].strip()
+    assert user not in ("root", "0", ""), f"final USER is {user!r}"
+
+
+def test_cmd_serves_on_all_interfaces_port_8000(stages: list[list[Instruction]]) -> None:
+    final = stages[-1]
+    cmds = [i for i in final if i.keyword == "CMD"]
+    assert len(cmds) == 1
+    assert cmds[0].exec_form() == ["agui-gateway", "serve", "--host", "0.0.0.0", "--port", "8000"]
+    assert not any(i.keyword == "ENTRYPOINT" for i in final)
+    exposed = [p for i in final if i.keyword == "EXPOSE" for p in i.args.split()]
+    assert "8000" in exposed or "8000/tcp" in exposed
+
+
+def test_healthcheck_hits_healthz_with_python(stages: list[list[Instruction]]) -> None:
+    checks = [i for i in stages[-1] if i.keyword == "HEALTHCHECK"]
+    assert len(checks) == 1
+    check = checks[0]
+    kind, _, rest = check.args.partition(" ")
+    command = Instruction("CMD", (), rest).exec_form()
+    assert kind == "CMD" and command is not None, "use the exec form: CMD [...]"
+    assert command[0].startswith("python"), "slim images have no curl or wget"
+    script = command[-1]
+    assert "http://127.0.0.1:8000/healthz" in script
+    compile(script, "<healthcheck>", "exec")  # valid Python
+    flags = dict(f.lstrip("-").split("=", 1) for f in check.flags)
+    assert {"interval", "timeout"} <= set(flags)
+
+
+def test_installs_the_package_non_editable(stages: list[list[Instruction]]) -> None:
+    runs = " && ".join(i.args for i in _build_stage(stages) if i.keyword == "RUN")
+    assert re.search(r"\bpip install (?:--?\S+ )*\.(?:\s|$)", runs), "expected `pip install .`"
+    assert not re.search(r"pip install[^&;]*(?:\s-e\s|--editable)", runs)
+    assert "requirements" not in runs, "install the package itself, from pyproject.toml"
+
+
+def test_copies_everything_the_package_is_built_from(stages: list[list[Instruction]]) -> None:
+    project = tomllib.loads(PYPROJECT.read_text(encoding="utf-8"))
+    setuptools_cfg = project["tool"]["setuptools"]
+    package_dir: dict[str, str] = setuptools_cfg.get("package-dir", {})
+    tops = {package_dir.get(p.split(".")[0], p.split(".")[0]) for p in setuptools_cfg["packages"]}
+    copied = set(_copied_sources(stages))
+    needed = tops | {"pyproject.toml", project["project"]["readme"]}
+    assert needed <= copied, f"the build stage does not copy {sorted(needed - copied)}"
+
+
+def test_environment_defaults(stages: list[list[Instruction]]) -> None:
+    env = _env(stages[-1])
+    assert env.get("PYTHONUNBUFFERED") == "1"
+    url = env.get("GATEWAY_DATABASE_URL", "")
+    assert url.startswith("sqlite+aiosqlite:////"), "SQLite default needs an absolute path"
+    data_dir = str(Path(url.removeprefix("sqlite+aiosqlite:///")).parent)
+    volumes = [i.args for i in stages[-1] if i.keyword == "VOLUME"]
+    assert any(data_dir in v for v in volumes), f"{data_dir} should be a VOLUME"
+
+
+# -- .dockerignore --------------------------------------------------------------------------------
+
+
+def _ignore_patterns() -> list[str]:
+    lines = DOCKERIGNORE.read_text(encoding="utf-8").splitlines()
+    return [ln.strip() for ln in lines if ln.strip() and not ln.strip().startswith("#")]
+
+
+def _pattern_regex(pattern: str) -> re.Pattern[str]:
+    """Docker's .dockerignore matching (Go filepath.Match plus ``**``), as a regex."""
+    out = ""
+    i = 0
+    pattern = pattern.strip("/")
+    while i < len(pattern):
+        if pattern.startswith("**/", i):
+            out += "(?:.*/)?"
+            i += 3
+        elif pattern.startswith("**", i):
+            out += ".*"
+            i += 2
+        elif pattern[i] == "*":
+            out += "[^/]*"
+            i += 1
+        elif pattern[i] == "?":
+            out += "[^/]"
+            i += 1
+        elif pattern[i] == "[":
+            end = pattern.index("]", i)
+            out += "[" + pattern[i + 1 : end].replace("!", "^", 1) + "]"
+            i = end + 1
+        else:
+            out += re.escape(pattern[i])
+            i += 1
+    return re.compile(out)
+
+
+def dockerignored(path: str, patterns: list[str]) -> bool:
+    """Whether the context path ``path`` is excluded (a match on a parent excludes it too;
+    ``!`` patterns re-include; the last matching pattern wins)."""
+    parts = path.split("/")
+    candidates = ["/".join(parts[: n + 1]) for n in range(len(parts))]
+    excluded = False
+    for pattern in patterns:
+        negate = pattern.startswith("!")
+        regex = _pattern_regex(pattern.lstrip("!"))
+        if any(regex.fullmatch(c) for c in candidates):
+            excluded = not negate
+    return excluded
+
+
+def _context_files(sources: list[str]) -> list[str]:
+    """Files under the copied paths, relative to the repo, caches left out."""
+    files: list[str] = []
+    for source in sources:
+        path = ROOT / source
+        found = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
+        for p in found:
+            rel = p.relative_to(ROOT)
+            if CACHE_PARTS.isdisjoint(rel.parts) and p.suffix != ".pyc":
+                files.append(rel.as_posix())
+    return files
+
+
+def test_dockerignore_matcher() -> None:
+    pats = [".venv", "**/node_modules", "**/*.py[cod]", "*.db", "data"]
+    assert dockerignored(".venv/bin/python", pats)
+    assert dockerignored("tests/harness/node_modules/ai/index.js", pats)
+    assert dockerignored("gateway/__pycache__/app.cpython-311.pyc", pats)
+    assert dockerignored("runs.db", pats) and not dockerignored("gateway/runs.db", pats)
+    assert not dockerignored("gateway/app.py", pats)
+    assert not dockerignored("gateway/data.py", pats)
+    assert not dockerignored("x", [*pats, "x", "!x"])
+
+
+def test_dockerignore_excludes_environments_vcs_and_caches() -> None:
+    patterns = _ignore_patterns()
+    for path in (
+        ".git/HEAD",
+        ".venv/bin/python",
+        "node_modules/x/index.js",
+        "tests/harness/node_modules/ai/package.json",
+        "tests/ui_harness/node_modules/x/index.js",
+        "gateway/__pycache__/app.cpython-311.pyc",
+        ".mypy_cache/3.11/x.json",
+        ".pytest_cache/v/cache/lastfailed",
+        ".ruff_cache/CACHEDIR.TAG",
+        ".hypothesis/examples/x",
+        "agui_gateway.egg-info/PKG-INFO",
+        "agui-gateway.db",
+    ):
+        assert dockerignored(path, patterns), f".dockerignore lets {path} into the build context"
+
+
+def test_dockerignore_keeps_everything_the_image_copies(stages: list[list[Instruction]]) -> None:
+    patterns = _ignore_patterns()
+    sources = _copied_sources(stages)
+    files = _context_files(sources)
+    assert any(f.endswith("versions/0001_initial.py") for f in files)
+    dropped = [f for f in files if dockerignored(f, patterns)]
+    assert not dropped, f".dockerignore drops files the build needs: {dropped[:10]}"
+
+
+# -- compose.yaml -----------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def compose() -> dict[str, Any]:
+    try:
+        import yaml  # type: ignore[import-untyped, unused-ignore]
+    except ImportError:  # a transitive dev dependency today (pyyaml)
+        _skip_or_fail("pyyaml is not installed: cannot parse compose.yaml")
+    doc = yaml.safe_load(COMPOSE.read_text(encoding="utf-8"))
+    assert isinstance(doc, dict)
+    return doc
+
+
+_INTERPOLATION = re.compile(r"\$\{(\w+)(?::?-([^}]*))?\}")
+
+
+def interpolate(value: str, env: dict[str, str] | None = None) -> str:
+    """Compose variable interpolation with defaults (``${VAR:-default}``), for checking."""
+    env = env or {}
+    return _INTERPOLATION.sub(lambda m: env.get(m.group(1)) or (m.group(2) or ""), value)
+
+
+def _environment(service: dict[str, Any]) -> dict[str, str | None]:
+    env = service.get("environment", {})
+    if isinstance(env, list):
+        pairs = (item.partition("=") for item in env)
+        return {k: (v if sep else None) for k, sep, v in pairs}
+    return {k: (None if v is None else str(v)) for k, v in env.items()}
+
+
+def _healthcheck_command(service: dict[str, Any]) -> list[str]:
+    test = service.get("healthcheck", {}).get("test")
+    assert test, "no healthcheck"
+    return test if isinstance(test, list) else ["CMD-SHELL", test]
+
+
+def test_two_gateway_replicas_share_store_and_broker(compose: dict[str, Any]) -> None:
+    services = compose["services"]
+    assert set(GATEWAY_SERVICES) <= set(services)
+    envs = [_environment(services[name]) for name in GATEWAY_SERVICES]
+    for key in ("GATEWAY_DATABASE_URL", "GATEWAY_REDIS_URL", "GATEWAY_CONFIG"):
+        values = {env.get(key) for env in envs}
+        assert len(values) == 1 and None not in values, f"{key} differs or is missing: {values}"
+    db = urlsplit(interpolate(envs[0]["GATEWAY_DATABASE_URL"] or ""))
+    assert db.scheme == "postgresql+asyncpg" and db.hostname == "postgres"
+    redis = urlsplit(envs[0]["GATEWAY_REDIS_URL"] or "")
+    assert redis.scheme == "redis" and redis.hostname == "redis"
+
+    pg_env = _environment(services["postgres"])
+    assert db.username == pg_env["POSTGRES_USER"]
+    assert db.password == interpolate(pg_env["POSTGRES_PASSWORD"] or "")
+    assert db.path.lstrip("/") == pg_env["POSTGRES_DB"]
+    assert (db.port or 5432) == 5432 and (redis.port or 6379) == 6379
+
+
+def test_gateways_build_this_repo_and_publish_distinct_ports(compose: dict[str, Any]) -> None:
+    host_ports = []
+    for name in GATEWAY_SERVICES:
+        service = compose["services"][name]
+        build = service.get("build")
+        context = build if isinstance(build, str) else (build or {}).get("context")
+        assert context in (".", "./"), f"{name} must build the repository's Dockerfile"
+        assert service.get("restart") in ("always", "unless-stopped", "on-failure")
+        (mapping,) = service["ports"]
+        host, _, container = str(mapping).rpartition(":")
+        assert container == "8000", f"{name}: the image serves on 8000"
+        host_ports.append(host.rpartition(":")[2])
+    assert len(set(host_ports)) == len(host_ports), f"host ports collide: {host_ports}"
+
+
+def test_gateways_wait_for_healthy_postgres_and_redis(compose: dict[str, Any]) -> None:
+    for name in GATEWAY_SERVICES:
+        depends = compose["services"][name]["depends_on"]
+        for dep in ("postgres", "redis"):
+            assert depends[dep]["condition"] == "service_healthy", f"{name} -> {dep}"
+
+
+def test_postgres_16_and_redis_7_with_healthchecks(compose: dict[str, Any]) -> None:
+    services = compose["services"]
+    assert re.fullmatch(r"postgres:16(?:[.-].*)?", services["postgres"]["image"])
+    assert re.fullmatch(r"redis:7(?:[.-].*)?", services["redis"]["image"])
+    pg_check = " ".join(_healthcheck_command(services["postgres"]))
+    assert "pg_isready" in pg_check
+    redis_check = " ".join(_healthcheck_command(services["redis"]))
+    assert "redis-cli" in redis_check and "ping" in redis_check
+    for name in ("postgres", "redis"):
+        assert services[name].get("restart"), f"{name} needs a restart policy"
+
+
+def test_routes_file_is_mounted_and_loads(compose: dict[str, Any]) -> None:
+    from gateway.config import load_routes
+
+    for name in GATEWAY_SERVICES:
+        service = compose["services"][name]
+        target = _environment(service)["GATEWAY_CONFIG"]
+        mounts = [v for v in service["volumes"] if isinstance(v, dict) and v["target"] == target]
+        assert len(mounts) == 1, f"{name}: GATEWAY_CONFIG={target} is not a mounted file"
+        mount = mounts[0]
+        assert mount["type"] == "bind" and mount.get("read_only") is True
+        source = ROOT / interpolate(mount["source"])
+        assert source.is_file(), f"default routes file {source} is missing"
+        assert "demo" in load_routes(source), "the default mount should be the demo route"
+
+
+def _settings_env_names() -> set[str]:
+    """Environment variable names ``gateway.config.Settings`` reads (prefix + field/alias)."""
+    from gateway.config import Settings
+
+    prefix = str(Settings.model_config.get("env_prefix", "")).upper()
+    names: set[str] = set()
+    for field_name, field in Settings.model_fields.items():
+        names.add(prefix + field_name.upper())
+        for alias in (field.alias, field.validation_alias):
+            if isinstance(alias, str):
+                names.add(alias.upper())
+    return names
+
+
+def test_gateway_variables_are_ones_the_settings_read(
+    compose: dict[str, Any], stages: list[list[Instruction]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from gateway.config import Settings
+
+    known = _settings_env_names() | PENDING_SETTINGS
+    sources: dict[str, dict[str, str]] = {"Dockerfile": {}}
+    for key, value in _env(stages[-1]).items():
+        if key.startswith("GATEWAY_"):
+            sources["Dockerfile"][key] = value
+    for name in GATEWAY_SERVICES:
+        env = _environment(compose["services"][name])
+        sources[name] = {k: interpolate(v or "") for k, v in env.items() if k.startswith("GATEWAY_")}
+    for where, used in sources.items():
+        unknown = sorted(set(used) - known)
+        assert not unknown, f"{where}: the gateway reads no such setting: {unknown}"
+        with monkeypatch.context() as patch:
+            for key in list(os.environ):
+                if key.startswith("GATEWAY_"):
+                    patch.delenv(key)
+            for key, value in used.items():
+                patch.setenv(key, value)
+            Settings()  # the values validate (URL schemes, a path for GATEWAY_CONFIG, ...)
+
+
+def test_compose_interpolation_helper() -> None:
+    assert interpolate("a${X:-b}c") == "abc"
+    assert interpolate("a${X:-b}c", {"X": "y"}) == "ayc"
+    assert interpolate("${X}") == ""
+
+
+# -- the wheel -----------------------------------------------------------------------------------
+
+
+def _build_requirements_missing() -> list[str]:
+    project = tomllib.loads(PYPROJECT.read_text(encoding="utf-8"))
+    missing = []
+    for spec in project["build-system"]["requires"]:
+        req = Requirement(spec)
+        try:
+            version = importlib.metadata.version(req.name)
+        except importlib.metadata.PackageNotFoundError:
+            missing.append(f"{spec} (not installed)")
+            continue
+        if not req.specifier.contains(version, prereleases=True):
+            missing.append(f"{spec} (installed {version})")
+    return missing
+
+
+def test_wheel_holds_every_package_file(
+    stages: list[list[Instruction]], tmp_path: Path
+) -> None:
+    missing = _build_requirements_missing()
+    if missing:
+        _skip_or_fail(
+            "cannot build the wheel without network: the build backend is not in this "
+            f"environment ({', '.join(missing)}); add [build-system] requires to the dev extras"
+        )
+    # The wheel is built from what the Docker build copies, as .dockerignore filters it.
+    src = tmp_path / "src"
+    patterns = _ignore_patterns()
+    files = [f for f in _context_files(_copied_sources(stages)) if not dockerignored(f, patterns)]
+    for rel in files:
+        (src / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(ROOT / rel, src / rel)
+    out = tmp_path / "dist"
+    proc = subprocess.run(
+        [
+            sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
+            "--no-index", "--quiet", "--wheel-dir", str(out), str(src),
+        ],
+        capture_output=True, text=True, check=False, timeout=240,
+        env={**os.environ, "PIP_DISABLE_PIP_VERSION_CHECK": "1"},
+    )
+    assert proc.returncode == 0, f"pip wheel failed:\n{proc.stdout}\n{proc.stderr}"
+    (wheel,) = out.glob("agui_gateway-*.whl")
+    with zipfile.ZipFile(wheel) as zf:
+        names = set(zf.namelist())
+        entry_points = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
+        scripts = zf.read(entry_points).decode()
+
+    for expected in (
+        "gateway/migrations/versions/0001_initial.py",
+        "gateway/migrations/script.py.mako",
+        "gateway/migrations/env.py",
+        "gateway/default_routes.toml",
+        "gateway/store/__init__.py",
+        "gateway/broker/__init__.py",
+        "gateway/runs/__init__.py",
+        "agui_codecs/ui/ui_hints.v1.schema.json",
+        "agui_codecs/ui/schemas/v0_9/server_to_client.json",
+        "agui_codecs/ui/schemas/v0_9/common_types.json",
+        "agui_codecs/ui/schemas/v0_9/catalogs/basic/catalog.json",
+    ):
+        assert expected in names, f"{expected} is missing from the wheel"
+    assert any(fnmatch.fnmatch(n, "conformance/data/*.json") for n in names)
+    assert "agui-gateway = gateway.cli:main" in scripts
+
+    # Every file of the package folders ships (a new data file needs a package-data entry).
+    project = tomllib.loads(PYPROJECT.read_text(encoding="utf-8"))
+    package_dir: dict[str, str] = project["tool"]["setuptools"].get("package-dir", {})
+    to_wheel = {folder: package for package, folder in package_dir.items()}
+    shipped = []
+    for rel in files:
+        top, _, rest = rel.partition("/")
+        if rest:  # a file inside a package folder (not pyproject.toml / README.md)
+            shipped.append(f"{to_wheel.get(top, top)}/{rest}")
+    absent = sorted(set(shipped) - names)
+    assert not absent, f"package files missing from the wheel: {absent}"
