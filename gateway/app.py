@@ -25,10 +25,17 @@ endpoints answer 503.
 
 Before a stream starts, refusals are JSON ``{"error": {"code", "message"}, "detail"?}``: 404
 ``ROUTE_NOT_FOUND`` (also ``NOT_FOUND`` for unknown paths), 405 ``METHOD_NOT_ALLOWED``, 413
-``REQUEST_TOO_LARGE``, 422 ``INVALID_REQUEST`` (``detail`` = pydantic's error list, without
-input echoes) or 422 ``UNSUPPORTED_CONTENT`` / ``INVALID_TOOL_ARGUMENTS`` (the input has no
-equivalent upstream). Once streaming, every failure is a terminal event (see
-:mod:`gateway.upstream`).
+``REQUEST_TOO_LARGE``, 415 ``UNSUPPORTED_MEDIA_TYPE`` (a JSON endpoint's body not declared
+``application/json`` or ``*+json``: cross-site "simple" POSTs cannot start runs), 422
+``INVALID_REQUEST`` (``detail`` = pydantic's error list, without input echoes; also an empty
+conversation for a provider route) or 422 ``UNSUPPORTED_CONTENT`` / ``INVALID_TOOL_ARGUMENTS``
+/ ``INVALID_TOOL_RESULT`` (the input has no equivalent upstream). Once streaming, every failure
+is a terminal event (see :mod:`gateway.upstream`).
+
+CORS: off unless ``GATEWAY_CORS_ORIGINS`` lists origins (starlette ``CORSMiddleware``, which
+also answers the ``OPTIONS`` preflight). The gateway authenticates to upstreams with the
+route's key variable only; a client's ``Authorization`` header and cookies are never
+forwarded (put a reverse proxy in front for client auth).
 """
 
 from __future__ import annotations
@@ -46,6 +53,8 @@ from agui_codecs.ui import UiSchemaCompiler
 from pydantic import BaseModel, ValidationError
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
+from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Mount, Route
@@ -97,6 +106,7 @@ class _Gateway:
         return route
 
     async def _parse(self, request: Request, model: type[_M]) -> tuple[_M, bytes]:
+        _require_json(request)
         limit = self.settings.max_request_bytes
         declared = request.headers.get("content-length", "")
         if declared.isdigit() and int(declared) > limit:
@@ -148,16 +158,20 @@ class _Gateway:
         route = self._route(request)
         chat, raw = await self._parse(request, AiSdkChatRequest)
         run_input = to_run_agent_input(chat, run_id=f"run_{uuid.uuid4().hex}")
-        message_id = response_message_id(chat) or f"msg_{uuid.uuid4().hex}"
+        message_id = response_message_id(chat)
+        if message_id is None and route.protocol != "ai-sdk":
+            # An AI SDK backend picks its own messageId (``start``, kept in RUN_STARTED
+            # metadata), which the encoder falls back to; other upstreams have none.
+            message_id = f"msg_{uuid.uuid4().hex}"
         client = ClientRequest(run_input, wire="ai-sdk", raw=raw)
-        encoder = AiSdkEncoder(message_id=message_id)
+        encoder = AiSdkEncoder(message_id=message_id, ai_sdk_major=route.ai_sdk_major)
         return await self._stream(request, route, client, encoder, message_id=message_id)
 
     async def ai_sdk_resume(self, request: Request) -> Response:
         """``GET /v1/ai-sdk/{route}/{chatId}/stream``: 204, or the chat's active run replayed
         from its first chunk and then live (``ai`` ``DefaultChatTransport.reconnectToStream``)."""
-        self._route(request)
-        return await self.runs.ai_sdk_resume(request.path_params["chat_id"])
+        route = self._route(request)
+        return await self.runs.ai_sdk_resume(request.path_params["chat_id"], route)
 
     async def create_run(self, request: Request) -> Response:
         """``POST /api/v1/agent/runs``: ``{route, input}`` -> ``201 {threadId, runId}``."""
@@ -189,6 +203,31 @@ class _Gateway:
         return Response(body, media_type=METRICS_CONTENT_TYPE)
 
 
+def _is_json_media_type(content_type: str) -> bool:
+    media = content_type.split(";", 1)[0].strip().lower()
+    return media == "application/json" or (
+        media.startswith("application/") and media.endswith("+json")
+    )
+
+
+def _require_json(request: Request) -> None:
+    """Refuse a body that is not declared JSON (415).
+
+    A cross-site page may POST ``text/plain``, form or multipart bodies without a CORS
+    preflight ("simple requests"); JSON is only sent after the preflight, which the gateway
+    answers only for ``GATEWAY_CORS_ORIGINS``. So a ``text/plain`` body holding JSON must not
+    start a (paid) run.
+    """
+    content_type = request.headers.get("content-type", "")
+    if not _is_json_media_type(content_type):
+        got = content_type.split(";", 1)[0].strip()[:100] or "none"
+        raise RequestError(
+            f"request body must be JSON: send content-type: application/json (got {got})",
+            code="UNSUPPORTED_MEDIA_TYPE",
+            status=415,
+        )
+
+
 def _too_large(limit: int) -> RequestError:
     return RequestError(f"request body exceeds {limit} bytes", code="REQUEST_TOO_LARGE", status=413)
 
@@ -214,6 +253,37 @@ async def _http_error(request: Request, exc: Exception) -> Response:
     if exc.headers:
         response.headers.update(exc.headers)
     return response
+
+
+CORS_ALLOW_HEADERS: tuple[str, ...] = (
+    "accept",
+    "accept-language",
+    "authorization",
+    "cache-control",
+    "content-type",
+    "last-event-id",
+    "x-vercel-ai-ui-message-stream",
+)
+"""Request headers a cross-origin client may send (what ``@ag-ui/client``, ``ai``'s
+``DefaultChatTransport`` and an ``EventSource`` resume send; ``authorization`` for a reverse
+proxy in front: the gateway itself never reads nor forwards it)."""
+
+
+def _cors_middleware(settings: Settings) -> list[Middleware]:
+    """CORS for ``GATEWAY_CORS_ORIGINS`` (none when empty: no CORS headers, no preflight)."""
+    origins = settings.cors_origin_list
+    if not origins:
+        return []
+    return [
+        Middleware(
+            CORSMiddleware,
+            allow_origins=origins,
+            allow_methods=["GET", "POST", "OPTIONS"],
+            allow_headers=list(CORS_ALLOW_HEADERS),
+            allow_credentials=False,
+            max_age=600,
+        )
+    ]
 
 
 def create_app(
@@ -272,6 +342,7 @@ def create_app(
             Route("/api/v1/agent/history", gateway.history, methods=["GET"]),
             Mount(DEMO_MOUNT, app=create_demo_app()),
         ],
+        middleware=_cors_middleware(settings),
         exception_handlers={
             RequestError: _request_error,
             RunStoreError: _store_error,

@@ -6,6 +6,7 @@ Settings come from the environment through pydantic-settings (prefix ``GATEWAY_`
     GATEWAY_KEEPALIVE_SECONDS   idle seconds before a ``: keep-alive`` comment (default 15)
     GATEWAY_MAX_EVENT_SIZE      cap in bytes on one upstream SSE event (default 8 MiB)
     GATEWAY_MAX_REQUEST_BYTES   cap in bytes on a client request body (default 32 MiB)
+    GATEWAY_CORS_ORIGINS        comma-separated origins allowed cross-origin (default: none)
 
 Durable runs (issue 3; :class:`Settings` lists the run-core tunables too)::
 
@@ -30,6 +31,7 @@ Routes file (TOML, one ``[[routes]]`` table per route)::
     timeouts = { connect = 10, read = 300 }        # optional, seconds
     ui_profile = "copilotkit"                      # A2UI catalog: copilotkit | a2ui | <catalog id>
     ui_delivery = "activity"                       # AG-UI UI delivery: activity | metadata | seed
+    ai_sdk_major = 6                               # optional: the useChat clients' ai major
 
     [routes.ui_hints.list_events]                  # ui_hints v1 for the tool "list_events"
     kind = "record_list"
@@ -43,13 +45,18 @@ Routes file (TOML, one ``[[routes]]`` table per route)::
     model = "claude-sonnet-4-5"
     auth = { type = "header", header = "x-api-key", env = "ANTHROPIC_API_KEY" }
 
-``upstream_url`` is ``http(s)://...`` or ``self:/path``: the gateway's own ASGI app, called in
-process (the embedded ``demo`` route uses ``self:/demo/openai/v1``, so ``serve`` needs no
-second process, no key and no knowledge of its own host and port). Provider protocols append
-their endpoint path to it (the same base-URL convention as the OpenAI SDK and the AI SDK
-providers): ``/chat/completions`` (``openai-chat``), ``/messages`` (``anthropic``),
-``/responses`` (``openai-responses``), ``/models/{model}:streamGenerateContent?alt=sse``
-(``gemini``). For ``ai-sdk`` and ``agui`` upstreams ``upstream_url`` is the endpoint itself
+``upstream_url`` is ``http(s)://host[:port][/prefix][?query]`` or ``self:/path``: the
+gateway's own ASGI app, called in process (the embedded ``demo`` route uses
+``self:/demo/openai/v1``, so ``serve`` needs no second process, no key and no knowledge of its
+own host and port). Provider protocols append their endpoint path to it (the same base-URL
+convention as the OpenAI SDK and the AI SDK providers): ``/chat/completions``
+(``openai-chat``), ``/messages`` (``anthropic``), ``/responses`` (``openai-responses``),
+``/models/{model}:streamGenerateContent?alt=sse`` (``gemini``); a query on ``upstream_url``
+(Azure's ``?api-version=``) is kept after that path, and a URL that already ends with the path
+is refused (the error suggests the base URL). Headers the HTTP client owns (``host``,
+``content-length``, ``transfer-encoding``, ``connection``...) cannot be set, and ``auth.env``
+must be a variable *name*, never the key (checks in :mod:`gateway.route_checks`). For
+``ai-sdk`` and ``agui`` upstreams ``upstream_url`` is the endpoint itself
 (``https://agent.example.com/api/chat``), ``model`` is optional and unused (the backend picks
 its model) and ``params`` must be empty (the request is forwarded, not translated).
 
@@ -68,7 +75,7 @@ import tomllib
 from importlib import resources
 from pathlib import Path
 from typing import Any, Literal, get_args
-from urllib.parse import urlsplit
+from urllib.parse import urlsplit, urlunsplit
 
 from agui_codecs import CodecError, get_decoder
 from agui_codecs.sse import DEFAULT_MAX_EVENT_SIZE
@@ -94,6 +101,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from .broker import DEFAULT_PREFIX as DEFAULT_REDIS_PREFIX
 from .errors import ConfigError
+from .route_checks import check_endpoint_suffix, check_env_name, check_header_name, check_http_url
 from .runs.settings import RunSettings
 from .store.engine import DEFAULT_DATABASE_URL, normalize_url
 
@@ -126,6 +134,9 @@ UiDelivery = Literal["activity", "metadata", "seed"]
 UI_DELIVERIES: tuple[str, ...] = get_args(UiDelivery)
 """AG-UI delivery profiles of compiled UI (``agui_codecs.ui.delivery``)."""
 
+AiSdkMajor = Literal[5, 6, 7]
+"""``ai_sdk_major`` of a route: the ``ai`` major its ``useChat`` clients run (None: portable)."""
+
 OnDisconnect = Literal["continue", "cancel"]
 
 ON_DISCONNECT: tuple[str, ...] = get_args(OnDisconnect)
@@ -140,8 +151,8 @@ DEFAULT_ROUTES_RESOURCE = "default_routes.toml"
 """Package-data file of :mod:`gateway` used when no routes file is configured."""
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
-_ENV = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _HEADER = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")  # RFC 9110 token
+_ORIGIN = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://[^/\s?#]+$")
 _SCHEMA = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
 
 
@@ -163,13 +174,24 @@ class AuthConfig(_Strict):
     env: str | None = None
     header: str | None = None
 
+    @field_validator("env")
+    @classmethod
+    def _env(cls, value: str | None) -> str | None:
+        if value:
+            check_env_name(value)  # never echoes the value: it may be a pasted key
+        return value
+
+    @field_validator("header")
+    @classmethod
+    def _header(cls, value: str | None) -> str | None:
+        if value is not None:
+            check_header_name(value)
+        return value
+
     @model_validator(mode="after")
     def _check(self) -> AuthConfig:
-        if self.type != "none":
-            if not self.env:
-                raise ValueError(f"auth type {self.type!r} needs 'env' (the key's variable)")
-            if not _ENV.match(self.env):
-                raise ValueError(f"'env' is not an environment variable name: {self.env!r}")
+        if self.type != "none" and not self.env:
+            raise ValueError(f"auth type {self.type!r} needs 'env' (the key's variable)")
         if self.type == "header" and not (self.header and _HEADER.match(self.header)):
             raise ValueError("auth type 'header' needs 'header', a valid header name")
         return self
@@ -213,11 +235,14 @@ class RouteConfig(_Strict):
             ACTIVITY_SNAPSHOT after TOOL_CALL_RESULT), ``"metadata"`` (TOOL_CALL_RESULT
             ``metadata.ui_schema``) or ``"seed"`` (top-level ``ui_schema``, non-portable). The
             AI SDK endpoint sends ``data-ui-schema`` chunks whatever the profile.
+        ai_sdk_major: the ``ai`` major (5, 6 or 7) of the route's ``useChat`` clients; ``None``
+            (default) sends only chunks ai v5, v6 and v7 all accept; 6 or 7 sends tool approvals
+            as ``tool-approval-request`` (:class:`~agui_codecs.encoders.ai_sdk.AiSdkEncoder`).
     """
 
     name: str
+    protocol: Protocol  # before upstream_url: its check depends on the protocol
     upstream_url: str
-    protocol: Protocol
     model: str | None = Field(default=None, min_length=1, validate_default=True)
     auth: AuthConfig = AuthConfig()
     headers: dict[str, str] = Field(default_factory=dict)
@@ -226,6 +251,7 @@ class RouteConfig(_Strict):
     ui_hints: dict[str, dict[str, Any]] = Field(default_factory=dict)
     ui_profile: str = DEFAULT_PROFILE
     ui_delivery: UiDelivery = "activity"
+    ai_sdk_major: AiSdkMajor | None = None
     _ui_hints: dict[str, UiHints] = PrivateAttr(default_factory=dict)
 
     @property
@@ -242,19 +268,24 @@ class RouteConfig(_Strict):
 
     @field_validator("upstream_url")
     @classmethod
-    def _url(cls, value: str) -> str:
+    def _url(cls, value: str, info: ValidationInfo) -> str:
         parts = urlsplit(value)
+        if parts.fragment:
+            raise ValueError("must not carry a #fragment")
         if parts.scheme in ("http", "https"):
-            if not parts.netloc:
-                raise ValueError(f"no host in {value!r}")
+            check_http_url(value)
+            protocol = info.data.get("protocol")
+            if isinstance(protocol, str):
+                check_endpoint_suffix(value, protocol)
         elif parts.scheme == SELF_SCHEME:
             if not parts.path.startswith("/") or parts.netloc:
-                raise ValueError(f"a self URL is 'self:/path', got {value!r}")
+                raise ValueError("a self URL is 'self:/path'")
+            if parts.query:
+                raise ValueError("a self URL must not carry a ?query")
         else:
-            raise ValueError(f"scheme must be http, https or self, got {value!r}")
-        if parts.query or parts.fragment:
-            raise ValueError("must not carry a query or fragment")
-        return value.rstrip("/")
+            raise ValueError(f"scheme must be http, https or self, got {parts.scheme!r}")
+        # the query (e.g. Azure's ?api-version=) is kept: the endpoint path goes before it
+        return urlunsplit((parts.scheme, parts.netloc, parts.path.rstrip("/"), parts.query, ""))
 
     @field_validator("headers")
     @classmethod
@@ -262,6 +293,7 @@ class RouteConfig(_Strict):
         for key, item in value.items():
             if not _HEADER.match(key):
                 raise ValueError(f"invalid header name {key!r}")
+            check_header_name(key)
             if "\r" in item or "\n" in item:
                 raise ValueError(f"header {key!r} contains a line break")
         return value
@@ -336,6 +368,9 @@ class Settings(BaseSettings):
         on_disconnect: ``"continue"`` (the run goes on without its client; resume it) or
             ``"cancel"`` (the run ends with RUN_ERROR ``RUN_CANCELED``) when the client of
             ``POST /v1/agui/{route}`` or ``/v1/ai-sdk/{route}`` goes away.
+        cors_origins: comma-separated browser origins allowed to call the gateway
+            cross-origin (``https://app.example.com,http://localhost:3000``, or ``*``); empty
+            (default): no CORS headers, so browsers only let same-origin pages read replies.
     """
 
     model_config = SettingsConfigDict(env_prefix="GATEWAY_", extra="ignore")
@@ -356,6 +391,27 @@ class Settings(BaseSettings):
     batch_max_events: int = Field(default=_RUN_DEFAULTS.batch_max_events, ge=1)
     reader_recheck: float = Field(default=_RUN_DEFAULTS.reader_idle_recheck, gt=0)
     on_disconnect: OnDisconnect = "continue"
+    cors_origins: str = ""
+
+    @field_validator("cors_origins")
+    @classmethod
+    def _cors_origins(cls, value: str) -> str:
+        origins = []
+        for item in value.split(","):
+            origin = item.strip().rstrip("/")
+            if not origin:
+                continue
+            if origin != "*" and not _ORIGIN.match(origin):
+                raise ValueError(
+                    f"{origin!r} is not an origin: scheme://host[:port] (no path), or '*'"
+                )
+            origins.append(origin)
+        return ",".join(origins)
+
+    @property
+    def cors_origin_list(self) -> list[str]:
+        """:attr:`cors_origins` as a list (empty: no CORS headers are sent)."""
+        return [o for o in self.cors_origins.split(",") if o]
 
     @field_validator("redis_url", "database_schema")
     @classmethod

@@ -18,6 +18,8 @@ from typing import Any, Literal
 
 import orjson
 from ag_ui.core import (
+    ActivityMessage,
+    AssistantMessage,
     ContentPart,
     Context,
     DataSource,
@@ -31,12 +33,13 @@ from ag_ui.core import (
     UrlSource,
 )
 
-from .errors import TranslationError
+from .errors import InvalidRequestError, TranslationError
 
 __all__ = [
     "RESERVED_KEYS",
     "ClientRequest",
     "ClientWire",
+    "check_conversation",
     "context_text",
     "data_url",
     "decode_base64_text",
@@ -269,6 +272,34 @@ def tool_call_names(messages: Sequence[Message]) -> dict[str, str]:
         for call in getattr(message, "tool_calls", None) or []:
             names[call.id] = call.function.name
     return names
+
+
+def check_conversation(run_input: RunAgentInput) -> None:
+    """Refuse what every provider API rejects, before any upstream request (a clear 422 is
+    better than the provider's 400 wrapped in a stream).
+
+    Raises:
+        InvalidRequestError: ``messages`` is empty, or holds only system / developer /
+            activity messages (no turn to answer; code ``INVALID_REQUEST``).
+        TranslationError: a tool message whose ``toolCallId`` matches no tool call of an
+            earlier assistant message (code ``INVALID_TOOL_RESULT``; OpenAI, Anthropic and
+            Gemini all refuse an orphan result).
+    """
+    messages = run_input.messages
+    if not messages:
+        raise InvalidRequestError("messages is empty: send at least one user message")
+    if all(isinstance(m, SystemMessage | DeveloperMessage | ActivityMessage) for m in messages):
+        raise InvalidRequestError("messages holds no user, assistant or tool message")
+    calls: set[str] = set()
+    for index, message in enumerate(messages):
+        if isinstance(message, AssistantMessage):
+            calls.update(call.id for call in message.tool_calls or ())
+        elif isinstance(message, ToolMessage) and message.tool_call_id not in calls:
+            raise TranslationError(
+                f"messages[{index}]: tool result for call {message.tool_call_id!r}, which no "
+                "earlier assistant message made",
+                code="INVALID_TOOL_RESULT",
+            )
 
 
 def provider_of(holder: Any) -> str | None:

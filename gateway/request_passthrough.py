@@ -29,7 +29,8 @@ assistant, reasoning,  one ``{role: "assistant"}`` message per run of consecutiv
                        providerMetadata?}``; text -> ``{type: "text"}``; each tool call ->
                        ``{type: "tool-<name>", toolCallId, state: "input-available", input}``,
                        turned into ``output-available`` {output} or ``output-error``
-                       {errorText} by its tool result
+                       {errorText} by its tool result; a tool result whose call is not in
+                       that turn is dropped (it has no UIMessage form)
 activity               not sent
 =====================  =============================================================================
 
@@ -195,9 +196,7 @@ class _AssistantTurn:
             self.message["parts"].append(part)
 
     def tool(self, message: ToolMessage) -> None:
-        part = self.tools.get(message.tool_call_id)
-        if part is None:
-            return  # a result without its call has no UIMessage form
+        part = self.tools[message.tool_call_id]  # to_ui_messages drops results without calls
         text = tool_result_text(message)
         if message.error:
             part.update(state="output-error", errorText=text)
@@ -215,6 +214,10 @@ def to_ui_messages(run_input: RunAgentInput) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     turn: _AssistantTurn | None = None
     for index, message in enumerate(run_input.messages):
+        if isinstance(message, ToolMessage) and (
+            turn is None or message.tool_call_id not in turn.tools
+        ):
+            continue  # a result without its call has no UIMessage form (no empty assistant)
         if isinstance(message, ReasoningMessage | AssistantMessage | ToolMessage):
             if turn is None:
                 turn = _AssistantTurn(message.id)

@@ -326,15 +326,18 @@ class DurableRuns:
         )
         return self._sse(body, encoder)
 
-    async def ai_sdk_resume(self, chat_id: str) -> Response:
+    async def ai_sdk_resume(self, chat_id: str, route: RouteConfig) -> Response:
         """``GET /v1/ai-sdk/{route}/{chatId}/stream``: 204, or the active run from its start.
 
         ``chatId`` is the thread id (the AI SDK POST records its runs under the chat ``id``).
+        The ``start`` chunk carries the run's recorded messageId, else (an AI SDK backend that
+        chose its own) RUN_STARTED ``metadata.messageId`` as recorded: the live stream's id.
+        ``route`` (the one addressed) gives the clients' ``ai_sdk_major``.
         """
         manager = self.require()
         run = await manager.active_run(chat_id)
         if run is None:
             return Response(status_code=204)
         events = await manager.reader(run.id)
-        encoder = AiSdkEncoder(message_id=run.message_id)
+        encoder = AiSdkEncoder(message_id=run.message_id, ai_sdk_major=route.ai_sdk_major)
         return self._sse(encode_run_events(events, encoder), encoder)

@@ -1,7 +1,8 @@
 """Run the gateway under uvicorn: :func:`serve` (the CLI's ``serve`` subcommand calls it).
 
-On start it prints one ``curl`` line that streams from the ``demo`` route (or the first route
-when there is no ``demo``), with the port actually bound (``port=0`` picks a free one).
+On start it prints, with the port actually bound (``port=0`` picks a free one), a ``curl``
+line that streams from the ``demo`` route when there is one (its scripted upstream answers a
+weather question), else the served routes with their endpoints (:func:`banner`).
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 import shlex
 import socket
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TextIO
 
@@ -17,10 +19,18 @@ from pydantic import ValidationError
 from starlette.applications import Starlette
 
 from .app import create_app
-from .config import Settings
+from .config import RouteConfig, Settings
 from .errors import ConfigError
 
-__all__ = ["SHUTDOWN_GRACE_SECONDS", "GatewayServer", "build_server", "curl_example", "serve"]
+__all__ = [
+    "DEMO_ROUTE",
+    "SHUTDOWN_GRACE_SECONDS",
+    "GatewayServer",
+    "banner",
+    "build_server",
+    "curl_example",
+    "serve",
+]
 
 SHUTDOWN_GRACE_SECONDS = 5
 """Seconds open streams get to finish when the server stops."""
@@ -31,33 +41,63 @@ _EXAMPLE_BODY = (
 )
 
 
-def curl_example(host: str, port: int, route: str = "demo") -> str:
-    """A ``curl`` command streaming AG-UI events from ``route`` on ``host:port``.
+DEMO_ROUTE = "demo"
+"""The route the demo curl line is aimed at (the embedded routes file defines it)."""
 
-    Wildcard hosts (``0.0.0.0``, ``::``, empty) are shown as the loopback address.
-    """
+
+def _base_url(host: str, port: int) -> str:
     if host in ("", "0.0.0.0"):
         host = "127.0.0.1"
     elif host == "::":
         host = "::1"
     if ":" in host:
         host = f"[{host}]"
+    return f"http://{host}:{port}"
+
+
+def curl_example(host: str, port: int, route: str = DEMO_ROUTE) -> str:
+    """A ``curl`` command streaming AG-UI events from ``route`` on ``host:port`` (a weather
+    question: what the demo upstream answers).
+
+    Wildcard hosts (``0.0.0.0``, ``::``, empty) are shown as the loopback address.
+    """
     return (
-        f"curl -N -X POST http://{host}:{port}/v1/agui/{route} "
+        f"curl -N -X POST {_base_url(host, port)}/v1/agui/{route} "
         f"-H 'content-type: application/json' -d {shlex.quote(_EXAMPLE_BODY)}"
     )
 
 
+def banner(host: str, port: int, routes: Mapping[str, RouteConfig]) -> list[str]:
+    """The start-up lines: the demo curl line when a ``demo`` route exists, else each route
+    with its protocol and its two endpoints (no request body is guessed for a real model)."""
+    if DEMO_ROUTE in routes:
+        return ["Try the demo route:", curl_example(host, port, DEMO_ROUTE)]
+    base = _base_url(host, port)
+    lines = [f"Serving {len(routes)} route{'s' if len(routes) != 1 else ''} on {base}:"]
+    for name, route in routes.items():
+        lines.append(
+            f"  {name} ({route.protocol}): POST {base}/v1/agui/{name}"
+            f"  |  POST {base}/v1/ai-sdk/{name}"
+        )
+    return lines
+
+
 class GatewayServer(uvicorn.Server):
-    """``uvicorn.Server`` that records the bound port and prints the curl example on start.
+    """``uvicorn.Server`` that records the bound port and prints the :func:`banner` on start.
 
     Attributes:
         bound_port: the TCP port actually listened on (set once started; useful with port 0).
     """
 
-    def __init__(self, config: uvicorn.Config, *, route: str, out: TextIO | None = None) -> None:
+    def __init__(
+        self,
+        config: uvicorn.Config,
+        *,
+        routes: Mapping[str, RouteConfig],
+        out: TextIO | None = None,
+    ) -> None:
         super().__init__(config)
-        self.route = route
+        self.routes = routes
         self.out = out
         self.bound_port: int | None = None
 
@@ -67,8 +107,8 @@ class GatewayServer(uvicorn.Server):
             return
         self.bound_port = self.servers[0].sockets[0].getsockname()[1]
         if self.out is not None:
-            print("Try the demo route:", file=self.out)
-            print(curl_example(self.config.host, self.bound_port, self.route), file=self.out)
+            for line in banner(self.config.host, self.bound_port, self.routes):
+                print(line, file=self.out)
             self.out.flush()
 
 
@@ -80,8 +120,6 @@ def build_server(
     Open streams get :data:`SHUTDOWN_GRACE_SECONDS` to end on shutdown (SSE streams with
     keep-alives would otherwise hold the process open).
     """
-    routes = app.state.gateway.routes
-    route = "demo" if "demo" in routes else next(iter(routes))
     config = uvicorn.Config(
         app,
         host=host,
@@ -91,7 +129,7 @@ def build_server(
         lifespan="on",
         timeout_graceful_shutdown=SHUTDOWN_GRACE_SECONDS,
     )
-    return GatewayServer(config, route=route, out=out)
+    return GatewayServer(config, routes=app.state.gateway.routes, out=out)
 
 
 def serve(config_path: str | None, host: str = "127.0.0.1", port: int = 8000) -> None:

@@ -34,8 +34,10 @@ failure                                            RUN_ERROR ``code``
 =================================================  ==========================================
 key variable of the route unset or empty           ``UPSTREAM_AUTH_MISSING``
 HTTP status outside 2xx, JSON error body           the body's ``error.code``, else
-                                                   ``error.type`` (e.g. ``invalid_api_key``,
-                                                   ``authentication_error``)
+                                                   ``error.type``, else ``error.status``
+                                                   (e.g. ``invalid_api_key``,
+                                                   ``authentication_error``,
+                                                   ``INVALID_ARGUMENT``)
 HTTP status outside 2xx, other body                ``UPSTREAM_HTTP_<status>``
 connect error, DNS failure, refused connection     ``UPSTREAM_UNAVAILABLE``
 connection lost after the response started         ``UPSTREAM_DISCONNECTED``
@@ -43,6 +45,14 @@ any httpx timeout (connect, read, write, pool)     ``UPSTREAM_TIMEOUT``
 malformed bytes                                    the decoder's own (``UPSTREAM_MALFORMED``...)
 a bug in the gateway                               ``INTERNAL_ERROR`` (logged, details masked)
 =================================================  ==========================================
+
+Messages reach end users, so internals stay in the log (PROTOCOLS.md §3, "mask internal error
+text"): a missing key names the route, not its variable; a 4xx keeps the provider's message (it
+tells the developer what to fix), a 5xx is ``upstream server error (HTTP <status>)`` with the
+body logged (truncated); a decoder fault that quotes upstream bytes (``UPSTREAM_MALFORMED``,
+``UPSTREAM_EVENT_TOO_LARGE``) gets a fixed sentence (:data:`MASKED_DECODER_ERRORS`), its detail
+logged. A ``?query`` on ``upstream_url`` (Azure ``api-version``) is kept after the appended
+path (:func:`endpoint_url`).
 
 Error bodies are read up to :data:`MAX_ERROR_BODY` bytes. Closing the event iterator (the
 client went away) leaves the ``async with client.stream(...)`` block, which closes the upstream
@@ -56,22 +66,23 @@ import os
 from collections.abc import AsyncGenerator, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import quote, urlsplit
+from urllib.parse import quote, urlsplit, urlunsplit
 
 import httpx
 import orjson
-from ag_ui.core import Event, RunAgentInput
-from agui_codecs.decoders.base import StreamDecoder, upstream_error
+from ag_ui.core import Event, RunAgentInput, RunErrorEvent
+from agui_codecs.decoders.base import StreamDecoder
 
 from .config import SELF_SCHEME, RouteConfig
 from .request_anthropic import to_anthropic
-from .request_common import ClientRequest
+from .request_common import ClientRequest, check_conversation
 from .request_gemini import gemini_model_path, to_gemini
 from .request_openai import to_openai_chat
 from .request_passthrough import agui_body, ai_sdk_body
 from .request_responses import to_openai_responses
 
 __all__ = [
+    "MASKED_DECODER_ERRORS",
     "MAX_ERROR_BODY",
     "PROTOCOL_HEADERS",
     "PROTOCOL_PATHS",
@@ -80,12 +91,15 @@ __all__ = [
     "UpstreamBody",
     "build_body",
     "endpoint_path",
+    "endpoint_url",
 ]
 
 log = logging.getLogger("gateway.upstream")
 
 MAX_ERROR_BODY = 64 * 1024
 """Bytes of an upstream error body read to find its code and message."""
+
+_MAX_DETAIL = 1000  # characters of a 4xx provider message sent to the client
 
 SELF_BASE_URL = "http://gateway.internal"
 """Base URL the in-process client uses for ``self:`` upstreams (the host is never resolved)."""
@@ -136,13 +150,17 @@ def build_body(route: RouteConfig, request: ClientRequest | RunAgentInput) -> Up
             with no raw bytes.
 
     Raises:
-        TranslationError: the input cannot be expressed in the route's protocol.
+        InvalidRequestError: a provider route got no conversation (``messages`` empty).
+        TranslationError: the input cannot be expressed in the route's protocol (also a tool
+            result without its call, ``INVALID_TOOL_RESULT``). Passthrough routes forward
+            the request as it is: their backend decides.
     """
     if isinstance(request, RunAgentInput):
         request = ClientRequest(request)
     passthrough = _PASSTHROUGH.get(route.protocol)
     if passthrough is not None:
         return passthrough(request)
+    check_conversation(request.run_input)
     translate = _TRANSLATORS[route.protocol]
     return translate(request.run_input, model=route.model or "", params=route.params)
 
@@ -153,6 +171,18 @@ def endpoint_path(route: RouteConfig) -> str:
     if "{model}" in path:
         path = path.replace("{model}", quote(gemini_model_path(route.model or ""), safe=""))
     return path
+
+
+def endpoint_url(base: str, path: str) -> str:
+    """``path`` (which may carry its own ``?query``) appended to ``base``'s path, the two
+    queries joined: ``https://h/openai/deployments/d?api-version=1`` + ``/chat/completions`` is
+    ``https://h/openai/deployments/d/chat/completions?api-version=1`` (Azure OpenAI)."""
+    parts = urlsplit(base)
+    if not parts.query:
+        return base + path
+    own_path, _, own_query = path.partition("?")
+    query = "&".join(q for q in (own_query, parts.query) if q)
+    return urlunsplit((parts.scheme, parts.netloc, parts.path + own_path, query, ""))
 
 
 class _Failure(Exception):
@@ -200,7 +230,7 @@ class Upstream:
             return _Target(
                 self.self_client, SELF_BASE_URL + urlsplit(route.upstream_url).path + path
             )
-        return _Target(self.client, route.upstream_url + path)
+        return _Target(self.client, endpoint_url(route.upstream_url, path))
 
     def _headers(self, route: RouteConfig) -> dict[str, str]:
         headers = {"accept": "text/event-stream", **PROTOCOL_HEADERS[route.protocol]}
@@ -210,9 +240,13 @@ class Upstream:
             return headers
         key = self.environ.get(auth.env, "").strip()
         if not key:
+            # The variable's name is for the operator's log only, never for the client.
+            log.warning(
+                "route %s: environment variable %s is not set or empty", route.name, auth.env
+            )
             raise _Failure(
                 "UPSTREAM_AUTH_MISSING",
-                f"route {route.name!r}: environment variable {auth.env} is not set",
+                f"upstream credentials for route {route.name!r} are not configured",
             )
         if auth.type == "bearer":
             headers["authorization"] = f"Bearer {key}"
@@ -246,11 +280,11 @@ class Upstream:
             ) as response:
                 started = True
                 if not response.is_success:
-                    raise await _http_failure(response)
+                    raise await _http_failure(route, response)
                 async for chunk in response.aiter_bytes():
                     events = decoder.feed(chunk)
                     if events:
-                        yield events
+                        yield _masked(route, decoder, events)
                     if decoder.ended:
                         break
         except _Failure as exc:
@@ -268,7 +302,7 @@ class Upstream:
             self._fail(route, decoder, "INTERNAL_ERROR", "internal gateway error")
         events = decoder.close()
         if events:
-            yield events
+            yield _masked(route, decoder, events)
 
     @staticmethod
     def _fail(route: RouteConfig, decoder: StreamDecoder, code: str, message: str) -> None:
@@ -280,26 +314,93 @@ def _kind(exc: Exception) -> str:
     return type(exc).__name__
 
 
-async def _http_failure(response: httpx.Response) -> _Failure:
+MASKED_DECODER_ERRORS: dict[str, str] = {
+    "UPSTREAM_MALFORMED": "the upstream sent a malformed stream",
+    "UPSTREAM_EVENT_TOO_LARGE": "the upstream sent an event larger than the gateway accepts",
+    "UPSTREAM_PROTOCOL_ERROR": "the upstream broke its streaming protocol",
+}
+"""Client-facing RUN_ERROR message per decoder fault code. The decoder's own message quotes
+upstream bytes (a JSON snippet, a path, a size): it goes to the log only."""
+
+_LOGGED_BODY = 2000
+
+
+def _masked(route: RouteConfig, decoder: StreamDecoder, events: list[Event]) -> list[Event]:
+    """``events`` with the message of a RUN_ERROR caused by malformed upstream bytes replaced
+    by a fixed sentence (:data:`MASKED_DECODER_ERRORS`); the detail is logged."""
+    error = decoder.error
+    if error is None or error.code not in MASKED_DECODER_ERRORS:
+        return events
+    out: list[Event] = []
+    for event in events:
+        if isinstance(event, RunErrorEvent) and event.code == error.code:
+            log.warning("route %s: %s: %s", route.name, error.code, error.message)
+            event = event.model_copy(update={"message": MASKED_DECODER_ERRORS[error.code]})
+        out.append(event)
+    return out
+
+
+def _text_field(error: Mapping[str, Any], *keys: str) -> str | None:
+    for key in keys:
+        value = error.get(key)
+        if isinstance(value, str) and value.strip():
+            return value.strip()
+    return None
+
+
+def _error_object(raw: bytes) -> Mapping[str, Any] | str | None:
+    """The error object of an upstream error body: ``error`` of ``{"error": {...}}`` (OpenAI,
+    Anthropic, Gemini, whose body may be wrapped in an array), a string ``error``, or the top
+    object itself (``{"message": ...}``, ``{"detail": ...}``); None when not JSON."""
+    try:
+        doc: Any = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return None
+    if isinstance(doc, list) and doc:
+        doc = doc[0]  # Gemini wraps its error object in an array
+    if not isinstance(doc, dict):
+        return None
+    error = doc.get("error", doc)
+    if isinstance(error, str):
+        return error.strip() or None
+    return error if isinstance(error, dict) else doc
+
+
+async def _http_failure(route: RouteConfig, response: httpx.Response) -> _Failure:
+    """The RUN_ERROR of a non-2xx upstream answer.
+
+    Code: the upstream's own ``code``, else ``type``, else ``status`` (Gemini's
+    ``INVALID_ARGUMENT``...) when the body is JSON and holds a string one; else
+    ``UPSTREAM_HTTP_<status>``. Message: for 4xx the provider's message (it tells the developer
+    what to fix: an invalid key, an unknown model); for 5xx a fixed ``upstream server error
+    (HTTP <status>)``: a server's error text may hold internals (stack traces, hosts), so it is
+    logged, truncated, and not sent.
+    """
     raw = bytearray()
     async for chunk in response.aiter_bytes():
         raw += chunk
         if len(raw) >= MAX_ERROR_BODY:
             break
+    body = bytes(raw[:MAX_ERROR_BODY])
     status = response.status_code
+    error = _error_object(body)
     code = f"UPSTREAM_HTTP_{status}"
+    detail: str | None = None
+    if isinstance(error, str):
+        detail = error
+    elif error is not None:
+        code = _text_field(error, "code", "type", "status") or code
+        detail = _text_field(error, "message", "detail")
+    if status >= 500:
+        log.warning(
+            "route %s: upstream HTTP %d (%s): %s",
+            route.name,
+            status,
+            code,
+            body[:_LOGGED_BODY].decode("utf-8", "replace"),
+        )
+        return _Failure(code, f"upstream server error (HTTP {status})")
     message = f"upstream returned HTTP {status}"
-    try:
-        doc: Any = orjson.loads(bytes(raw[:MAX_ERROR_BODY]))
-    except orjson.JSONDecodeError:
-        return _Failure(code, message)
-    if isinstance(doc, list) and doc:
-        doc = doc[0]  # Gemini wraps its error object in an array
-    if isinstance(doc, dict):
-        error = doc.get("error", doc)
-        if isinstance(error, str) and error:
-            return _Failure(code, f"{message}: {error}")
-        if isinstance(error, dict):
-            found_code, found_message = upstream_error(error, default_code=code)
-            return _Failure(found_code, f"{message}: {found_message}")
+    if detail:
+        message += f": {detail[:_MAX_DETAIL]}"
     return _Failure(code, message)

@@ -1,0 +1,195 @@
+"""The AI SDK endpoint per route: ``ai_sdk_major`` (6 or 7: tool approvals as
+``tool-approval-request``, on the POST and on the resume), and an AI SDK backend's own
+``start.messageId`` kept when the client is not continuing a message (live and on the durable
+resume: the same id, or ``useChat`` would duplicate the message)."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import respx
+from gwtest import GatedStream, sse
+from real_clients import replay, require_harness
+
+from gateway.app import create_app
+from gateway.config import Settings
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "replicas"))  # durable_support
+
+from durable_support import call, events_of, running
+
+pytestmark = pytest.mark.timeout(120)
+
+BACKEND = "https://agent.test/api/chat"
+ROUTES = f"""
+[[routes]]
+name = "sdk"
+upstream_url = "{BACKEND}"
+protocol = "ai-sdk"
+
+[[routes]]
+name = "sdk6"
+upstream_url = "{BACKEND}"
+protocol = "ai-sdk"
+ai_sdk_major = 6
+
+[[routes]]
+name = "gpt"
+upstream_url = "https://openai.test/v1"
+protocol = "openai-chat"
+model = "gpt-4o-mini"
+"""
+BACKEND_ID = "backend-msg-1"
+START = [{"type": "start", "messageId": BACKEND_ID}, {"type": "start-step"}]
+APPROVAL = [
+    *START,
+    {"type": "tool-input-start", "toolCallId": "c1", "toolName": "delete_file"},
+    {"type": "tool-input-available", "toolCallId": "c1", "toolName": "delete_file", "input": {}},
+    {"type": "tool-approval-request", "approvalId": "ap1", "toolCallId": "c1"},
+    {"type": "finish-step"},
+    {"type": "finish", "finishReason": "tool-calls"},
+]
+TEXT = [
+    *START,
+    {"type": "text-start", "id": "t1"},
+    {"type": "text-delta", "id": "t1", "delta": "Hel"},
+    {"type": "text-delta", "id": "t1", "delta": "lo"},
+    {"type": "text-end", "id": "t1"},
+    {"type": "finish-step"},
+    {"type": "finish", "finishReason": "stop"},
+]
+USER = {"id": "u1", "role": "user", "parts": [{"type": "text", "text": "hi"}]}
+
+
+def chat(*messages: dict[str, Any], chat_id: str = "chat-1") -> dict[str, Any]:
+    return {"id": chat_id, "trigger": "submit-message", "messages": list(messages or [USER])}
+
+
+def chunk_types(chunks: list[dict[str, Any]]) -> list[str]:
+    return [c["type"] for c in chunks]
+
+
+@pytest.fixture
+def app(tmp_path: Path, router: respx.MockRouter) -> Any:
+    path = tmp_path / "routes.toml"
+    path.write_text(ROUTES, encoding="utf-8")
+    client = httpx.AsyncClient(transport=httpx.MockTransport(router.async_handler))
+    settings = Settings(
+        config=path,
+        database_url=f"sqlite:///{tmp_path}/runs.db",
+        batch_interval=0.01,
+        reader_recheck=0.05,
+    )
+    return create_app(settings, http_client=client)
+
+
+def backend(router: respx.MockRouter, chunks: list[dict[str, Any]], *gate: asyncio.Event) -> None:
+    parts: list[bytes | asyncio.Event] = [sse(*chunks[:2]), *gate, sse(*chunks[2:], "[DONE]")]
+    router.post(BACKEND).mock(
+        side_effect=lambda request: httpx.Response(200, stream=GatedStream(parts))
+    )
+
+
+# -- ai_sdk_major ----------------------------------------------------------------------------
+
+
+async def test_ai_sdk_major_6_route_sends_tool_approval_request(
+    app: Any, router: respx.MockRouter
+) -> None:
+    backend(router, APPROVAL)
+    async with running(app):
+        v6 = await call(app, "POST", "/v1/ai-sdk/sdk6", chat())
+        portable = await call(app, "POST", "/v1/ai-sdk/sdk", chat(chat_id="chat-2"))
+    v6_chunks, portable_chunks = events_of(v6.body), events_of(portable.body)
+    approval = next(c for c in v6_chunks if c["type"] == "tool-approval-request")
+    assert approval == {"type": "tool-approval-request", "approvalId": "ap1", "toolCallId": "c1"}
+    assert "tool-approval-request" not in chunk_types(portable_chunks)
+    assert "data-tool-approval-request" in chunk_types(portable_chunks)
+
+    require_harness()
+    results = replay([("v6", "ai-v6", v6.body), ("v7", "ai-v7", v6.body)])
+    for name, result in results.items():
+        assert result["accepted"], (name, result["error"])
+        parts = result["messages"][-1]["parts"]
+        tool = next(p for p in parts if p.get("toolCallId") == "c1")
+        assert tool["state"] == "approval-requested", (name, tool)
+
+
+async def test_ai_sdk_major_applies_to_the_resume_too(app: Any, router: respx.MockRouter) -> None:
+    gate = asyncio.Event()
+    backend(router, APPROVAL, gate)
+    async with running(app):
+        first = await call(app, "POST", "/v1/ai-sdk/sdk6", chat(), stop=lambda r: True)
+        assert first.status == 200
+        resumed = await call(
+            app, "GET", "/v1/ai-sdk/sdk6/chat-1/stream", on_chunk=lambda chunk: gate.set()
+        )
+    assert resumed.status == 200
+    assert "tool-approval-request" in chunk_types(events_of(resumed.body))
+
+
+# -- the backend's messageId -----------------------------------------------------------------
+
+
+async def test_ai_sdk_backend_message_id_is_kept_live_and_on_resume(
+    app: Any, router: respx.MockRouter
+) -> None:
+    gate = asyncio.Event()
+    backend(router, TEXT, gate)
+    async with running(app):
+        first = await call(app, "POST", "/v1/ai-sdk/sdk", chat(), stop=lambda r: True)
+        start = events_of(first.body)[0]
+        assert start == {"type": "start", "messageId": BACKEND_ID}
+        resumed = await call(
+            app, "GET", "/v1/ai-sdk/sdk/chat-1/stream", on_chunk=lambda chunk: gate.set()
+        )
+        assert resumed.status == 200
+        chunks = events_of(resumed.body)
+        assert chunks[0] == start  # the same id: useChat replaces the message, not duplicates
+        assert "".join(c["delta"] for c in chunks if c["type"] == "text-delta") == "Hello"
+        assert (await call(app, "GET", "/v1/ai-sdk/sdk/chat-1/stream")).status == 204
+
+    require_harness()
+    result = replay([("resume", "ai-v7", resumed.body)])["resume"]
+    assert result["accepted"], result["error"]
+    assert result["messages"][-1]["id"] == BACKEND_ID
+
+
+async def test_continuation_keeps_the_clients_message_id_over_the_backends(
+    app: Any, router: respx.MockRouter
+) -> None:
+    backend(router, TEXT)
+    previous = {
+        "id": "assistant-7",
+        "role": "assistant",
+        "parts": [
+            {"type": "step-start"},
+            {
+                "type": "tool-get_time",
+                "toolCallId": "c0",
+                "state": "output-available",
+                "input": {},
+                "output": "12:00",
+            },
+        ],
+    }
+    async with running(app):
+        reply = await call(app, "POST", "/v1/ai-sdk/sdk", chat(USER, previous))
+    assert events_of(reply.body)[0] == {"type": "start", "messageId": "assistant-7"}
+
+
+async def test_provider_route_still_gets_a_fresh_message_id(
+    app: Any, router: respx.MockRouter
+) -> None:
+    router.post("https://openai.test/v1/chat/completions").mock(
+        return_value=httpx.Response(200, content=b"")
+    )
+    async with running(app):
+        reply = await call(app, "POST", "/v1/ai-sdk/gpt", chat())
+    start = events_of(reply.body)[0]
+    assert start["type"] == "start" and start["messageId"].startswith("msg_")
