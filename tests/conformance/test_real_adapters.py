@@ -3,11 +3,13 @@
 * pydantic-ai's AG-UI adapter (``pydantic_ai.ui.ag_ui.AGUIAdapter``) with a ``FunctionModel``
   (reasoning, then a tool call, then text) and a ``TestModel``;
 * ag-ui-langgraph (``add_langgraph_fastapi_endpoint``) over a LangGraph ReAct graph whose chat
-  model is a scripted fake (text streamed word by word; tool arguments streamed in pieces after
-  an empty first fragment, as OpenAI and Anthropic stream them, or whole in the first chunk, as
-  Groq does).
+  model is a scripted fake (text streamed word by word, without spaces; tool arguments streamed
+  in pieces after an empty first fragment, as OpenAI and Anthropic stream them, or whole in the
+  first chunk, as Groq does).
 
-Each adapter is served by uvicorn on 127.0.0.1:0; ``conformance.run_endpoint`` POSTs the
+The apps are ``agui_runtimes.pydantic_ai_app`` (``reasoning=True``) and
+``agui_runtimes.langgraph_app`` (``spaced=False``), shared with
+``test_adapters_through_gateway.py``. Each adapter is served by uvicorn on 127.0.0.1:0; ``conformance.run_endpoint`` POSTs the
 RunAgentInput and checks the stream as it arrives. The captured bytes then go through the path
 a gateway route with ``protocol = "agui"`` takes (``AguiDecoder`` -> AG-UI and AI SDK encoders);
 that output must pass every error-level rule and be accepted by the real clients.
@@ -32,14 +34,14 @@ import asyncio
 import importlib
 import json
 import os
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 from agui_codecs.decoders.agui import AguiDecoder
 from agui_codecs.encoders.agui import AguiEncoder
 from agui_codecs.encoders.ai_sdk import AiSdkEncoder
-from loopback import serve
+from agui_runtimes import langgraph_app, pydantic_ai_app, serve
 from real_clients import replay, require_harness
 
 from conformance import Report, check_bytes, run_endpoint
@@ -103,50 +105,10 @@ def assert_fronted_stream_is_clean(body: bytes) -> dict[str, int]:
 
 
 # -- pydantic-ai -----------------------------------------------------------------------------
-def pydantic_ai_app(model_kind: str) -> Any:
-    from pydantic_ai import Agent
-    from pydantic_ai.models.function import (
-        AgentInfo,
-        DeltaThinkingPart,
-        DeltaToolCall,
-        FunctionModel,
-    )
-    from pydantic_ai.models.test import TestModel
-    from pydantic_ai.ui.ag_ui import AGUIAdapter
-    from starlette.applications import Starlette
-    from starlette.requests import Request
-    from starlette.responses import Response
-    from starlette.routing import Route
-
-    async def script(messages: list[Any], info: AgentInfo) -> AsyncIterator[Any]:
-        if len(messages) == 1:
-            yield {0: DeltaThinkingPart(content="The weather tool knows.")}
-            yield {
-                1: DeltaToolCall(name="get_weather", json_args='{"city": ', tool_call_id="call_1")
-            }
-            yield {1: DeltaToolCall(json_args='"Paris"}')}
-        else:
-            yield "It is "
-            yield "sunny."
-
-    model = FunctionModel(stream_function=script) if model_kind == "function" else TestModel()
-    agent = Agent(model)
-
-    @agent.tool_plain
-    def get_weather(city: str) -> str:
-        """The weather in a city."""
-        return f"sunny in {city}"
-
-    async def endpoint(request: Request) -> Response:
-        return await AGUIAdapter.dispatch_request(request, agent=agent)
-
-    return Starlette(routes=[Route("/", endpoint, methods=["POST"])])
-
-
 @pytest.mark.parametrize("model_kind", ["function", "test"])
 def test_pydantic_ai_adapter_stream_is_clean(model_kind: str) -> None:
     require_modules("pydantic_ai.ui.ag_ui")
-    with serve(pydantic_ai_app(model_kind)) as url:
+    with serve(pydantic_ai_app(model_kind, reasoning=True)) as url:
         report, body = capture(url)
     assert report.events > 5
     assert report.violations == [], [v.to_json() for v in report.violations]
@@ -154,79 +116,6 @@ def test_pydantic_ai_adapter_stream_is_clean(model_kind: str) -> None:
 
 
 # -- ag-ui-langgraph -------------------------------------------------------------------------
-def langgraph_app(args_mode: str) -> Any:
-    from ag_ui_langgraph import LangGraphAgent, add_langgraph_fastapi_endpoint
-    from fastapi import FastAPI
-    from langchain_core.language_models.chat_models import BaseChatModel
-    from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
-    from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
-    from langchain_core.tools import tool
-    from langgraph.checkpoint.memory import MemorySaver
-    from langgraph.graph import START, MessagesState, StateGraph
-    from langgraph.prebuilt import ToolNode, tools_condition
-
-    @tool
-    def get_weather(city: str) -> str:
-        """The weather in a city."""
-        return f"sunny in {city}"
-
-    class ScriptedChatModel(BaseChatModel):
-        """Plays scripted turns: a tool call, then an answer (streamed like a provider)."""
-
-        def bind_tools(self, tools: Any, **kwargs: Any) -> ScriptedChatModel:
-            return self
-
-        @property
-        def _llm_type(self) -> str:
-            return "scripted"
-
-        def _turn(self, messages: list[BaseMessage]) -> AIMessage:
-            if any(m.type == "tool" for m in messages):
-                return AIMessage(content="It is sunny in Paris.", id="ai-answer")
-            call = {"name": "get_weather", "args": {"city": "Paris"}, "id": "call_1"}
-            return AIMessage(content="", tool_calls=[call], id="ai-call")
-
-        def _generate(self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None,
-                      **kwargs: Any) -> ChatResult:  # fmt: skip
-            return ChatResult(generations=[ChatGeneration(message=self._turn(messages))])
-
-        def _stream(self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None,
-                    **kwargs: Any) -> Iterator[ChatGenerationChunk]:  # fmt: skip
-            turn = self._turn(messages)
-            pieces: list[AIMessageChunk] = [
-                AIMessageChunk(content=word, id=turn.id) for word in turn.text.split(" ") if word
-            ]
-            for call in turn.tool_calls:
-                text = json.dumps(call["args"])
-                parts = [text] if args_mode == "whole" else ["", text[:6], text[6:]]
-                for n, part in enumerate(parts):
-                    first = n == 0
-                    chunk = {"name": call["name"] if first else None, "args": part,
-                             "id": call["id"] if first else None, "index": 0}  # fmt: skip
-                    pieces.append(AIMessageChunk(content="", tool_call_chunks=[chunk], id=turn.id))
-            for piece in pieces:
-                chunk = ChatGenerationChunk(message=piece)
-                if run_manager is not None:
-                    run_manager.on_llm_new_token(str(piece.content), chunk=chunk)
-                yield chunk
-
-    model = ScriptedChatModel()
-
-    def agent_node(state: MessagesState) -> dict[str, Any]:
-        return {"messages": [model.bind_tools([get_weather]).invoke(state["messages"])]}
-
-    graph = StateGraph(MessagesState)
-    graph.add_node("agent", agent_node)
-    graph.add_node("tools", ToolNode([get_weather]))
-    graph.add_edge(START, "agent")
-    graph.add_conditional_edges("agent", tools_condition)
-    graph.add_edge("tools", "agent")
-    agent = LangGraphAgent(name="weather", graph=graph.compile(checkpointer=MemorySaver()))
-    app = FastAPI()
-    add_langgraph_fastapi_endpoint(app, agent, "/")
-    return app
-
-
 LANGGRAPH_FINDINGS = {
     "agui/hygiene/missing-protocol-version",
     "agui/hygiene/parent-message-unknown",
@@ -236,7 +125,7 @@ LANGGRAPH_FINDINGS = {
 
 def test_langgraph_adapter_stream_is_accepted_with_known_hygiene_findings() -> None:
     require_modules("ag_ui_langgraph", "fastapi", "langgraph")
-    with serve(langgraph_app("streamed")) as url:
+    with serve(langgraph_app("streamed", spaced=False)) as url:
         report, body = capture(url)
     assert report.errors == [], [v.to_json() for v in report.errors]
     assert rule_ids(report) == LANGGRAPH_FINDINGS
@@ -247,7 +136,7 @@ def test_langgraph_adapter_stream_is_accepted_with_known_hygiene_findings() -> N
 def test_langgraph_adapter_drops_whole_tool_arguments_and_the_codec_recovers_them() -> None:
     """The public fault: a runtime that gets the arguments whole sends START then END."""
     require_modules("ag_ui_langgraph", "fastapi", "langgraph")
-    with serve(langgraph_app("whole")) as url:
+    with serve(langgraph_app("whole", spaced=False)) as url:
         report, body = capture(url)
     assert report.errors == []
     assert rule_ids(report) == LANGGRAPH_FINDINGS | {"agui/hygiene/tool-call-without-args"}

@@ -16,7 +16,7 @@ import httpx
 import orjson
 import pytest
 import respx
-from gwtest import OPENAI_BASE, GatedStream
+from gwtest import FAST, OPENAI_URL, GatedStream
 from real_clients import replay, require_harness
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "replicas"))  # durable_support
@@ -38,14 +38,6 @@ from gateway.store import Cursor
 
 pytestmark = pytest.mark.timeout(120)
 
-OPENAI_URL = f"{OPENAI_BASE}/chat/completions"
-FAST = {
-    "batch_interval": 0.01,
-    "heartbeat_interval": 0.05,
-    "lease_timeout": 5.0,
-    "reaper_interval": 0.05,
-    "reader_recheck": 0.05,
-}
 TOOL_TURN = chat_events(
     reasoning=["Think", "ing"],
     text=["Let me ", "check."],

@@ -13,7 +13,7 @@ from typing import Any
 import httpx
 import pytest
 import respx
-from gwtest import OPENAI_BASE, GatedStream
+from gwtest import FAST, OPENAI_URL, GatedStream
 from real_clients import replay, require_harness
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "replicas"))  # durable_support
@@ -31,14 +31,6 @@ from durable_support import (
 
 pytestmark = pytest.mark.timeout(120)
 
-OPENAI_URL = f"{OPENAI_BASE}/chat/completions"
-FAST = {
-    "batch_interval": 0.01,
-    "heartbeat_interval": 0.05,
-    "lease_timeout": 5.0,
-    "reaper_interval": 0.05,
-    "reader_recheck": 0.05,
-}
 CHAT_REQUEST: dict[str, Any] = {
     "id": "t1",
     "trigger": "submit-message",

@@ -11,7 +11,16 @@ from typing import Any
 import httpx
 import pytest
 import respx
-from gwtest import OPENAI_BASE, Exchange, GatedStream, drive, sse
+from gwtest import (
+    CHAT_REQUEST,
+    OPENAI_URL,
+    RUN_INPUT,
+    Exchange,
+    GatedStream,
+    chunk,
+    drive,
+    sse,
+)
 from starlette.applications import Starlette
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import StreamingResponse
@@ -19,31 +28,6 @@ from starlette.routing import Route
 
 from gateway.asgi_transport import StreamingASGITransport
 from gateway.sse_response import KEEPALIVE, SSEResponse
-
-RUN_INPUT: dict[str, Any] = {
-    "threadId": "thread-1",
-    "runId": "run-1",
-    "messages": [{"id": "m1", "role": "user", "content": "hi"}],
-    "tools": [],
-    "context": [],
-    "state": None,
-    "forwardedProps": {},
-}
-CHAT_REQUEST: dict[str, Any] = {
-    "id": "chat-1",
-    "messages": [{"id": "u1", "role": "user", "parts": [{"type": "text", "text": "hi"}]}],
-}
-OPENAI_URL = f"{OPENAI_BASE}/chat/completions"
-
-
-def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
-    return {
-        "id": "chatcmpl-1",
-        "object": "chat.completion.chunk",
-        "model": "gpt-4o-mini",
-        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
-    }
-
 
 FIRST = sse(chunk({"role": "assistant", "content": "Hel"}))
 REST = sse(chunk({"content": "lo"}), chunk({}, "stop"), "[DONE]")

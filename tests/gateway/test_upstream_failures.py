@@ -13,32 +13,16 @@ from typing import Any
 import httpx
 import pytest
 import respx
-from gwtest import ANTHROPIC_BASE, OPENAI_BASE, GatedStream, drive, sse
-
-RUN_INPUT: dict[str, Any] = {
-    "threadId": "thread-1",
-    "runId": "run-1",
-    "messages": [{"id": "m1", "role": "user", "content": "hi"}],
-    "tools": [],
-    "context": [],
-    "state": None,
-    "forwardedProps": {},
-}
-CHAT_REQUEST: dict[str, Any] = {
-    "id": "chat-1",
-    "messages": [{"id": "u1", "role": "user", "parts": [{"type": "text", "text": "hi"}]}],
-}
-OPENAI_URL = f"{OPENAI_BASE}/chat/completions"
-
-
-def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
-    return {
-        "id": "chatcmpl-1",
-        "object": "chat.completion.chunk",
-        "model": "gpt-4o-mini",
-        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
-    }
-
+from gwtest import (
+    ANTHROPIC_BASE,
+    CHAT_REQUEST,
+    OPENAI_URL,
+    RUN_INPUT,
+    GatedStream,
+    chunk,
+    drive,
+    sse,
+)
 
 TEXT_START = sse(chunk({"role": "assistant", "content": "Hel"}), chunk({"content": "lo"}))
 

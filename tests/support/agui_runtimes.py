@@ -1,16 +1,19 @@
 """Real AG-UI runtimes and the gateway, each served on 127.0.0.1 (port 0) by uvicorn in a thread.
 
-Used by ``tests/conformance/test_adapters_through_gateway.py`` (``tests/support`` is on the
-pytest pythonpath, so ``import agui_runtimes``):
+Used by ``tests/conformance/test_adapters_through_gateway.py`` and
+``tests/conformance/test_real_adapters.py`` (``tests/support`` is on the pytest pythonpath, so
+``import agui_runtimes``):
 
 * :func:`pydantic_ai_app`: pydantic-ai's AG-UI adapter (``AGUIAdapter.dispatch_request``) over
-  an agent with one tool, ``get_weather``; the model is a ``FunctionModel`` (text, then a tool
-  call with streamed arguments in the same response; after the tool result, the answer text) or
-  a ``TestModel`` (calls the tool with arguments it generates, then answers);
+  an agent with one tool, ``get_weather``; the model is a ``FunctionModel`` (text, or with
+  ``reasoning=True`` a thinking part instead, then a tool call with streamed arguments in the
+  same response; after the tool result, the answer text) or a ``TestModel`` (calls the tool
+  with arguments it generates, then answers);
 * :func:`langgraph_app`: ag-ui-langgraph (``add_langgraph_fastapi_endpoint``) over a LangGraph
   ReAct graph whose chat model is a scripted fake: a tool-only turn (arguments streamed in
   pieces after an empty first fragment, as OpenAI and Anthropic stream them, or whole in the
-  opening chunk, as Groq does), then the answer streamed word by word;
+  opening chunk, as Groq does), then the answer streamed word by word (with ``spaced=False``
+  the words carry no separating spaces);
 * :func:`serve` (any ASGI app, lifespan off) and :func:`serve_gateway` (``gateway.app``
   with its lifespan on, so streaming requests record durable runs).
 
@@ -104,10 +107,19 @@ def serve_gateway(routes_toml: str, workdir: Path) -> Iterator[str]:
 
 
 # -- pydantic-ai -----------------------------------------------------------------------------
-def pydantic_ai_app(model_kind: str) -> Any:
-    """pydantic-ai's AG-UI endpoint (POST ``/``); ``model_kind`` is ``function`` or ``test``."""
+def pydantic_ai_app(model_kind: str, *, reasoning: bool = False) -> Any:
+    """pydantic-ai's AG-UI endpoint (POST ``/``); ``model_kind`` is ``function`` or ``test``.
+
+    ``reasoning``: the ``FunctionModel`` opens its tool turn with a thinking part instead of
+    the :data:`PREAMBLE` text (so that turn has no text of its own).
+    """
     from pydantic_ai import Agent
-    from pydantic_ai.models.function import AgentInfo, DeltaToolCall, FunctionModel
+    from pydantic_ai.models.function import (
+        AgentInfo,
+        DeltaThinkingPart,
+        DeltaToolCall,
+        FunctionModel,
+    )
     from pydantic_ai.models.test import TestModel
     from pydantic_ai.ui.ag_ui import AGUIAdapter
     from starlette.applications import Starlette
@@ -116,9 +128,12 @@ def pydantic_ai_app(model_kind: str) -> Any:
     from starlette.routing import Route
 
     async def script(messages: list[Any], info: AgentInfo) -> AsyncIterator[Any]:
-        if len(messages) == 1:  # the user's turn: text, then the tool call
-            yield "Let me check "
-            yield "the weather."
+        if len(messages) == 1:  # the user's turn: text (or thinking), then the tool call
+            if reasoning:
+                yield {0: DeltaThinkingPart(content="The weather tool knows.")}
+            else:
+                yield "Let me check "
+                yield "the weather."
             yield {
                 1: DeltaToolCall(name="get_weather", json_args='{"city": ', tool_call_id="call_1")
             }
@@ -145,11 +160,12 @@ def pydantic_ai_app(model_kind: str) -> Any:
 
 
 # -- ag-ui-langgraph -------------------------------------------------------------------------
-def langgraph_app(args_mode: str) -> Any:
+def langgraph_app(args_mode: str, *, spaced: bool = True) -> Any:
     """ag-ui-langgraph's endpoint (POST ``/``) over a ReAct graph with a scripted chat model.
 
     ``args_mode``: ``streamed`` (``""``, then the arguments in two pieces) or ``whole`` (all
-    of them in the chunk that names the call).
+    of them in the chunk that names the call). ``spaced=False``: the answer's words are
+    streamed without the spaces between them.
     """
     from ag_ui_langgraph import LangGraphAgent, add_langgraph_fastapi_endpoint
     from fastapi import FastAPI
@@ -191,7 +207,7 @@ def langgraph_app(args_mode: str) -> Any:
             turn = self._turn(messages)
             words = turn.text.split(" ")
             pieces = [
-                AIMessageChunk(content=word if n == 0 else " " + word, id=turn.id)
+                AIMessageChunk(content=word if n == 0 or not spaced else " " + word, id=turn.id)
                 for n, word in enumerate(words)
                 if word
             ]

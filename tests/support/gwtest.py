@@ -19,6 +19,33 @@ from starlette.types import ASGIApp, Message
 
 OPENAI_BASE = "https://openai.test/v1"
 ANTHROPIC_BASE = "https://anthropic.test/v1"
+OPENAI_URL = f"{OPENAI_BASE}/chat/completions"
+
+RUN_INPUT: dict[str, Any] = {
+    "threadId": "thread-1",
+    "runId": "run-1",
+    "messages": [{"id": "m1", "role": "user", "content": "hi"}],
+    "tools": [],
+    "context": [],
+    "state": None,
+    "forwardedProps": {},
+}
+"""A minimal AG-UI RunAgentInput (one user message, "hi")."""
+
+CHAT_REQUEST: dict[str, Any] = {
+    "id": "chat-1",
+    "messages": [{"id": "u1", "role": "user", "parts": [{"type": "text", "text": "hi"}]}],
+}
+"""A minimal AI SDK chat request (one user message, "hi")."""
+
+FAST = {
+    "batch_interval": 0.01,
+    "heartbeat_interval": 0.05,
+    "lease_timeout": 5.0,
+    "reaper_interval": 0.05,
+    "reader_recheck": 0.05,
+}
+"""Durable-run settings with short intervals, for apps built over a run store in tests."""
 
 ROUTES_TOML = f"""
 [[routes]]
@@ -70,6 +97,16 @@ class GatedStream(httpx.AsyncByteStream):
 
     async def aclose(self) -> None:
         self.closed.set()
+
+
+def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+    """One OpenAI ``chat.completion.chunk`` (choice 0) carrying ``delta``."""
+    return {
+        "id": "chatcmpl-1",
+        "object": "chat.completion.chunk",
+        "model": "gpt-4o-mini",
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+    }
 
 
 def sse(*items: dict[str, Any] | str) -> bytes:
