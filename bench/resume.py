@@ -16,10 +16,17 @@ on vs. off, against anchors measured in the same run.
     from the start -> ``AguiEncoder`` with ids), same events, same decoder; printed side by
     side as events/s and the ratio durable / direct.
 
+(c) **Live latency.** An upstream that delivers the same kind of run in small bursts (1-4
+    events at once, as network chunks decode, one burst every ``--pace`` ms on a fixed
+    schedule) is pumped while a reader is attached; per event, the time from its burst's
+    arrival to the reader receiving it (p50 / p99 / max), deltas and control events apart (a
+    control event waits for its write; so does whatever arrives while a write is under way).
+
 PostgreSQL tables live in a fresh schema and Redis keys under a fresh prefix, both removed at
 the end; a service that cannot be reached is reported and its deployments are skipped.
 
-Run: ``python bench/resume.py [--events 10000] [--repeat 3] [--pg URL] [--redis URL]``.
+Run: ``python bench/resume.py [--events 10000] [--repeat 3] [--only replay|translation|latency]
+[--pg URL] [--redis URL]``.
 """
 
 from __future__ import annotations
@@ -203,7 +210,11 @@ def sse_frame(event: RunEvent, encoder: AguiEncoder) -> bytes:
 
 
 def sse_frame_direct(event: RunEvent) -> bytes:
-    """The same frame built from the stored wire dict without re-validating it."""
+    """The same frame built from the stored wire dict without re-validating it
+    (``RunEvent.sse_frame()`` where the run core has it)."""
+    frame = getattr(event, "sse_frame", None)
+    if frame is not None:
+        return frame()  # type: ignore[no-any-return]
     wire = event.event
     kind: str = wire["type"]
     return (
@@ -444,6 +455,120 @@ async def bench_translation(
     return totals, problems
 
 
+# -- (c) live latency --------------------------------------------------------------------------------
+
+
+BATCHED = frozenset(
+    {
+        "TEXT_MESSAGE_START",
+        "TEXT_MESSAGE_CONTENT",
+        "TEXT_MESSAGE_CHUNK",
+        "REASONING_START",
+        "REASONING_MESSAGE_START",
+        "REASONING_MESSAGE_CONTENT",
+        "REASONING_MESSAGE_CHUNK",
+        "TOOL_CALL_ARGS",
+    }
+)
+"""The event types a pump publishes before they are durable (gateway.runs.BATCHED_TYPES)."""
+
+
+@dataclass
+class LatencyResult:
+    """Upstream-yield -> reader-receive latencies (seconds) of one live run."""
+
+    deltas: list[float]
+    controls: list[float]
+
+
+async def bench_latency(dep: Deployment, n: int, pace: float) -> LatencyResult:
+    """Pump an ``n``-event run whose upstream delivers bursts of 1-4 events every ``pace``
+    seconds, with a reader attached; the latency of every event from its burst's arrival."""
+    manager = dep.manager
+    thread_id, run_id = f"bench-{uuid.uuid4().hex[:8]}", f"run-{uuid.uuid4().hex}"
+    events = synthetic_run(n, thread_id, run_id)
+    yielded: list[float] = []
+
+    async def upstream() -> AsyncIterator[JsonObject]:
+        # Burst k "arrives" at start + k * pace whether or not the pump is reading: latency
+        # counts from then, so time an event waits because its pump is busy (not reading, or
+        # holding it until a write ends) is counted either way.
+        i = burst = 0
+        start = time.perf_counter()
+        while i < len(events):
+            arrival = start + burst * pace
+            delay = arrival - time.perf_counter()
+            if delay > 0:
+                await asyncio.sleep(delay)
+            size = 1 + burst % 4
+            burst += 1
+            for event in events[i : i + size]:
+                yielded.append(arrival)
+                yield event
+            i += size
+
+    run = await manager.create_run(thread_id=thread_id, run_id=run_id)
+    reader = await manager.reader(run.id)
+    received: list[tuple[float, str]] = []
+
+    async def client() -> None:
+        async with contextlib.aclosing(reader) as it:  # type: ignore[type-var]
+            async for ev in it:
+                received.append((time.perf_counter(), ev.type))
+
+    consumer = asyncio.create_task(client())
+    await asyncio.sleep(0)
+    outcome = await manager.start(run, upstream())
+    await consumer
+    assert outcome.status == "completed" and len(received) == len(yielded) == n
+    deltas, controls = [], []
+    for sent, (got, kind) in zip(yielded, received, strict=True):
+        (deltas if kind in BATCHED else controls).append(got - sent)
+    return LatencyResult(deltas, controls)
+
+
+def percentiles(values: list[float]) -> str:
+    """``p50 / p99 / max`` in ms."""
+    ordered = sorted(values)
+    if not ordered:
+        return "-"
+
+    def at(q: float) -> float:
+        return ordered[min(len(ordered) - 1, int(q * len(ordered)))] * 1000
+
+    return f"{at(0.5):.2f} / {at(0.99):.2f} / {ordered[-1] * 1000:.2f}"
+
+
+async def report_latency(args: argparse.Namespace, usable: list[tuple[str, str]], tmp: Path
+                         ) -> None:
+    """(c): live latency in every usable deployment."""
+    n = min(args.events, 2000)
+    results: dict[str, LatencyResult] = {}
+    for store_kind, broker_kind in usable:
+        async with deployment(store_kind, broker_kind, workdir=tmp, pg_url=args.pg,
+                              redis_url=args.redis) as dep:
+            await bench_latency(dep, 200, args.pace / 1000)  # warm-up
+            best: LatencyResult | None = None
+            for _ in range(args.repeat):
+                result = await bench_latency(dep, n, args.pace / 1000)
+                if best is None or sorted(result.deltas)[len(result.deltas) // 2] < sorted(
+                        best.deltas)[len(best.deltas) // 2]:
+                    best = result
+            assert best is not None
+            results[dep.name] = best
+    names = [f"{s}+{b}" for s, b in DEPLOYMENTS]
+    width = 26
+    print(f"(c) live latency, upstream arrival -> reader receive, ms p50 / p99 / max ({n:,} "
+          f"events in bursts of 1-4 arriving every {args.pace:g} ms; run with the lowest delta "
+          f"p50 of {args.repeat})")
+    print(f"{'':40}" + "".join(f"{name:>{width}}" for name in names))
+    for label, get in (("deltas (published before written)", lambda r: r.deltas),
+                       ("control events (written, then published)", lambda r: r.controls)):
+        cells = [percentiles(get(results[m])) if m in results else "skipped" for m in names]
+        print(f"{label:40}" + "".join(f"{c:>{width}}" for c in cells))
+    print()
+
+
 # -- main -----------------------------------------------------------------------------------------
 
 
@@ -466,6 +591,8 @@ async def run(args: argparse.Namespace) -> int:
             await report_replay(args, usable, Path(tmp))
         if args.only in (None, "translation"):
             rc = await report_translation(args, usable, Path(tmp))
+        if args.only in (None, "latency"):
+            await report_latency(args, usable, Path(tmp))
     return rc
 
 
@@ -598,7 +725,10 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--events", type=int, default=10_000)
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--only", choices=["replay", "translation"], help="run one part")
+    parser.add_argument("--only", choices=["replay", "translation", "latency"],
+                        help="run one part")
+    parser.add_argument("--pace", type=float, default=2.0,
+                        help="(c): ms between upstream bursts")
     parser.add_argument("--corpus", type=Path, default=CORPUS)
     parser.add_argument("--pg", default=PG_URL, help="PostgreSQL URL (a schema is created)")
     parser.add_argument("--redis", default=REDIS_URL, help="Redis URL (a key prefix is used)")

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from types import TracebackType
 from typing import Self
 
@@ -137,6 +137,21 @@ class InProcessBroker:
         for subscription in topic.subscribers:
             subscription._deliver(message)
         return True
+
+    async def publish_many(self, run_id: str, events: Sequence[RunEvent]) -> int:
+        """:meth:`publish` each of ``events`` in order; returns how many were accepted."""
+        topic = self._topic(run_id)
+        accepted = 0
+        subscribers = topic.subscribers
+        for message in events:
+            if topic.last is not None and message.cursor <= topic.last:
+                continue
+            topic.last = message.cursor
+            topic.buffer.append(message)
+            for subscription in subscribers:
+                subscription._deliver(message)
+            accepted += 1
+        return accepted
 
     def subscribe(self, run_id: str, after: Cursor | None = None) -> _MemorySubscription:
         """A subscription to ``run_id`` from ``after`` (use ``async with``)."""

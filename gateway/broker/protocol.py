@@ -5,7 +5,8 @@ The broker is the *latency* path, never the source of truth (``shared/docs/RUNS.
 * ``publish`` is called by the run's single producer, in cursor order. A broker refuses a
   cursor that is not after the last one it accepted for the run (returns False): that is how a
   slow producer whose lease was taken over stops reaching readers once the new epoch has
-  published.
+  published. ``publish_many`` does the same for several events at once (one round trip for
+  Redis): exactly as if ``publish`` were called for each in order, each fenced on its own.
 * ``subscribe(run_id, after)`` retains a bounded tail per run, so a subscription delivers the
   retained events after ``after`` and then the live ones: a reader that subscribes, then
   replays the store, then drains the subscription sees no gap for events published but not
@@ -17,6 +18,7 @@ The broker is the *latency* path, never the source of truth (``shared/docs/RUNS.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from types import TracebackType
 from typing import Protocol, Self, runtime_checkable
 
@@ -67,6 +69,12 @@ class Broker(Protocol):
         Returns False when the cursor is not after the last accepted one (a fenced producer)
         or the broker is unreachable; never raises for delivery problems.
         """
+        ...
+
+    async def publish_many(self, run_id: str, events: Sequence[RunEvent]) -> int:
+        """Publish ``events`` (in cursor order) as ``publish`` would one after the other, in one
+        round trip; returns how many were accepted. Never raises for delivery problems (0 when
+        the broker is unreachable)."""
         ...
 
     def subscribe(self, run_id: str, after: Cursor | None = None) -> Subscription:

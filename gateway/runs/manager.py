@@ -166,7 +166,9 @@ class RunManager:
         run = await self.store.get_run(run_id)
         if cursor is not None:
             run.check_cursor(cursor, slack=self.settings.cursor_slack)
-        return read_run(self.store, self.broker, run_id, after=cursor, settings=self.settings)
+        return read_run(
+            self.store, self.broker, run_id, after=cursor, settings=self.settings, run=run
+        )
 
     async def snapshot_prelude(self, run_id: str) -> Prelude:
         """The ``?replay=snapshot`` prelude from the durable events, with the thread's earlier
@@ -179,7 +181,7 @@ class RunManager:
         stored: list[RunEvent] = []
         after: Cursor | None = None
         while True:
-            page = await self.store.read_events(
+            page = await self.store.read_wire(
                 run_id, after=after, limit=self.settings.read_page_size
             )
             stored += page

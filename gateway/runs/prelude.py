@@ -60,7 +60,9 @@ def _reopen(fold: RunFold) -> list[tuple[int, list[JsonObject]]]:
                 )
             )
             continue
-        events: list[JsonObject] = [{"type": "REASONING_MESSAGE_START", "messageId": r.message_id}]
+        events: list[JsonObject] = [
+            {"type": "REASONING_MESSAGE_START", "messageId": r.message_id, "role": "reasoning"}
+        ]
         if text:
             events.append(
                 {"type": "REASONING_MESSAGE_CONTENT", "messageId": r.message_id, "delta": text}

@@ -10,6 +10,11 @@
   something else; its ``threadId``/``runId`` are the run's), a second RUN_STARTED dropped,
   nothing after the terminal event, and a terminal event always (``UPSTREAM_TRUNCATED`` when
   the iterator ends without one, the exception's ``code`` or ``UPSTREAM_ERROR`` when it raises);
+* reads its upstream in a feeder task, a bounded number of events ahead (``2 *
+  batch_max_events``), and hands the writer every event already available as one chunk
+  (:meth:`~gateway.runs.writer.RunWriter.commit`): events that arrive together (one network
+  chunk decodes to several events) cost one transaction and one broker round trip instead of
+  one each, and none waits for an event that has not arrived;
 * heartbeats its lease; stops silently when fenced (another replica took the run over);
 * :meth:`RunPump.cancel` (or a cancel requested on another replica, seen at the next
   heartbeat) cancels the pending upstream read, closes every open message, reasoning, tool call
@@ -22,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections import deque
 from collections.abc import AsyncIterable, AsyncIterator
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -35,7 +41,7 @@ from ..store.errors import RunStoreError, WriteRejectedError
 from ..store.models import JsonObject, RunRecord
 from ..store.protocol import RunStore
 from .settings import RunSettings
-from .writer import BATCHED_TYPES, RunWriter, terminal_status
+from .writer import RunWriter, terminal_status
 
 __all__ = [
     "CANCELED_MESSAGE",
@@ -85,6 +91,10 @@ class _UpstreamFailure(Exception):
 
 
 _END = object()
+"""Feeder marker: the upstream iterator is exhausted."""
+
+_CANCELLED = object()
+"""Feeder marker: the upstream raised CancelledError on its own (not a cancel of ours)."""
 
 
 def _wire(event: Event | JsonObject) -> JsonObject:
@@ -121,7 +131,11 @@ class RunPump:
             write_retries=self.settings.write_retries,
         )
         self._stop: _Stop | None = None
-        self._pull: asyncio.Future[Any] | None = None
+        self._feeder: asyncio.Task[None] | None = None
+        self._inbox: deque[Any] = deque()
+        self._inbox_max = 2 * self.settings.batch_max_events
+        self._inbox_ready = asyncio.Event()
+        self._inbox_space = asyncio.Event()
         self._has_pending = asyncio.Event()
         self._started = False
 
@@ -145,8 +159,9 @@ class RunPump:
     def _halt(self, stop: _Stop) -> None:
         if self._stop is None:
             self._stop = stop
-        if self._pull is not None and not self._pull.done():
-            self._pull.cancel()
+        if self._feeder is not None and not self._feeder.done():
+            self._feeder.cancel()
+        self._inbox_ready.set()
 
     async def run(self, source: AsyncIterable[Event | JsonObject]) -> RunOutcome:
         """Pump ``source`` until its terminal event, a cancel or a takeover.
@@ -161,16 +176,17 @@ class RunPump:
             raise RuntimeError("RunPump.run() can be called once")
         self._started = True
         iterator = aiter(source)
+        self._feeder = asyncio.create_task(self._feed(iterator), name=f"upstream:{self.run_id}")
         tasks = [
             asyncio.create_task(self._heartbeat_loop(), name=f"heartbeat:{self.run_id}"),
             asyncio.create_task(self._flush_loop(), name=f"flush:{self.run_id}"),
         ]
         try:
-            return await self._pump(iterator)
+            return await self._pump()
         finally:
-            for task in tasks:
+            for task in (self._feeder, *tasks):
                 task.cancel()
-            for task in tasks:
+            for task in (self._feeder, *tasks):
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
             closer = getattr(iterator, "aclose", None)
@@ -178,15 +194,28 @@ class RunPump:
                 with contextlib.suppress(Exception):
                     await closer()
 
-    async def _pump(self, iterator: AsyncIterator[Any]) -> RunOutcome:
+    async def _pump(self) -> RunOutcome:
         fold = self.writer.fold
         try:
             try:
                 while not fold.ended:
-                    item = await self._next(iterator)
-                    if item is _END:
+                    room = self.settings.batch_max_events - len(self.writer.pending)
+                    items = await self._take(max(1, room))
+                    marker: Any = None
+                    for item in items:
+                        if item is _END or item is _CANCELLED or isinstance(item, _UpstreamFailure):
+                            marker = item
+                            break
+                        self._stage(_wire(item))
+                        if fold.ended:
+                            break  # nothing after the terminal event
+                    await self._commit()
+                    if marker is _END:
                         break
-                    await self._accept(_wire(item))
+                    if marker is _CANCELLED:
+                        raise asyncio.CancelledError
+                    if marker is not None:
+                        raise marker
                 if not fold.ended:
                     await self._close(
                         "UPSTREAM_TRUNCATED", "upstream stream ended without a terminal event"
@@ -221,27 +250,58 @@ class RunPump:
     def _outcome(self, status: str, error: JsonObject | None = None) -> RunOutcome:
         return RunOutcome(self.run_id, status, self.writer.last_published, error)
 
-    async def _next(self, iterator: AsyncIterator[Any]) -> Any:
-        if self._stop is not None:
-            raise self._stop
-        pull = asyncio.ensure_future(anext(iterator))
-        self._pull = pull
+    async def _feed(self, iterator: AsyncIterator[Any]) -> None:
+        """Feeder task: move upstream events into the inbox, at most ``_inbox_max`` ahead of
+        the pump; then one marker (end, failure). A cancel of ours (:meth:`_halt`, or the end
+        of :meth:`run`) cancels the pending upstream read and ends it without a marker."""
+        inbox = self._inbox
         try:
-            return await pull
+            while True:
+                while len(inbox) >= self._inbox_max:
+                    self._inbox_space.clear()
+                    await self._inbox_space.wait()
+                item = await anext(iterator)
+                inbox.append(item)
+                self._inbox_ready.set()
         except StopAsyncIteration:
-            return _END
+            inbox.append(_END)
         except asyncio.CancelledError:
             task = asyncio.current_task()
-            if self._stop is not None and (task is None or not task.cancelling()):
-                raise self._stop from None
-            raise
+            if task is not None and task.cancelling():
+                raise
+            inbox.append(_CANCELLED)
         except Exception as exc:
-            raise _UpstreamFailure(exc) from exc
+            inbox.append(_UpstreamFailure(exc))
         finally:
-            self._pull = None
+            self._inbox_ready.set()
 
-    async def _accept(self, event: JsonObject) -> None:
-        fold = self.writer.fold
+    async def _take(self, limit: int) -> list[Any]:
+        """Up to ``limit`` inbox items: all that are there, or wait for the first one.
+
+        Raises:
+            _Stop: a cancel, shutdown or takeover was requested (checked before anything is
+                taken, as the pump did before reading its upstream).
+        """
+        inbox = self._inbox
+        while True:
+            if self._stop is not None:
+                raise self._stop
+            if inbox:
+                items = [inbox.popleft() for _ in range(min(limit, len(inbox)))]
+                self._inbox_space.set()
+                return items
+            feeder = self._feeder
+            if feeder is not None and feeder.done():  # died without a marker: re-raise
+                if feeder.cancelled():
+                    raise asyncio.CancelledError
+                raise feeder.exception() or RuntimeError("upstream feeder ended early")
+            self._inbox_ready.clear()
+            await self._inbox_ready.wait()
+
+    def _stage(self, event: JsonObject) -> None:
+        """Number one upstream event (see the module docstring for what is changed)."""
+        writer = self.writer
+        fold = writer.fold
         kind = event.get("type")
         run = self.run_record
         if kind == "RUN_STARTED":
@@ -250,19 +310,15 @@ class RunPump:
                 return
             event = {**event, "threadId": run.thread_id, "runId": run.id}
         elif fold.run_started is None and kind != "RUN_ERROR":
-            await self.writer.control(
-                [{"type": "RUN_STARTED", "threadId": run.thread_id, "runId": run.id}]
-            )
+            writer.stage({"type": "RUN_STARTED", "threadId": run.thread_id, "runId": run.id})
         if kind == "RUN_FINISHED":
             event = {**event, "threadId": run.thread_id, "runId": run.id}
-        if kind in BATCHED_TYPES:
-            await self.writer.delta(event)
-            if len(self.writer.pending) >= self.settings.batch_max_events:
-                await self.writer.flush()
-            else:
-                self._has_pending.set()
-        else:
-            await self.writer.control([event])
+        writer.stage(event)
+
+    async def _commit(self) -> None:
+        await self.writer.commit(flush_at=self.settings.batch_max_events)
+        if self.writer.pending:
+            self._has_pending.set()
 
     async def _close(self, code: str, message: str) -> None:
         """Close what is open and append RUN_ERROR (write-ahead, one transaction)."""

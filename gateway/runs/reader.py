@@ -25,7 +25,7 @@ from collections.abc import AsyncIterator
 
 from ..broker.protocol import Broker
 from ..store.cursor import Cursor
-from ..store.models import RunEvent
+from ..store.models import RunEvent, RunRecord
 from ..store.protocol import RunStore
 from .settings import RunSettings
 
@@ -38,12 +38,12 @@ async def _replay(
     store: RunStore, run_id: str, after: Cursor | None, page: int, until: Cursor | None = None
 ) -> AsyncIterator[RunEvent]:
     while True:
-        batch = await store.read_events(run_id, after=after, limit=page)
-        for stored in batch:
-            if until is not None and stored.cursor >= until:
+        batch = await store.read_wire(run_id, after=after, limit=page)
+        for event in batch:
+            if until is not None and event.cursor >= until:
                 return
-            yield RunEvent(stored.cursor, stored.event)
-            after = stored.cursor
+            yield event
+            after = event.cursor
         if len(batch) < page:
             return
 
@@ -55,12 +55,17 @@ async def read_run(
     *,
     after: Cursor | None = None,
     settings: RunSettings | None = None,
+    run: RunRecord | None = None,
 ) -> AsyncIterator[RunEvent]:
     """Yield the run's events strictly after ``after`` (from the first when None), in order,
     each once, ending after the terminal event.
 
     Use as ``async with contextlib.aclosing(read_run(...)) as events: async for ev in events``
     so that the subscription is released when the client goes away.
+
+    ``run``: the run's record when the caller just read it (as :meth:`RunManager.reader`
+    does); saves one store read. Only the existence and cursor checks use it: the replay
+    always reads the store after subscribing.
 
     Raises:
         RunNotFoundError: unknown run (before anything is yielded).
@@ -69,7 +74,8 @@ async def read_run(
     """
     settings = settings or RunSettings()
     page = settings.read_page_size
-    run = await store.get_run(run_id)
+    if run is None or run.id != run_id:
+        run = await store.get_run(run_id)
     if after is not None:
         run.check_cursor(after, slack=settings.cursor_slack)
     last = after

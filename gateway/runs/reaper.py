@@ -81,7 +81,7 @@ class Reaper:
         fold = RunFold()
         after = None
         while True:
-            page = await self.store.read_events(
+            page = await self.store.read_wire(
                 run.id, after=after, limit=self.settings.read_page_size
             )
             for stored in page:

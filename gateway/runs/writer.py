@@ -13,6 +13,14 @@ new epoch). The ordering rules of ``shared/docs/RUNS.md`` "Latency against durab
 * writes are serialised by a lock and go to the store in seq order; a write that fails for a
   transient reason puts its batch back so nothing is lost or reordered; a rejected write
   (:class:`~gateway.store.errors.WriteRejectedError`: fenced epoch, closed run) is final.
+
+Several events that are available together (the pump reads ahead of its upstream) are staged
+with :meth:`RunWriter.stage` and handled by one :meth:`RunWriter.commit`, which keeps those
+rules but coalesces the I/O: the deltas before the first control event are published at once
+(one broker call), then everything up to the last control event is written in one transaction
+(with the pending deltas), then the rest is published (one broker call). Nothing is held for
+an event that has not arrived, and an event waits for at most the one transaction of its chunk
+(one at a time, a control event waited for its own write, and every later event for it too).
 """
 
 from __future__ import annotations
@@ -25,7 +33,7 @@ from typing import Final
 from ..broker.protocol import Broker
 from ..store.cursor import Cursor
 from ..store.errors import RunStoreError, WriteRejectedError
-from ..store.models import JsonObject, NewEvent, RunFinal, RunRecord, RunStatus
+from ..store.models import JsonObject, NewEvent, RunEvent, RunFinal, RunRecord, RunStatus
 from ..store.protocol import RunStore
 from .fold import RunFold
 from .history import run_item
@@ -102,6 +110,7 @@ class RunWriter:
         self.write_retries = max(1, write_retries)
         self.pending: list[NewEvent] = []
         self.last_published: Cursor | None = None
+        self._staged: list[RunEvent] = []
         self._lock = asyncio.Lock()
 
     def _assign(self, event: JsonObject) -> Cursor:
@@ -109,18 +118,40 @@ class RunWriter:
         self.fold.apply(event)
         return Cursor(self.epoch, self.seq)
 
-    async def _publish(self, cursor: Cursor, event: JsonObject) -> None:
-        try:
-            await self.broker.publish(self.run_id, cursor, event)
-        except Exception:  # a broker must not fail the run; readers fall back to the store
-            _log.exception("publish failed for run %s at %s", self.run_id, cursor)
-        self.last_published = cursor
+    async def _publish(self, messages: Sequence[RunEvent]) -> None:
+        """Publish ``messages`` in cursor order: one ``publish_many`` call when the broker has
+        it (one Redis round trip), else one ``publish`` per event."""
+        if not messages:
+            return
+        publish_many = getattr(self.broker, "publish_many", None)
+        if publish_many is not None and len(messages) > 1:
+            try:
+                await publish_many(self.run_id, messages)
+            except Exception:  # a broker must not fail the run; readers fall back to the store
+                _log.exception(
+                    "publish failed for run %s at %s..%s",
+                    self.run_id,
+                    messages[0].cursor,
+                    messages[-1].cursor,
+                )
+        else:
+            for message in messages:
+                try:
+                    await self.broker.publish(self.run_id, message.cursor, message.event)
+                except Exception:  # see above
+                    _log.exception("publish failed for run %s at %s", self.run_id, message.cursor)
+        self.last_published = messages[-1].cursor
+
+    def _queue(self, messages: Sequence[RunEvent]) -> None:
+        self.pending.extend(NewEvent(m.cursor.seq, m.event, durable=False) for m in messages)
 
     async def delta(self, event: JsonObject) -> Cursor:
         """Assign a cursor to a batched event, publish it now, queue it for the next write."""
+        await self.commit()
         cursor = self._assign(event)
-        self.pending.append(NewEvent(cursor.seq, event, durable=False))
-        await self._publish(cursor, event)
+        message = RunEvent(cursor, event)
+        self._queue((message,))
+        await self._publish((message,))
         return cursor
 
     async def control(self, events: Sequence[JsonObject]) -> list[Cursor]:
@@ -133,13 +164,64 @@ class RunWriter:
             WriteRejectedError: the run no longer accepts this writer (fenced or closed).
             RunStoreError: the write failed ``write_retries`` times.
         """
+        await self.commit()
         cursors = [self._assign(event) for event in events]
         batch = [NewEvent(c.seq, e, durable=True) for c, e in zip(cursors, events, strict=True)]
         final = self._final() if self.fold.ended else None
         await self._write(batch, final)
-        for cursor, event in zip(cursors, events, strict=True):
-            await self._publish(cursor, event)
+        await self._publish([RunEvent(c, e) for c, e in zip(cursors, events, strict=True)])
         return cursors
+
+    def stage(self, event: JsonObject) -> Cursor:
+        """Assign the next cursor to ``event`` (and fold it); the next :meth:`commit` writes and
+        publishes it. Staging is synchronous, so the fold is current for the next event."""
+        cursor = self._assign(event)
+        self._staged.append(RunEvent(cursor, event))
+        return cursor
+
+    async def commit(self, *, flush_at: int | None = None) -> None:
+        """Write and publish the staged events, following the delta / control rules.
+
+        1. the deltas before the first control event: published (one broker call), queued;
+        2. the pending deltas and the staged events up to the last control event: written in
+           one transaction (with the run's terminal update when the terminal event is in it);
+        3. the staged events from the first control event on: published (one broker call); the
+           deltas after the last control event are queued for the next write.
+
+        Then, when ``flush_at`` is given and at least that many deltas are pending, they are
+        written (:meth:`flush`).
+
+        Raises:
+            WriteRejectedError: the run no longer accepts this writer (fenced or closed).
+            RunStoreError: the write failed (``write_retries`` times for control events).
+        """
+        staged, self._staged = self._staged, []
+        if staged:
+            first = last = -1
+            for index, message in enumerate(staged):
+                if message.event.get("type") not in BATCHED_TYPES:
+                    if first < 0:
+                        first = index
+                    last = index
+            if first < 0:
+                self._queue(staged)
+                await self._publish(staged)
+            else:
+                if first:
+                    self._queue(staged[:first])
+                    await self._publish(staged[:first])
+                batch = [
+                    NewEvent(
+                        m.cursor.seq, m.event, durable=m.event.get("type") not in BATCHED_TYPES
+                    )
+                    for m in staged[first : last + 1]
+                ]
+                final = self._final() if self.fold.ended else None
+                await self._write(batch, final)
+                self._queue(staged[last + 1 :])
+                await self._publish(staged[first:])
+        if flush_at is not None and len(self.pending) >= flush_at:
+            await self.flush()
 
     async def flush(self) -> None:
         """Write the pending deltas (no-op when none); a transient failure keeps them queued.

@@ -59,7 +59,9 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
         cursor.close()
 
 
-def create_engine(url: str, *, schema: str | None = None, echo: bool = False) -> AsyncEngine:
+def create_engine(
+    url: str, *, schema: str | None = None, echo: bool = False, pre_ping: bool = True
+) -> AsyncEngine:
     """Create the async engine for ``url`` (see :func:`normalize_url`).
 
     Args:
@@ -67,6 +69,12 @@ def create_engine(url: str, *, schema: str | None = None, echo: bool = False) ->
         schema: PostgreSQL only: the schema (``search_path``) holding the tables; created by
             :func:`open_store` when missing. Lets tests and tenants share one database.
         echo: log SQL statements.
+        pre_ping: PostgreSQL only: test each pooled connection when it is checked out, so one
+            that died while idle (server restart, idle timeout of a proxy) is replaced instead
+            of failing the operation. Costs one round trip per store call (about 0.35 ms on a
+            local server, a third of a small query); without it, the first operation on a dead
+            connection fails (the pump retries its writes; a reader's request fails) and the
+            pool is then refreshed.
 
     Raises:
         ValueError: unsupported URL, or a schema name that is not a plain identifier.
@@ -92,5 +100,5 @@ def create_engine(url: str, *, schema: str | None = None, echo: bool = False) ->
         if not _SCHEMA_RE.fullmatch(schema):
             raise ValueError(f"invalid schema name {schema!r}")
         kwargs["connect_args"] = {"server_settings": {"search_path": schema}}
-    kwargs["pool_pre_ping"] = True
+    kwargs["pool_pre_ping"] = pre_ping
     return create_async_engine(parsed, **kwargs)

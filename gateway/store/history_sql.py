@@ -56,11 +56,57 @@ def insert_ignore(dialect: str, table: sa.Table, keys: list[str]) -> Any:
     return sqlite.insert(table).on_conflict_do_nothing(index_elements=keys)
 
 
+_ENSURE_THREAD: dict[str, Any] = {}
+"""``insert_ignore`` of a thread row per dialect, built once (its cache key is memoized)."""
+
+_INSERT_ALIASES: dict[str, Any] = {}
+"""``insert_ignore`` of alias rows per dialect, built once."""
+
+# The statements of add_items, built once with bound parameters (a reused statement skips
+# building the expression and its cache key: ~0.1 ms each on a small machine).
+_LOCK_THREAD = (
+    sa.update(threads)
+    .where(threads.c.id == sa.bindparam("p_thread_id", type_=threads.c.id.type))
+    .values(updated_at=sa.bindparam("p_now", type_=threads.c.updated_at.type))
+    .returning(threads.c.next_position)
+)
+_KNOWN_ALIASES = sa.select(message_aliases.c.alias, message_aliases.c.message_id).where(
+    message_aliases.c.thread_id == sa.bindparam("p_thread_id", type_=threads.c.id.type),
+    message_aliases.c.alias.in_(sa.bindparam("p_names", expanding=True)),
+)
+_OLD_MESSAGE = sa.select(messages.c.run_id, messages.c.payload).where(
+    messages.c.thread_id == sa.bindparam("p_thread_id", type_=messages.c.thread_id.type),
+    messages.c.message_id == sa.bindparam("p_message_id", type_=messages.c.message_id.type),
+)
+_UPDATE_MESSAGE = (
+    sa.update(messages)
+    .where(
+        messages.c.thread_id == sa.bindparam("p_thread_id", type_=messages.c.thread_id.type),
+        messages.c.message_id == sa.bindparam("p_message_id", type_=messages.c.message_id.type),
+    )
+    .values(
+        role=sa.bindparam("p_role", type_=messages.c.role.type),
+        run_id=sa.bindparam("p_run_id", type_=messages.c.run_id.type),
+        visibility=sa.bindparam("p_visibility", type_=messages.c.visibility.type),
+        payload=sa.bindparam("p_payload", type_=messages.c.payload.type),
+    )
+)
+_INSERT_MESSAGE = sa.insert(messages)
+_SET_NEXT_POSITION = (
+    sa.update(threads)
+    .where(threads.c.id == sa.bindparam("p_thread_id", type_=threads.c.id.type))
+    .values(next_position=sa.bindparam("p_position", type_=threads.c.next_position.type))
+)
+
+
 async def ensure_thread(conn: AsyncConnection, thread_id: str, now: datetime) -> None:
     """Create the thread row when missing."""
+    dialect = conn.dialect.name
+    statement = _ENSURE_THREAD.get(dialect)
+    if statement is None:
+        statement = _ENSURE_THREAD[dialect] = insert_ignore(dialect, threads, ["id"])
     await conn.execute(
-        insert_ignore(conn.dialect.name, threads, ["id"]),
-        {"id": thread_id, "next_position": 1, "created_at": now, "updated_at": now},
+        statement, {"id": thread_id, "next_position": 1, "created_at": now, "updated_at": now}
     )
 
 
@@ -70,11 +116,7 @@ async def _merge_continuation(
     """A run continuing another run's assistant message (AI SDK continuations reuse the
     messageId) keeps the earlier parts: ``parts`` = old parts + new parts."""
     old = (
-        await conn.execute(
-            sa.select(messages.c.run_id, messages.c.payload).where(
-                messages.c.thread_id == thread_id, messages.c.message_id == message_id
-            )
-        )
+        await conn.execute(_OLD_MESSAGE, {"p_thread_id": thread_id, "p_message_id": message_id})
     ).first()
     payload = row["payload"]
     if (
@@ -105,14 +147,7 @@ async def add_items(
     Raises:
         RunNotFoundError: the thread does not exist.
     """
-    locked = (
-        await conn.execute(
-            sa.update(threads)
-            .where(threads.c.id == thread_id)
-            .values(updated_at=now)
-            .returning(threads.c.next_position)
-        )
-    ).first()
+    locked = (await conn.execute(_LOCK_THREAD, {"p_thread_id": thread_id, "p_now": now})).first()
     if locked is None:
         raise RunNotFoundError(f"unknown thread {thread_id!r}")
     position = int(locked.next_position)
@@ -123,12 +158,7 @@ async def add_items(
     known = {
         r.alias: r.message_id
         for r in (
-            await conn.execute(
-                sa.select(message_aliases.c.alias, message_aliases.c.message_id).where(
-                    message_aliases.c.thread_id == thread_id,
-                    message_aliases.c.alias.in_(sorted(names)),
-                )
-            )
+            await conn.execute(_KNOWN_ALIASES, {"p_thread_id": thread_id, "p_names": sorted(names)})
         ).all()
     }
     added = 0
@@ -146,35 +176,46 @@ async def add_items(
                 continue
             await _merge_continuation(conn, thread_id, message_id, row)
             await conn.execute(
-                sa.update(messages)
-                .where(messages.c.thread_id == thread_id, messages.c.message_id == message_id)
-                .values(**row)
+                _UPDATE_MESSAGE,
+                {
+                    "p_thread_id": thread_id,
+                    "p_message_id": message_id,
+                    "p_role": row["role"],
+                    "p_run_id": row["run_id"],
+                    "p_visibility": row["visibility"],
+                    "p_payload": row["payload"],
+                },
             )
         elif not replace and any(a in known for a in (message_id, *aliases)):
             continue  # the client echoed a message the gateway already recorded
         else:
             await conn.execute(
-                sa.insert(messages).values(
-                    thread_id=thread_id,
-                    message_id=message_id,
-                    position=position,
-                    created_at=now,
+                _INSERT_MESSAGE,
+                {
+                    "thread_id": thread_id,
+                    "message_id": message_id,
+                    "position": position,
+                    "created_at": now,
                     **row,
-                )
+                },
             )
             position += 1
             added += 1
         fresh = [a for a in dict.fromkeys((message_id, *aliases)) if a not in known]
         if fresh:
+            dialect = conn.dialect.name
+            statement = _INSERT_ALIASES.get(dialect)
+            if statement is None:
+                statement = _INSERT_ALIASES[dialect] = insert_ignore(
+                    dialect, message_aliases, ["thread_id", "alias"]
+                )
             await conn.execute(
-                insert_ignore(conn.dialect.name, message_aliases, ["thread_id", "alias"]),
+                statement,
                 [{"thread_id": thread_id, "alias": a, "message_id": message_id} for a in fresh],
             )
             known.update(dict.fromkeys(fresh, message_id))
     if added:
-        await conn.execute(
-            sa.update(threads).where(threads.c.id == thread_id).values(next_position=position)
-        )
+        await conn.execute(_SET_NEXT_POSITION, {"p_thread_id": thread_id, "p_position": position})
     return added
 
 

@@ -24,6 +24,7 @@ from .models import (
     LeaseState,
     NewEvent,
     PurgeResult,
+    RunEvent,
     RunFinal,
     RunRecord,
     RunStatus,
@@ -113,6 +114,14 @@ class RunStore(Protocol):
         "After" compares ``(epoch, seq)``: a cursor past the durable end of a dead epoch
         continues with the first event of the next epoch.
         """
+        ...
+
+    async def read_wire(
+        self, run_id: str, *, after: Cursor | None = None, limit: int = 500
+    ) -> list[RunEvent]:
+        """The same events as :meth:`read_events`, as plain :class:`RunEvent` (cursor and wire
+        dict): what readers replay. Skips the ``durable`` and ``created_at`` columns (decoding
+        the timestamps is about half the cost of a replay page)."""
         ...
 
     async def heartbeat(self, run_id: str, epoch: int) -> LeaseState:

@@ -41,6 +41,7 @@ from .models import (
     LeaseState,
     NewEvent,
     PurgeResult,
+    RunEvent,
     RunFinal,
     RunRecord,
     RunStatus,
@@ -60,14 +61,17 @@ async def open_store(
     clock: Callable[[], datetime] | None = None,
     migrate: bool = True,
     echo: bool = False,
+    pre_ping: bool = True,
 ) -> SqlRunStore:
     """Create the engine, apply migrations (unless ``migrate=False``) and return the store.
+
+    ``pre_ping``: see :func:`~gateway.store.engine.create_engine` (PostgreSQL only).
 
     Raises:
         ValueError: unsupported URL or schema name.
         RunStoreError: the database cannot be reached or migrated.
     """
-    engine = create_engine(url, schema=schema, echo=echo)
+    engine = create_engine(url, schema=schema, echo=echo, pre_ping=pre_ping)
     try:
         if schema is not None:
             async with engine.begin() as conn:
@@ -106,6 +110,87 @@ def _run_from_row(row: Any) -> RunRecord:
         updated_at=m["updated_at"],
         finished_at=m["finished_at"],
     )
+
+
+# -- prebuilt statements of the hot paths ---------------------------------------------------
+# Built once with bound parameters: SQLAlchemy memoizes a statement object's cache key, so a
+# reused statement skips building the expression and its cache key on every call (~0.15 ms
+# per UPDATE on a small machine); the SQL sent is the same.
+
+_ACTIVE = sorted(ACTIVE_STATUSES)
+
+
+def _param(name: str, column: sa.Column[Any]) -> sa.BindParameter[Any]:
+    return sa.bindparam(name, type_=column.type)
+
+
+def _append_update(*, final: bool) -> Any:
+    values: dict[str, Any] = {
+        "last_seq": _param("p_last_seq", runs.c.last_seq),
+        "last_epoch": _param("p_epoch", runs.c.last_epoch),
+        "updated_at": _param("p_now", runs.c.updated_at),
+        "heartbeat_at": _param("p_now", runs.c.heartbeat_at),
+        "status": _param("p_status", runs.c.status),
+    }
+    if final:
+        values.update(
+            usage=_param("p_usage", runs.c.usage),
+            error=_param("p_error", runs.c.error),
+            finished_at=_param("p_now", runs.c.finished_at),
+            cancel_requested=sa.false(),
+            model=sa.func.coalesce(_param("p_model", runs.c.model), runs.c.model),
+        )
+    return (
+        sa.update(runs)
+        .where(
+            runs.c.id == _param("p_run_id", runs.c.id),
+            runs.c.epoch == _param("p_epoch", runs.c.epoch),
+            runs.c.status.in_(_ACTIVE),
+            runs.c.last_seq == _param("p_prev_seq", runs.c.last_seq),
+        )
+        .values(**values)
+        .returning(*runs.c)
+    )
+
+
+_CREATE_RUN = sa.insert(runs).returning(*runs.c)
+_APPEND_UPDATE = _append_update(final=False)
+_APPEND_FINAL = _append_update(final=True)
+_INSERT_EVENTS = sa.insert(events_t)
+_TOUCH_THREAD = (
+    sa.update(threads)
+    .where(threads.c.id == _param("p_thread_id", threads.c.id))
+    .values(updated_at=_param("p_now", threads.c.updated_at))
+)
+_GET_RUN = sa.select(runs).where(runs.c.id == _param("p_run_id", runs.c.id))
+_HEARTBEAT = (
+    sa.update(runs)
+    .where(
+        runs.c.id == _param("p_run_id", runs.c.id),
+        runs.c.epoch == _param("p_epoch", runs.c.epoch),
+        runs.c.status.in_(_ACTIVE),
+    )
+    .values(heartbeat_at=_param("p_now", runs.c.heartbeat_at))
+    .returning(runs.c.cancel_requested)
+)
+_WIRE = sa.select(events_t.c.epoch, events_t.c.seq, events_t.c.payload).where(
+    events_t.c.run_id == _param("p_run_id", events_t.c.run_id)
+)
+_LIMIT = sa.bindparam("p_limit", type_=sa.Integer)
+_READ_WIRE_ALL = _WIRE.order_by(events_t.c.seq).limit(_LIMIT)
+_READ_WIRE_AFTER = (
+    _WIRE.where(
+        sa.or_(
+            sa.and_(
+                events_t.c.epoch == _param("p_after_epoch", events_t.c.epoch),
+                events_t.c.seq > _param("p_after_seq", events_t.c.seq),
+            ),
+            events_t.c.epoch > _param("p_after_epoch", events_t.c.epoch),
+        )
+    )
+    .order_by(events_t.c.seq)
+    .limit(_LIMIT)
+)
 
 
 class SqlRunStore:
@@ -172,29 +257,24 @@ class SqlRunStore:
         try:
             async with self._tx() as conn:
                 await ensure_thread(conn, thread_id, now)
-                row = (
-                    await conn.execute(
-                        sa.insert(runs)
-                        .values(
-                            id=run_id,
-                            thread_id=thread_id,
-                            status=status,
-                            route=route,
-                            upstream=upstream,
-                            model=model,
-                            message_id=message_id,
-                            epoch=1,
-                            last_seq=0,
-                            last_epoch=0,
-                            lease_owner=owner,
-                            heartbeat_at=now,
-                            cancel_requested=False,
-                            created_at=now,
-                            updated_at=now,
-                        )
-                        .returning(*runs.c)
-                    )
-                ).one()
+                values = {
+                    "id": run_id,
+                    "thread_id": thread_id,
+                    "status": status,
+                    "route": route,
+                    "upstream": upstream,
+                    "model": model,
+                    "message_id": message_id,
+                    "epoch": 1,
+                    "last_seq": 0,
+                    "last_epoch": 0,
+                    "lease_owner": owner,
+                    "heartbeat_at": now,
+                    "cancel_requested": False,
+                    "created_at": now,
+                    "updated_at": now,
+                }
+                row = (await conn.execute(_CREATE_RUN, values)).one()
                 if input_messages:
                     await add_items(
                         conn, thread_id, input_messages, run_id=None, now=now, replace=False
@@ -208,7 +288,7 @@ class SqlRunStore:
     async def get_run(self, run_id: str) -> RunRecord:
         """See :meth:`RunStore.get_run`."""
         async with self._read() as conn:
-            row = (await conn.execute(sa.select(runs).where(runs.c.id == run_id))).first()
+            row = (await conn.execute(_GET_RUN, {"p_run_id": run_id})).first()
         if row is None:
             raise RunNotFoundError(f"unknown run {run_id!r}")
         return _run_from_row(row)
@@ -241,45 +321,33 @@ class SqlRunStore:
             if new.seq != first + offset:
                 raise SequenceError(f"batch seqs are not contiguous at seq {new.seq}")
         now = self.now()
-        values: dict[str, Any] = {
-            "last_seq": events[-1].seq,
-            "last_epoch": epoch,
-            "updated_at": now,
-            "heartbeat_at": now,
+        params: dict[str, Any] = {
+            "p_run_id": run_id,
+            "p_epoch": epoch,
+            "p_prev_seq": first - 1,
+            "p_last_seq": events[-1].seq,
+            "p_now": now,
+            "p_status": "running",
         }
         if final is not None:
             if final.status not in TERMINAL_STATUSES:
                 raise ValueError(f"final status must be terminal, not {final.status!r}")
-            values.update(
-                status=final.status,
-                usage=final.usage,
-                error=final.error,
-                finished_at=now,
-                cancel_requested=False,
-                model=sa.func.coalesce(final.model, runs.c.model),
+            params.update(
+                p_status=final.status,
+                p_usage=final.usage,
+                p_error=final.error,
+                p_model=final.model,
             )
-        else:
-            values["status"] = "running"
         async with self._tx() as conn:
             row = (
-                await conn.execute(
-                    sa.update(runs)
-                    .where(
-                        runs.c.id == run_id,
-                        runs.c.epoch == epoch,
-                        runs.c.status.in_(ACTIVE_STATUSES),
-                        runs.c.last_seq == first - 1,
-                    )
-                    .values(**values)
-                    .returning(*runs.c)
-                )
+                await conn.execute(_APPEND_FINAL if final is not None else _APPEND_UPDATE, params)
             ).first()
             if row is None:
                 await self._reject(conn, run_id, epoch, first)
             assert row is not None
             try:
                 await conn.execute(
-                    sa.insert(events_t),
+                    _INSERT_EVENTS,
                     [
                         {
                             "run_id": run_id,
@@ -297,14 +365,13 @@ class SqlRunStore:
                 raise SequenceError(f"run {run_id!r}: seq {first} is already stored") from exc
             record = _run_from_row(row)
             if final is not None:
-                await conn.execute(
-                    sa.update(threads)
-                    .where(threads.c.id == record.thread_id)
-                    .values(updated_at=now)
-                )
-                if final.messages:
+                if final.messages:  # add_items sets the thread's updated_at too
                     await add_items(
                         conn, record.thread_id, final.messages, run_id=run_id, now=now, replace=True
+                    )
+                else:
+                    await conn.execute(
+                        _TOUCH_THREAD, {"p_thread_id": record.thread_id, "p_now": now}
                     )
         return record
 
@@ -354,21 +421,25 @@ class SqlRunStore:
             for r in rows
         ]
 
+    async def read_wire(
+        self, run_id: str, *, after: Cursor | None = None, limit: int = 500
+    ) -> list[RunEvent]:
+        """See :meth:`RunStore.read_wire`."""
+        params: dict[str, Any] = {"p_run_id": run_id, "p_limit": max(1, limit)}
+        if after is None:
+            query = _READ_WIRE_ALL
+        else:
+            query = _READ_WIRE_AFTER
+            params.update(p_after_epoch=after.epoch, p_after_seq=after.seq)
+        async with self._read() as conn:
+            rows = (await conn.execute(query, params)).all()
+        return [RunEvent(Cursor(int(epoch), int(seq)), payload) for epoch, seq, payload in rows]
+
     async def heartbeat(self, run_id: str, epoch: int) -> LeaseState:
         """See :meth:`RunStore.heartbeat`."""
+        params = {"p_run_id": run_id, "p_epoch": epoch, "p_now": self.now()}
         async with self._tx() as conn:
-            row = (
-                await conn.execute(
-                    sa.update(runs)
-                    .where(
-                        runs.c.id == run_id,
-                        runs.c.epoch == epoch,
-                        runs.c.status.in_(ACTIVE_STATUSES),
-                    )
-                    .values(heartbeat_at=self.now())
-                    .returning(runs.c.cancel_requested)
-                )
-            ).first()
+            row = (await conn.execute(_HEARTBEAT, params)).first()
         if row is None:
             return LeaseState(alive=False)
         return LeaseState(alive=True, cancel_requested=bool(row.cancel_requested))

@@ -138,3 +138,39 @@ async def test_two_redis_brokers_share_runs() -> None:
                 got = await drain(sub, 3)
             assert not await second.publish("r", Cursor(1, 2), wire(2))
     assert [m.cursor.seq for m in got] == [1, 2, 3]
+
+
+async def test_publish_many_is_publish_in_order(broker: Broker) -> None:
+    """One call (one Redis round trip) delivers exactly what one ``publish`` per event would."""
+    batch = [RunEvent(Cursor(1, n), wire(n)) for n in range(1, 6)]
+    async with broker.subscribe("r") as sub:
+        assert await broker.publish_many("r", batch) == 5
+        assert await broker.publish_many("r", []) == 0
+        got = await drain(sub, 5)
+    assert [(m.cursor, m.event) for m in got] == [(m.cursor, m.event) for m in batch]
+    async with broker.subscribe("r", after=Cursor(1, 2)) as sub:
+        assert [m.cursor.seq for m in await drain(sub, 3)] == [3, 4, 5]
+
+
+async def test_publish_many_fences_each_event(broker: Broker) -> None:
+    """Cursors not after the last accepted are refused one by one, also inside a batch: a new
+    epoch's events fence the rest of an old producer's batch."""
+    await publish_range(broker, "r", range(1, 4))
+    assert await broker.publish("r", Cursor(2, 4), wire(40))
+    stale = [RunEvent(Cursor(1, n), wire(n)) for n in range(4, 7)]
+    assert await broker.publish_many("r", stale) == 0
+    mixed = [
+        RunEvent(Cursor(2, 3), wire(3)),  # not after 2.4: refused
+        RunEvent(Cursor(2, 5), wire(50)),
+        RunEvent(Cursor(2, 5), wire(51)),  # duplicate: refused
+        RunEvent(Cursor(2, 6), wire(60)),
+    ]
+    assert await broker.publish_many("r", mixed) == 2
+    async with broker.subscribe("r", after=Cursor(1, 3)) as sub:
+        got = await drain(sub, 3)
+        assert await sub.receive(IDLE) == []
+    assert [(m.cursor, m.event) for m in got] == [
+        (Cursor(2, 4), wire(40)),
+        (Cursor(2, 5), wire(50)),
+        (Cursor(2, 6), wire(60)),
+    ]

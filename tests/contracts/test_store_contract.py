@@ -17,6 +17,7 @@ from gateway.store import (
     Cursor,
     NewEvent,
     RunClosedError,
+    RunEvent,
     RunExistsError,
     RunFinal,
     RunNotFoundError,
@@ -162,6 +163,25 @@ async def test_read_after_dead_epoch_cursor_continues_with_next_epoch(
     after_durable = await store.read_events(run.id, after=Cursor(1, 4))
     assert [s.cursor for s in after_durable] == [Cursor(1, 5), Cursor(2, 6), Cursor(2, 7)]
     assert await store.read_events(run.id, after=Cursor(2, 7)) == []
+
+
+async def test_read_wire_is_read_events_without_the_row_metadata(
+    store: SqlRunStore, clock: ManualClock
+) -> None:
+    """``read_wire`` (what readers replay) returns the same cursors and wire dicts as
+    ``read_events`` for every ``after``/``limit``, across a dead epoch."""
+    run = await new_run(store)
+    await store.append_events(run.id, 1, batch(1, *(ev("E", n=i, ü=[i, None]) for i in range(5))))
+    clock.advance(60)
+    await store.take_over(run.id, owner="b", expected_epoch=1, stale_before=clock.now)
+    await store.append_events(run.id, 2, batch(6, ev("X"), ev("RUN_ERROR")))
+    for after in (None, Cursor(1, 2), Cursor(1, 9), Cursor(2, 6), Cursor(2, 7)):
+        for limit in (1, 3, 500):
+            full = await store.read_events(run.id, after=after, limit=limit)
+            wire = await store.read_wire(run.id, after=after, limit=limit)
+            assert [(w.cursor, w.event) for w in wire] == [(s.cursor, s.event) for s in full]
+            assert all(type(w) is RunEvent for w in wire)
+    assert await store.read_wire("unknown-run") == []
 
 
 async def test_take_over_is_conditional(store: SqlRunStore, clock: ManualClock) -> None:
