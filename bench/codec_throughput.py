@@ -106,16 +106,22 @@ def main() -> int:
         print(f"{f[:62]:62} {n:6d} {a:10.0f} {b:11.0f} {r:13.0f} {fl:11.0f}")
     print()
     print("per family (events/s over all its files) and ratios of decode+encode to the anchors")
-    print(f"{'family':18} {'events':>6} {'agui':>9} {'ai-sdk':>9} {'EventEnc':>9} {'floor':>9}"
-          f" {'agui/EE':>8} {'ai/EE':>6} {'agui/floor':>10} {'ai/floor':>8}")
+    print(
+        f"{'family':18} {'events':>6} {'agui':>9} {'ai-sdk':>9} {'EventEnc':>9} {'floor':>9}"
+        f" {'agui/EE':>8} {'ai/EE':>6} {'agui/floor':>10} {'ai/floor':>8}"
+    )
     for name, t in [*family_totals.items(), ("ALL", totals)]:
         n = t["events"]
         a, b, r, fl = n / t["agui"], n / t["ai-sdk"], n / t["ref"], n / t["floor"]
-        print(f"{name:18} {n:6.0f} {a:9.0f} {b:9.0f} {r:9.0f} {fl:9.0f}"
-              f" {a / r:8.2f} {b / r:6.2f} {a / fl:10.3f} {b / fl:8.3f}")
+        print(
+            f"{name:18} {n:6.0f} {a:9.0f} {b:9.0f} {r:9.0f} {fl:9.0f}"
+            f" {a / r:8.2f} {b / r:6.2f} {a / fl:10.3f} {b / fl:8.3f}"
+        )
     print()
     print("EventEncoder = ag_ui.encoder.EventEncoder serializing the already-decoded events (no")
-    print("decoding); floor = orjson.loads + orjson.dumps of the upstream payloads. Higher is faster.")
+    print(
+        "decoding); floor = orjson.loads + orjson.dumps of the upstream payloads. Higher is faster."
+    )
     return 0
 
 
