@@ -34,7 +34,7 @@ FAMILIES = {
     "aisdk-ui": "ai-sdk",
     "agui": "agui",
 }
-CORPUS = Path(__file__).resolve().parent.parent.parent / "shared" / "corpus"
+CORPUS = Path(__file__).resolve().parent.parent / "tests" / "corpus"
 
 
 def best(fn: Callable[[], object], repeat: int) -> float:

@@ -22,6 +22,7 @@ from typing import Any
 from agui_codecs import DECODERS, get_decoder
 from agui_codecs.encoders.agui import AguiEncoder
 from agui_codecs.encoders.ai_sdk import AiSdkEncoder
+from agui_codecs.sse import SSEDecoder
 
 __all__ = [
     "AGUI_MUTATIONS",
@@ -52,15 +53,28 @@ def frame(events: list[Any], *, done: bool = False) -> bytes:
 
 
 def unframe(body: bytes) -> list[Any]:
-    """The JSON payloads of an LF-framed body (``[DONE]`` skipped)."""
-    out = []
-    for block in body.decode("utf-8").split("\n\n"):
-        data = "\n".join(
-            line[5:].lstrip(" ") for line in block.split("\n") if line.startswith("data:")
-        )
-        if data and data != "[DONE]":
-            out.append(json.loads(data))
-    return out
+    """The JSON payloads of an SSE body (``[DONE]`` skipped), read with the WHATWG decoder, so
+    CR, LF and CRLF framings all work.
+
+    Raises:
+        ValueError: a payload is not JSON.
+    """
+    decoder = SSEDecoder()
+    return [
+        json.loads(event.data)
+        for event in decoder.feed(body) + decoder.close()
+        if event.data != "[DONE]"
+    ]
+
+
+def _objects(body: bytes) -> Events | None:
+    """The payloads of ``body`` when every one is a JSON object, else None (such a stream is
+    not a base the event mutations can change)."""
+    try:
+        events = unframe(body)
+    except ValueError:
+        return None
+    return events if all(isinstance(e, dict) for e in events) else None
 
 
 def _load(path: Path) -> list[Any]:
@@ -364,7 +378,9 @@ def mutants(good: list[Stream]) -> Iterator[Stream]:
         for mname, mutate in table.items():
             made = 0
             for name, body in bases:
-                events = unframe(body)
+                events = _objects(body)
+                if events is None:
+                    continue
                 changed = mutate(events)
                 if changed is None:
                     continue

@@ -41,8 +41,7 @@ def _decoded_agui_family() -> list[diffcorpus.Stream]:
 def _all_streams() -> list[diffcorpus.Stream]:
     stored = diffcorpus.stored_streams()
     good = diffcorpus.corpus_streams(CORPUS_DIR) + _decoded_agui_family()
-    bases = good or stored
-    return stored + diffcorpus.witness_streams() + good + list(diffcorpus.mutants(bases))
+    return stored + diffcorpus.witness_streams() + good + list(diffcorpus.mutants(good))
 
 
 STREAMS = _all_streams()

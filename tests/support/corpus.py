@@ -1,7 +1,13 @@
-"""Access to the shared recorded-stream corpus (``../shared/corpus``, see its MANIFEST.md).
+"""The recorded-stream corpus that travels with the repository (``tests/corpus``).
 
-Tests that read it run whenever it is present (always under CI) and skip with a clear reason
-only where it is absent; under ``CI=true`` its absence fails the test instead.
+Every file's source repository, path, commit and license is in ``tests/corpus/MANIFEST.md``;
+the license texts are in ``tests/corpus/LICENSES``. Tests read only this copy, so a fresh clone
+tests the same inputs on any machine.
+
+``GATEWAY_EXTRA_CORPUS`` may name one more folder laid out the same way (``<family>/<file>``):
+its files are *added* to the families that tests iterate over (:func:`corpus_files`); it never
+replaces the repository's copy, and tests that name one file (:func:`corpus_path`) always read
+the repository's.
 """
 
 from __future__ import annotations
@@ -11,43 +17,82 @@ from pathlib import Path
 
 import pytest
 
-__all__ = ["CORPUS_DIR", "corpus_files", "require_corpus", "require_service"]
+__all__ = [
+    "CORPUS_DIR",
+    "EXTRA_CORPUS_ENV",
+    "FAMILIES",
+    "corpus_files",
+    "corpus_path",
+    "in_ci",
+    "require_corpus",
+    "require_service",
+]
 
-CORPUS_DIR = Path(
-    os.environ.get("GATEWAY_CORPUS_DIR")
-    or Path(__file__).resolve().parents[3] / "shared" / "corpus"
-)
+CORPUS_DIR = Path(__file__).resolve().parents[1] / "corpus"
+"""``tests/corpus`` of this checkout."""
+
+EXTRA_CORPUS_ENV = "GATEWAY_EXTRA_CORPUS"
+
+FAMILIES = ("openai-chat", "openai-responses", "anthropic", "gemini", "agui", "aisdk-ui")
+"""The corpus families (folder names under ``tests/corpus``)."""
 
 
-def _in_ci() -> bool:
+def in_ci() -> bool:
+    """True under ``CI=true``, where a missing tool or service fails instead of skipping."""
     return os.environ.get("CI", "").lower() == "true"
+
+
+def _extra_dir() -> Path | None:
+    value = os.environ.get(EXTRA_CORPUS_ENV)
+    return Path(value) if value else None
+
+
+def _files_in(folder: Path) -> list[Path]:
+    if not folder.is_dir():
+        return []
+    return sorted(p for p in folder.iterdir() if p.is_file() and not p.name.startswith("."))
 
 
 def corpus_files(family: str) -> list[Path]:
     """All files of one corpus family (``openai-chat``, ``anthropic``, ...), sorted.
 
-    Returns an empty list when the corpus is absent (use :func:`require_corpus` in the test).
+    The repository's files first, then those of ``$GATEWAY_EXTRA_CORPUS/<family>`` if set.
+    Never empty for a family of :data:`FAMILIES` (the repository carries each one).
     """
-    folder = CORPUS_DIR / family
-    if not folder.is_dir():
-        return []
-    return sorted(p for p in folder.iterdir() if p.is_file())
+    files = _files_in(CORPUS_DIR / family)
+    extra = _extra_dir()
+    if extra is not None:
+        files += _files_in(extra / family)
+    return files
+
+
+def corpus_path(name: str) -> Path:
+    """The repository's corpus file ``<family>/<file>``.
+
+    Raises:
+        FileNotFoundError: the repository has no such file (a test naming a file that is not
+            in ``tests/corpus`` is a bug in the test, not a reason to skip).
+    """
+    path = CORPUS_DIR / name
+    if not path.is_file():
+        raise FileNotFoundError(f"{name} is not in {CORPUS_DIR}")
+    return path
 
 
 def require_corpus(family: str) -> list[Path]:
-    """Return the family's files; skip (locally) or fail (CI) when the corpus is absent."""
+    """Return the family's files (see :func:`corpus_files`); fail when there are none.
+
+    The corpus is part of the repository, so an empty family is always a fault.
+    """
     files = corpus_files(family)
     if not files:
-        reason = f"corpus family {family!r} not found under {CORPUS_DIR}"
-        if _in_ci():
-            pytest.fail(reason)
-        pytest.skip(reason)
+        pytest.fail(f"corpus family {family!r} not found under {CORPUS_DIR}")
     return files
 
 
 def require_service(ok: bool, reason: str) -> None:
-    """Skip a test needing an external service locally; fail under ``CI=true``."""
+    """Skip a test needing an external tool or service locally; fail under ``CI=true``."""
     if not ok:
-        if _in_ci():
+        if in_ci():
             pytest.fail(reason)
         pytest.skip(reason)
