@@ -3,7 +3,7 @@
 Provider decoders only say *what* happened ("text delta for block 0", "tool call 1 got
 arguments", "the upstream reported overloaded_error"); the builder owns *how* that becomes a
 legal AG-UI 1.0 event sequence (``@ag-ui/client`` 1.0 ``verifyEvents``, see
-``shared/docs/PROTOCOLS.md`` §2):
+``docs/protocols.md`` §2.3):
 
 * RUN_STARTED (``protocolVersion: "1.0"``) exactly once, first;
 * TEXT_MESSAGE_START/CONTENT/END, REASONING_START + REASONING_MESSAGE_START/CONTENT/END +

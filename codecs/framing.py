@@ -1,6 +1,6 @@
 """Input framing: split an upstream body into JSON payloads, whatever wraps them.
 
-Three framings occur in the wild (see ``shared/corpus/MANIFEST.md``):
+Three framings occur in the wild (see ``tests/corpus/MANIFEST.md``):
 
 * ``sse``: a ``text/event-stream`` body; each event's ``data`` is one JSON document and the
   literal ``[DONE]`` (OpenAI) ends the stream;

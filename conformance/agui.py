@@ -15,7 +15,8 @@ The client's pipeline (``src/agent/agent.ts`` ``runAgent``), stage by stage:
 5. ``verifyEvents`` (:class:`agui_codecs.transitions.AguiVerifier`).
 
 Any error in 1-5 ends the client's run (``runAgent`` rejects); the checker reports it and goes
-on, so one stream shows all its faults. Hygiene (``agui/hygiene/*``) follows PROTOCOLS.md §2.
+on, so one stream shows all its faults. Hygiene (``agui/hygiene/*``) follows
+``docs/protocols.md`` §2.
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ The client path (``ai`` ``src/ui/default-chat-transport.ts``, ``chat.ts``):
 3. an ``error`` chunk ends processing (the chat stores it as its error): later chunks are
    ignored, so they are not checked.
 
-Hygiene (``ai-sdk/hygiene/*``) follows PROTOCOLS.md §3.
+Hygiene (``ai-sdk/hygiene/*``) follows ``docs/protocols.md`` §3.
 """
 
 from __future__ import annotations

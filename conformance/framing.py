@@ -1,7 +1,7 @@
 """How each real client cuts a response body into JSON payloads (not the WHATWG algorithm).
 
 The gateway's own SSE decoder (:mod:`agui_codecs.sse`) follows the standard; the clients do
-not, and their verdicts depend on the differences (PROTOCOLS.md §1):
+not, and their verdicts depend on the differences (``docs/protocols.md`` §1.2):
 
 * :class:`AguiSplitter`: ``@ag-ui/client`` 1.0.0 ``src/transform/sse.ts``. UTF-8 decoded with
   replacement (a leading BOM dropped), events split on ``"\\n\\n"`` only, lines on ``"\\n"``

@@ -50,9 +50,9 @@ _TABLE: list[tuple[str, Severity, str, str]] = [
     ("agui/sse/buffer-overflow", _E, "more than 10 MiB without an event boundary",
      "@ag-ui/client src/transform/sse.ts MAX_BUFFER_SIZE"),
     ("agui/sse/crlf-line-endings", _W, "CR in the framing: the client splits events only on "
-     "\\n\\n", "PROTOCOLS.md §1"),
+     "\\n\\n", "docs/protocols.md §1.2"),
     ("agui/sse/unterminated-last-event", _W, "the last event has no blank line after it (the AG-UI "
-     "client reads it, eventsource-parser drops it)", "PROTOCOLS.md §1"),
+     "client reads it, eventsource-parser drops it)", "docs/protocols.md §1.2"),
     # -- AG-UI: legacy shapes converted by the always-on compatibility boundary
     ("agui/compat/thinking-event", _W, "THINKING_* event (removed in 1.0) converted to "
      "REASONING_*", "@ag-ui/client src/middleware/compatibility-boundary.ts"),
@@ -80,28 +80,28 @@ _TABLE: list[tuple[str, Severity, str, str]] = [
     ("agui/chunks/subagent-mismatch", _E, "a chunk's subagentRunId disagrees with its open "
      "stream", "@ag-ui/client src/chunks/transform.ts"),
     ("agui/chunks/interleaved", _W, "interleaved chunks of different ids: the client closes and "
-     "reopens them, splitting one call or message in two", "PROTOCOLS.md §2"),
+     "reopens them, splitting one call or message in two", "docs/protocols.md §2.4"),
     # -- AG-UI: hygiene beyond the verifier
     ("agui/hygiene/no-terminal-event", _W, "the stream ends without RUN_FINISHED or RUN_ERROR",
-     "PROTOCOLS.md §2 (rule 10)"),
+     "docs/protocols.md §2.3 rule 10"),
     ("agui/hygiene/tool-args-not-json", _W, "a tool call's concatenated ARGS are not JSON at END",
-     "PROTOCOLS.md §2"),
+     "docs/protocols.md §2.4"),
     ("agui/hygiene/tool-call-without-args", _W, "TOOL_CALL_START..END with no TOOL_CALL_ARGS: "
      "clients see no arguments", "issue 4 (runtimes that get arguments whole)"),
     ("agui/hygiene/tool-result-unknown-call", _W, "TOOL_CALL_RESULT for a call the stream never "
-     "announced", "PROTOCOLS.md §2"),
+     "announced", "docs/protocols.md §2.5"),
     ("agui/hygiene/parent-message-unknown", _W, "parentMessageId names a message the stream never "
      "announced", "@ag-ui/client src/apply/default.ts"),
     ("agui/hygiene/id-shared-across-kinds", _W, "one id names entities of different kinds "
-     "(message, tool call, reasoning)", "PROTOCOLS.md §2 (snapshots merge by id)"),
+     "(message, tool call, reasoning)", "docs/protocols.md §2.5"),
     ("agui/hygiene/id-reopened", _W, "a closed message or tool call id is opened again",
      "@ag-ui/client src/apply/default.ts"),
     ("agui/hygiene/null-optional-field", _W, "null for an optional field (converted by the "
-     "client's compatibility boundary; omit it)", "PROTOCOLS.md §2"),
+     "client's compatibility boundary; omit it)", "docs/protocols.md §2.1"),
     ("agui/hygiene/open-at-run-error", _W, "RUN_ERROR while messages or calls are open (close "
-     "them first)", "PROTOCOLS.md §2 (rule 4)"),
+     "them first)", "docs/protocols.md §2.3 rule 4"),
     ("agui/hygiene/missing-protocol-version", _W, "RUN_STARTED without protocolVersion \"1.0\"",
-     "PROTOCOLS.md §2"),
+     "docs/protocols.md §2.1"),
     # -- AI SDK: framing and JSON (eventsource-parser 3.1.1, provider-utils secureJsonParse)
     ("ai-sdk/sse/invalid-json", _E, "an event's data is not one JSON document",
      "@ai-sdk/provider-utils parse-json-event-stream.ts"),
@@ -111,7 +111,8 @@ _TABLE: list[tuple[str, Severity, str, str]] = [
      "silently dropped", "eventsource-parser 3.1.1"),
     ("ai-sdk/sse/ignored-line", _W, "a line that is not an SSE field: ignored",
      "eventsource-parser 3.1.1"),
-    ("ai-sdk/sse/missing-done", _W, "the stream does not end with data: [DONE]", "PROTOCOLS.md §3"),
+    ("ai-sdk/sse/missing-done", _W, "the stream does not end with data: [DONE]",
+     "docs/protocols.md §3.1"),
     # -- AI SDK: schema (uiMessageChunkSchema)
     ("ai-sdk/schema/unknown-type", _E, "chunk type this major does not know",
      "ai src/ui-message-stream/ui-message-chunks.ts"),
@@ -123,16 +124,17 @@ _TABLE: list[tuple[str, Severity, str, str]] = [
     ("ai-sdk/stream/chunks-after-error", _W, "chunks after an `error` chunk are ignored",
      "ai src/ui/chat.ts"),
     ("ai-sdk/hygiene/part-open-at-finish-step", _W, "text or reasoning part still open at "
-     "finish-step (v5 and v6 drop it)", "PROTOCOLS.md §3"),
+     "finish-step (v5 and v6 drop it)", "docs/protocols.md §3.3 rule 3"),
     ("ai-sdk/hygiene/part-never-ended", _W, "a text, reasoning or tool-input part is never ended",
-     "PROTOCOLS.md §3"),
+     "docs/protocols.md §3.3 rule 2"),
     ("ai-sdk/hygiene/finish-reason-not-portable", _W, "finishReason not accepted by every "
-     "supported major", "PROTOCOLS.md §3"),
+     "supported major", "docs/protocols.md §3.3 rule 4"),
     ("ai-sdk/hygiene/duplicate-part-id", _W, "a part is started again while open: its text is "
      "replaced", "ai src/ui/process-ui-message-stream.ts"),
     ("ai-sdk/hygiene/no-start", _W, "the stream does not begin with a `start` chunk",
-     "PROTOCOLS.md §3"),
-    ("ai-sdk/hygiene/no-finish", _W, "the stream has no `finish` chunk", "PROTOCOLS.md §3"),
+     "docs/protocols.md §3.1"),
+    ("ai-sdk/hygiene/no-finish", _W, "the stream has no `finish` chunk",
+     "docs/protocols.md §3.1"),
 ]  # fmt: skip
 
 

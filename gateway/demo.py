@@ -4,7 +4,7 @@ Mounted by :func:`gateway.app.create_app` at ``/demo/openai`` (endpoint
 ``POST /demo/openai/v1/chat/completions``); the embedded route ``demo`` reaches it in process
 (``upstream_url = "self:/demo/openai/v1"``). It streams what a real Chat Completions
 ``stream: true`` response looks like (``chat.completion.chunk`` objects as in the API
-reference, shapes checked against ``shared/corpus/openai-chat/gpt4o-tool-call-streamed-args.sse``):
+reference, shapes checked against ``tests/corpus/openai-chat/gpt4o-tool-call-streamed-args.sse``):
 
 * when the last message is not a tool result: a few text deltas ("Let me check the weather in
   <city>."), then a ``get_weather`` tool call whose ``arguments`` ``{"city": "<city>"}`` arrive

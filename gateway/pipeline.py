@@ -208,7 +208,7 @@ async def encode_run_events(
         events: the run's reader (``RunManager.reader``), or None (the prelude is all).
         encoder: the client's encoder.
         ids: write ``id: <cursor>`` on every event of ``events`` (AG-UI only; resume cursors,
-            RUNS.md "Cursors": never on keep-alives or prelude events).
+            ``docs/runs.md`` §1: never on keep-alives or prelude events).
         prelude: wire events sent first (the ``?replay=snapshot`` prelude); the last one
             carries ``prelude_cursor`` as its id (the client then holds everything up to it).
         prelude_cursor: see ``prelude``.

@@ -391,7 +391,8 @@ def response_message_id(request: AiSdkChatRequest) -> str | None:
     named by ``messageId`` on a submit, else the last one) is an assistant message
     (``ai`` 7.0.173 ``AbstractChat.makeRequestImpl`` + ``createStreamingUIMessageState``): the
     stream must then reuse that message's id, or the client duplicates the message
-    (PROTOCOLS.md §3). Otherwise (a new user turn, a regenerate) a fresh id is needed.
+    (``docs/protocols.md`` §3.3 rule 6). Otherwise (a new user turn, a regenerate) a fresh id
+    is needed.
     """
     target: UIMessage | None = None
     if request.message_id and request.trigger in (None, "submit-message"):

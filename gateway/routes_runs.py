@@ -19,7 +19,7 @@ too (:meth:`DurableRuns.stream`): the run is created and pumped in the backgroun
 response is a reader of that run, so a client that goes away does not stop it
 (``GATEWAY_ON_DISCONNECT=continue``, the default) unless asked (``cancel``).
 
-Resume (RUNS.md "Cursors", "Readers"): ``Last-Event-ID`` (header, or ``?lastEventId=``; the
+Resume (``docs/runs.md`` §1, §3): ``Last-Event-ID`` (header, or ``?lastEventId=``; the
 header wins, since a browser's EventSource reconnects to the same URL with a newer header)
 resumes strictly after that cursor on any replica; a cursor that cannot belong to the run is a
 400 ``INVALID_CURSOR``. Without a cursor ``?replay=full`` (default) streams from RUN_STARTED and

@@ -5,7 +5,7 @@ What it adds to ``StreamingResponse`` (which already races the body against the 
 
 * a ``: keep-alive`` comment after every ``keepalive_seconds`` without output (WHATWG HTML
   "event stream interpretation": a line starting with ``:`` is ignored by every client; both
-  ``@ag-ui/client`` and the AI SDK's eventsource-parser skip it; see PROTOCOLS.md §1);
+  ``@ag-ui/client`` and the AI SDK's eventsource-parser skip it; see ``docs/protocols.md`` §1.2);
 * anti-buffering headers: ``cache-control: no-cache``, ``x-accel-buffering: no`` (nginx), and
   no compression (no ``content-encoding``; starlette's GZipMiddleware skips
   ``text/event-stream``);

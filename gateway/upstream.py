@@ -46,13 +46,13 @@ malformed bytes                                    the decoder's own (``UPSTREAM
 a bug in the gateway                               ``INTERNAL_ERROR`` (logged, details masked)
 =================================================  ==========================================
 
-Messages reach end users, so internals stay in the log (PROTOCOLS.md §3, "mask internal error
-text"): a missing key names the route, not its variable; a 4xx keeps the provider's message (it
-tells the developer what to fix), a 5xx is ``upstream server error (HTTP <status>)`` with the
-body logged (truncated); a decoder fault that quotes upstream bytes (``UPSTREAM_MALFORMED``,
-``UPSTREAM_EVENT_TOO_LARGE``) gets a fixed sentence (:data:`MASKED_DECODER_ERRORS`), its detail
-logged. A ``?query`` on ``upstream_url`` (Azure ``api-version``) is kept after the appended
-path (:func:`endpoint_url`).
+Messages reach end users, so internals stay in the log (``docs/protocols.md`` §3.3 rule 5, "mask
+internal error text"): a missing key names the route, not its variable; a 4xx keeps the provider's
+message (it tells the developer what to fix), a 5xx is ``upstream server error (HTTP <status>)``
+with the body logged (truncated); a decoder fault that quotes upstream bytes
+(``UPSTREAM_MALFORMED``, ``UPSTREAM_EVENT_TOO_LARGE``) gets a fixed sentence
+(:data:`MASKED_DECODER_ERRORS`), its detail logged. A ``?query`` on ``upstream_url`` (Azure
+``api-version``) is kept after the appended path (:func:`endpoint_url`).
 
 Error bodies are read up to :data:`MAX_ERROR_BODY` bytes. Closing the event iterator (the
 client went away) leaves the ``async with client.stream(...)`` block, which closes the upstream

@@ -2,7 +2,7 @@
 
 An AG-UI runtime already speaks the canonical events; this decoder passes them through and
 repairs what ``@ag-ui/client`` 1.0.0 would reject or what breaks the AI SDK translation
-(``shared/docs/PROTOCOLS.md`` §2, legal transitions from :mod:`agui_codecs.transitions`).
+(``docs/protocols.md`` §2, legal transitions from :mod:`agui_codecs.transitions`).
 Input is SSE, JSON lines or a JSON array of AG-UI wire events (:mod:`agui_codecs.framing`).
 
 Each repair is counted in :attr:`AguiDecoder.repairs` (key -> count) and reported in the

@@ -2,7 +2,7 @@
 
 Input: the chunks of ``ai`` 7.0.173 ``src/ui-message-stream/ui-message-chunks.ts`` (also v5/v6,
 whose chunk set is a subset) as SSE ``data:`` events ending with ``data: [DONE]``, or as a JSON
-array / JSON lines of chunk objects (recorded fixtures, ``shared/corpus/aisdk-ui``). Output: one
+array / JSON lines of chunk objects (recorded fixtures, ``tests/corpus/aisdk-ui``). Output: one
 AG-UI 1.0 run. The chunk semantics follow ``src/ui/process-ui-message-stream.ts``:
 
 =====================================  ==========================================================

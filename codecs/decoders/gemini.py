@@ -4,7 +4,7 @@ Input: ``GenerateContentResponse`` objects, either as SSE ``data:`` events (``?a
 the default streamed JSON array (``[{...}\\n,\\r\\n{...}]``), or one per line (recorded
 fixtures); :mod:`agui_codecs.framing` picks the framing. Follows the REST reference of
 ``models.streamGenerateContent`` (Gemini API v1beta, Vertex AI v1, 2025-2026) and the quirks in
-``shared/corpus/gemini``; the part handling matches ``@ai-sdk/google``
+``tests/corpus/gemini``; the part handling matches ``@ai-sdk/google``
 (``packages/google/src/google-language-model.ts``, vercel/ai ``ed857f5``):
 
 * ``text`` parts become TEXT_MESSAGE_*; ``thought: true`` parts become REASONING_*;

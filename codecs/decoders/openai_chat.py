@@ -1,7 +1,7 @@
 """Decoder for OpenAI Chat Completions streams (``stream: true``) and compatible hosts.
 
 Follows the Chat Completions streaming reference (``chat.completion.chunk`` objects, API
-2024-2025) and the quirks of compatible hosts recorded in ``shared/corpus/openai-chat``:
+2024-2025) and the quirks of compatible hosts recorded in ``tests/corpus/openai-chat``:
 
 * ``choices[0].delta.content`` (string, or Mistral's array of ``text``/``thinking`` parts)
   becomes TEXT_MESSAGE_*; ``delta.refusal`` becomes text too, flagged ``metadata.refusal`` on

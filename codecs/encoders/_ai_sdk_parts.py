@@ -2,7 +2,7 @@
 JSON sanitizer every chunk goes through (used by :mod:`agui_codecs.encoders.ai_sdk`).
 
 Follows ``ai`` 7.0.173 / 6.0.326 / 5.0.277 ``src/ui-message-stream/ui-message-chunks.ts`` and
-``@ai-sdk/provider-utils`` ``secure-json-parse.ts`` (see ``shared/docs/PROTOCOLS.md`` §3):
+``@ai-sdk/provider-utils`` ``secure-json-parse.ts`` (see ``docs/protocols.md`` §1.2, §3):
 
 * :func:`sanitize_proto` / :func:`chunk_bytes`: ``secureJsonParse`` rejects the whole stream on
   an own ``__proto__`` key anywhere, or a ``constructor`` key whose object value has a

@@ -1,7 +1,7 @@
 """AG-UI SSE encoder: one ``data: <compact JSON>`` event per AG-UI event, LF framing.
 
 Wire rules (``@ag-ui/client`` 1.0 ``src/transform/sse.ts`` and ``spec/1.0/schema.json``; see
-``shared/docs/PROTOCOLS.md`` §1-2): events split on ``\\n\\n`` only, so LF framing; camelCase
+``docs/protocols.md`` §1.2, §2.1): events split on ``\\n\\n`` only, so LF framing; camelCase
 keys; optional fields omitted, never ``null``; compact JSON (no raw newlines). ``id:`` and
 ``event:`` lines are optional (the client ignores them; the durable-run endpoints add them).
 """

@@ -2,7 +2,7 @@
 
 Follows ``ai`` 7.0.173 ``src/ui-message-stream/ui-message-chunks.ts`` and
 ``src/ui/process-ui-message-stream.ts``, checked against ai 6.0.326 and 5.0.277 (see
-``shared/docs/PROTOCOLS.md`` §3). By default only chunk types and finish reasons accepted by
+``docs/protocols.md`` §3). By default only chunk types and finish reasons accepted by
 ai v5, v6 *and* v7 are produced:
 
 ==========================  ===================================================================

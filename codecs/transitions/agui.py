@@ -1,6 +1,6 @@
 """Legal transitions of an AG-UI 1.0 run, as data, and the verifier that applies them.
 
-Source: ``@ag-ui/client`` 1.0.0 ``src/verify/verify.ts``, ``shared/docs/PROTOCOLS.md`` §2.
+Source: ``@ag-ui/client`` 1.0.0 ``src/verify/verify.ts``, ``docs/protocols.md`` §2.3.
 
 * :data:`RUN_TABLE` maps ``(phase, event type)`` to the next :class:`Phase` or to a fault;
   ``"*"`` stands for any other type;

@@ -1,7 +1,7 @@
 """Legal transitions of an AI SDK UIMessageChunk stream, as data, and their tracker.
 
 Source: ``ai`` 5.0.277 / 6.0.326 / 7.0.173 ``src/ui/process-ui-message-stream.ts``,
-``src/ui-message-stream/ui-message-chunks.ts``; ``shared/docs/PROTOCOLS.md`` §3.
+``src/ui-message-stream/ui-message-chunks.ts``; ``docs/protocols.md`` §3.3.
 :data:`UI_MAJORS` holds the per-major differences, :data:`UI_PARTS` the part lifecycles, and
 :class:`UiChunkTracker` applies them (schema validation is not done here; see
 ``conformance/ai_sdk_schema.py``).

@@ -1,6 +1,6 @@
 """The :class:`Broker` protocol: live fan-out of a run's events between replicas.
 
-The broker is the *latency* path, never the source of truth (``shared/docs/RUNS.md``):
+The broker is the *latency* path, never the source of truth (``docs/runs.md`` §2, §3):
 
 * ``publish`` is called by the run's single producer, in cursor order. A broker refuses a
   cursor that is not after the last one it accepted for the run (returns False): that is how a

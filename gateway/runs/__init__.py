@@ -1,6 +1,6 @@
 """The durable-run core: pump, readers, reaper, snapshot prelude and history (no HTTP).
 
-Data flow (``shared/docs/RUNS.md``): upstream events -> :class:`RunPump` (numbering, batching,
+Data flow (``docs/runs.md``): upstream events -> :class:`RunPump` (numbering, batching,
 lease) -> store (durable) + broker (live) -> :func:`read_run` (subscribe, replay, tail) ->
 the HTTP layer's encoder. :class:`RunManager` bundles them for the HTTP layer.
 """

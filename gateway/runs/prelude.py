@@ -1,6 +1,6 @@
 """The AG-UI ``?replay=snapshot`` prelude: a valid prefix for a client that re-joins mid-run.
 
-``shared/docs/RUNS.md`` "Replays for clients that cannot resume" and PROTOCOLS.md §2 (Resume):
+``docs/runs.md`` §5 (replays for clients that cannot resume) and ``docs/protocols.md`` §2.6:
 the prelude is RUN_STARTED, a MESSAGES_SNAPSHOT of what is complete, START events re-opening
 what is still open *carrying what it accumulated*, then the live tail continues strictly after
 the prelude's cursor. So every tool argument reaches the client exactly once: a closed call's

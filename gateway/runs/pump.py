@@ -1,6 +1,6 @@
 """RunPump: a run's single producer: upstream AG-UI events -> store -> broker.
 
-``shared/docs/RUNS.md`` "One producer per run" and issue 3 §1, §4, §7:
+``docs/runs.md`` §4 (one producer per run), §6 (every run ends) and issue 3 §1, §4, §7:
 
 * consumes an async iterator of AG-UI events (``ag_ui.core`` models or wire dicts, e.g. from a
   decoder of :mod:`agui_codecs`), numbers them, writes and publishes them through a

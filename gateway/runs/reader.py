@@ -1,6 +1,6 @@
 """Readers: one run's events from a cursor to its terminal event, with no gap and no duplicate.
 
-``shared/docs/RUNS.md`` "Readers":
+``docs/runs.md`` §3 (readers):
 
 1. subscribe to the broker first (its retained tail covers events published but not yet
    durable), 2. replay the store after the cursor, 3. drain the subscription, dropping every
@@ -10,7 +10,7 @@ A broker message that does not directly follow the last delivered cursor (a slow
 messages, or a new epoch began after a takeover) is preceded by what the store has in between.
 A same-epoch gap the store cannot fill yet is waited for (the producer's batch lands within
 ``batch_interval``) until it fills or the run moves to a newer epoch (its producer died: the
-unwritten events are gone and the reader continues with the next epoch, as RUNS.md says).
+unwritten events are gone and the reader continues with the next epoch, ``docs/runs.md`` §2).
 
 The reader ends right after delivering the run's terminal event, from the broker or the store;
 while idle it re-reads the store every ``reader_idle_recheck`` seconds and ends when the run is

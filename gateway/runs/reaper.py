@@ -1,4 +1,4 @@
-"""Reaper: closes the runs whose producer died (issue 3 §7, RUNS.md "One producer per run").
+"""Reaper: closes the runs whose producer died (issue 3 §7, ``docs/runs.md`` §4, §6).
 
 Any live replica may run it. For each queued/running run whose heartbeat is older than
 ``lease_timeout`` it takes the lease with a new epoch (a conditional UPDATE: one replica wins),

@@ -1,7 +1,7 @@
 """RunWriter: the one place that assigns cursors, writes events and publishes them.
 
 Shared by the pump (a run's producer) and the reaper (which closes a dead producer's run in a
-new epoch). The ordering rules of ``shared/docs/RUNS.md`` "Latency against durability":
+new epoch). The ordering rules of ``docs/runs.md`` §2 (latency against durability):
 
 * every event gets the next seq of the writer's epoch, and the cursor ``<epoch>.<seq>``;
 * **deltas** (:data:`BATCHED_TYPES`: text/reasoning openings and content, tool arguments) are

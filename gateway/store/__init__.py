@@ -7,7 +7,7 @@ Public API (re-exported here; the modules are implementation detail)::
     await store.append_events(run.id, run.epoch, [NewEvent(1, wire)])
     for ev in await store.read_events(run.id, after=Cursor.parse("1.7")): ...
 
-See ``shared/docs/RUNS.md`` for the cursor/epoch design.
+See ``docs/runs.md`` §1-§2 for the cursor/epoch design.
 """
 
 from __future__ import annotations

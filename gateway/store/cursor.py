@@ -1,6 +1,6 @@
 """Resume cursors: ``<epoch>.<seq>``, the ``id:`` of every durable event of a run.
 
-Design (``shared/docs/RUNS.md`` "Cursors" and "Latency against durability"):
+Design (``docs/runs.md`` §1 cursors and §2 latency against durability):
 
 * ``seq`` is assigned once, by the run's single producer: 1, 2, 3... per run. The store
   enforces that a batch continues the run's last durable seq by steps of one.

@@ -218,7 +218,7 @@ class RunRecord:
         A live run's producer may have published up to ``slack`` events past the durable end
         (its unflushed batch), in the current epoch or in a dead one; a terminal run's last
         epoch is entirely durable. The check cannot tell two runs' cursors apart when both
-        are in range (the cursor format carries no run id, RUNS.md).
+        are in range (the cursor format carries no run id, ``docs/runs.md`` §1).
 
         Raises:
             CursorMismatchError: epoch newer than the run's, or seq beyond what was published.

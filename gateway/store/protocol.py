@@ -1,6 +1,6 @@
 """The :class:`RunStore` protocol: what the pump, the readers and the reaper need from storage.
 
-Follows ``shared/docs/RUNS.md``: the store is the source of truth for order; the single
+Follows ``docs/runs.md`` §1, §4: the store is the source of truth for order; the single
 producer of a run assigns seqs and the store enforces that they continue the durable end;
 every write is fenced by the lease epoch, so a producer that lost its lease cannot append
 after a takeover.

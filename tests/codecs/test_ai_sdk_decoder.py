@@ -4,7 +4,7 @@ Chunk semantics other than tool chunks: message ids, reasoning signatures, sourc
 data parts, finish reasons, message metadata and usage, errors, aborts, truncation, steps,
 framing and malformed chunks. Expected values come from the chunk semantics of ``ai`` 7.0.173
 ``src/ui/process-ui-message-stream.ts`` (what a part and a step are) and from the AG-UI 1.0
-rules in ``shared/docs/PROTOCOLS.md`` (outcomes, balanced steps). The corpus and the real
+rules in ``docs/protocols.md`` §2 (outcomes, balanced steps). The corpus and the real
 clients are in ``test_ai_sdk_decoder_corpus.py``, the tool chunks in
 ``test_ai_sdk_decoder_tools.py``.
 """

@@ -3,7 +3,7 @@
 Tool input (streamed or whole), provider-executed tools, tool output (result, error, denied,
 preliminary), approvals and tool-call signatures. Expected values come from the chunk semantics
 of ``ai`` 7.0.173 ``src/ui/process-ui-message-stream.ts`` (what a tool call is) and from the
-AG-UI 1.0 rules in ``shared/docs/PROTOCOLS.md`` (outcomes, interrupts). The corpus and the real
+AG-UI 1.0 rules in ``docs/protocols.md`` §2 (outcomes, interrupts). The corpus and the real
 clients are in ``test_ai_sdk_decoder_corpus.py``, the other chunks in ``test_ai_sdk_decoder.py``.
 """
 

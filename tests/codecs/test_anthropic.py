@@ -2,9 +2,9 @@
 
 Tool calls, text messages, citations, compaction, usage, stop reasons and framing, on recorded
 streams and hand-made ones. Expected values come from the upstream input itself (the recorded
-streams in ``shared/corpus/anthropic``, parsed independently here), from the Anthropic Messages
+streams in ``tests/corpus/anthropic``, parsed independently here), from the Anthropic Messages
 streaming reference (stop reasons, usage fields) and from the AG-UI 1.0 / AI SDK rules in
-``shared/docs/PROTOCOLS.md``. The whole corpus and the real clients are in
+``docs/protocols.md`` §2. The whole corpus and the real clients are in
 ``test_anthropic_corpus.py``, the named faults in ``test_anthropic_faults.py``.
 """
 

@@ -1,9 +1,9 @@
 """Anthropic Messages stream decoder (``agui_codecs.decoders.anthropic``): the whole corpus.
 
-Every recorded stream in ``shared/corpus/anthropic`` decodes to a complete run, whole, byte by
+Every recorded stream in ``tests/corpus/anthropic`` decodes to a complete run, whole, byte by
 byte or split anywhere, without dropping a tool call, a tool result or argument text. Expected
 values come from the recordings themselves, parsed independently here, and from the AG-UI 1.0
-rules in ``shared/docs/PROTOCOLS.md``; the real clients (``@ag-ui/client`` 1.0.0, ``ai``
+rules in ``docs/protocols.md`` §2; the real clients (``@ag-ui/client`` 1.0.0, ``ai``
 7/6/5) judge the encoded output in :func:`test_corpus_runs_are_accepted_by_the_real_clients`.
 The semantics are checked in ``test_anthropic.py``, the named faults in
 ``test_anthropic_faults.py``.

@@ -3,9 +3,9 @@
 Each test is a regression named after the fault it pins: pings, mid-stream errors, signatures,
 refusals, redacted thinking, CRLF framing, malformed and truncated input, tool input edge cases.
 Expected values come from the upstream input itself (the recorded streams in
-``shared/corpus/anthropic``, parsed independently here), from the Anthropic Messages streaming
+``tests/corpus/anthropic``, parsed independently here), from the Anthropic Messages streaming
 reference (error events, stop details) and from the AG-UI 1.0 / AI SDK rules in
-``shared/docs/PROTOCOLS.md``. The whole corpus is checked in ``test_anthropic_corpus.py``, the
+``docs/protocols.md`` §2. The whole corpus is checked in ``test_anthropic_corpus.py``, the
 semantics in ``test_anthropic.py``.
 """
 

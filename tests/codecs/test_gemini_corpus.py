@@ -1,6 +1,6 @@
 """Gemini ``streamGenerateContent`` decoder (``agui_codecs.decoders.gemini``): the corpus.
 
-Every recording in ``shared/corpus/gemini`` decodes to a complete run, whole, byte by byte or
+Every recording in ``tests/corpus/gemini`` decodes to a complete run, whole, byte by byte or
 split anywhere, with the provider's usage, thought signatures and function-call arguments;
 the signatures reach the AI SDK ``providerMetadata``. Expected values come from the recordings
 themselves (parsed here independently of the decoder) and from the AG-UI 1.0 TokenUsage

@@ -1,7 +1,7 @@
 """openai-responses decoder (issue 5): each fault pinned by name, then the terminal events.
 
 Expected values come from the upstream bytes themselves (ids, arguments read straight from the
-events), from the AG-UI 1.0 rules (``shared/docs/PROTOCOLS.md`` §2) or from the Responses
+events), from the AG-UI 1.0 rules (``docs/protocols.md`` §2) or from the Responses
 streaming reference (``incomplete_details``, ``response.failed``, ``error``). The recorded corpus
 and the real clients are in ``test_openai_responses_corpus.py``, the output items (tools,
 reasoning, citations, MCP approvals) in ``test_openai_responses_items.py``.

@@ -4,7 +4,7 @@ A stream is ``(name, protocol, body bytes)`` with protocol ``"agui"`` or ``"ai-s
 
 * :func:`stored_streams`: hand-made cases under ``tests/conformance/streams/`` (``agui/*.sse``,
   ``ai-sdk/*.sse``), each named after the fault it shows;
-* :func:`corpus_streams`: every ``shared/corpus`` file a registered decoder reads, translated by
+* :func:`corpus_streams`: every ``tests/corpus`` file a registered decoder reads, translated by
   our encoders (good streams), plus the raw ``agui`` and ``aisdk-ui`` families re-framed as SSE;
 * :func:`mutants`: each kind of fault applied to good streams (:data:`AGUI_MUTATIONS`,
   :data:`AI_SDK_MUTATIONS`), so every fault kind is exercised on real shapes.

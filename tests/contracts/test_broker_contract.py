@@ -1,4 +1,5 @@
-"""Broker contract, run over the in-process broker and Redis Streams (issue 3 §5, RUNS.md)."""
+"""Broker contract, run over the in-process broker and Redis Streams (issue 3 §5; docs/runs.md
+§3-§4)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""RunStore contract, run over SQLite and PostgreSQL (issue 3 §4; RUNS.md cursors/epochs)."""
+"""RunStore contract, run over SQLite and PostgreSQL (issue 3 §4; docs/runs.md §1-§2)."""
 
 from __future__ import annotations
 

@@ -1,9 +1,8 @@
-"""Internal detail stays in the operator's log, never in what end users see (PROTOCOLS.md §3:
-mask internal error text): the name of a route's key variable, an upstream server's error
+"""Internal detail stays in the operator's log, never in what end users see (docs/protocols.md §3.3
+rule 5: mask internal error text): the name of a route's key variable, an upstream server's error
 text (5xx), and upstream bytes quoted by the decoders (malformed or oversized events). A 4xx
-provider message is kept (it tells the developer what to fix), and error codes follow one
-rule: the upstream's own code / type / status when its body is JSON, else
-``UPSTREAM_HTTP_<status>``."""
+provider message is kept (it tells the developer what to fix), and error codes follow one rule: the
+upstream's own code / type / status when its body is JSON, else ``UPSTREAM_HTTP_<status>``."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """The HTTP path with a mocked upstream: both endpoints x both protocols, refusals as JSON.
 
-Upstream bodies are recorded provider streams from the shared corpus (``MANIFEST.md``); the
+Upstream bodies are recorded provider streams from the corpus (``tests/corpus/MANIFEST.md``); the
 gateway's output is checked by its wire shape here and by the real clients in
 ``test_real_clients_accept_gateway_output``.
 """

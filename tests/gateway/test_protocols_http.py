@@ -1,7 +1,7 @@
 """The new upstream protocols over HTTP: openai-responses, gemini, ai-sdk, agui.
 
 For each protocol, respx checks exactly what the gateway sends (URL, auth header, body) from
-both endpoints, a recorded stream of the shared corpus (``MANIFEST.md``) is the mocked reply,
+both endpoints, a recorded stream of the corpus (``tests/corpus/MANIFEST.md``) is the mocked reply,
 and the real clients (``@ag-ui/client`` 1.0.0, ``ai`` 7/6/5) accept every output. The round-trip
 test feeds the messages the real AG-UI client built back as the next request and checks the
 provider gets its own reasoning artefacts back (Responses ``encrypted_content``, Gemini

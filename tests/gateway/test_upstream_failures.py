@@ -1,5 +1,5 @@
 """Upstream failures end the stream with a terminal error event carrying a code, never a hang
-or a bare 500, and whatever was open is closed first (PROTOCOLS.md §2 verify rule 4, §3).
+or a bare 500, and whatever was open is closed first (docs/protocols.md §2.3 rule 4, §3.3 rule 5).
 
 Error bodies follow the providers' documented shapes: OpenAI ``{"error": {"message", "type",
 "param", "code"}}`` (API reference "Error codes"), Anthropic ``{"type": "error", "error":

@@ -132,7 +132,7 @@ async def collect(events: AsyncIterator[RunEvent], *, limit: int | None = None) 
 
 def rich_run(thread_id: str = "thread-1", run_id: str = "run-1") -> list[dict[str, Any]]:
     """A run with a step, a reasoning span, text, two tool calls with streamed arguments and
-    results, and an answer after the calls (wire dicts, legal per PROTOCOLS.md §2)."""
+    results, and an answer after the calls (wire dicts, legal per docs/protocols.md §2.3)."""
     return [
         {"type": "RUN_STARTED", "threadId": thread_id, "runId": run_id},
         {"type": "STEP_STARTED", "stepName": "plan"},

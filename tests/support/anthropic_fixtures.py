@@ -3,7 +3,7 @@
 Decoding whole, split or byte by byte; Anthropic-style SSE and the stream event builders
 (``message_start``, content blocks, deltas, the ending); the corpus files parsed independently
 of the decoder; and :func:`assert_complete_run`, the AG-UI 1.0 verify rules
-(``shared/docs/PROTOCOLS.md`` §2) as data.
+(``docs/protocols.md`` §2.3) as data.
 """
 
 from __future__ import annotations
@@ -137,7 +137,7 @@ def ending(stop_reason: str = "end_turn", **usage: int) -> list[dict[str, Any]]:
     ]
 
 
-# AG-UI 1.0 verify rules (PROTOCOLS.md §2) as data: event type -> (part kind, id field).
+# AG-UI 1.0 verify rules (docs/protocols.md §2.3) as data: event type -> (part kind, id field).
 _OPENS = {
     T.TEXT_MESSAGE_START: ("text", "messageId"),
     T.REASONING_START: ("span", "messageId"),

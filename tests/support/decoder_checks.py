@@ -38,7 +38,7 @@ def random_cuts(data: bytes, seed: int, n: int = 40) -> list[int]:
 
 
 def assert_well_formed_run(events: list[Event]) -> None:
-    """Check the AG-UI 1.0 verify rules (PROTOCOLS.md §2) our decoders promise, plus hygiene:
+    """Check the AG-UI 1.0 verify rules (docs/protocols.md §2.3) our decoders promise, plus hygiene:
     runs in sequence, each opened by RUN_STARTED and closed by exactly one terminal event, the
     stream ends with a terminal event, balanced START/END per id, ARGS parse as JSON at END."""
     evs = wire(events)
