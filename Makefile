@@ -41,6 +41,7 @@ test: $(VENV)/.installed-dev node-harnesses
 
 lint: $(VENV)/.installed-dev
 	$(BIN)/ruff check codecs gateway conformance tests bench
+	$(BIN)/ruff format --check codecs gateway conformance bench
 	@# mypy cannot follow setuptools' package-dir mapping (codecs/ -> agui_codecs): link it.
 	@mkdir -p .mypy_shim && ln -sfn ../codecs .mypy_shim/agui_codecs
 	$(BIN)/mypy
