@@ -4,7 +4,8 @@
 #   docker build -t agui-gateway .
 #   docker run -p 8000:8000 -v agui-data:/data agui-gateway
 #
-# Stage "build" installs the package (non-editable, `pip install .`) into a virtualenv;
+# Stage "build" installs the two distributions (non-editable: `pip install ./codecs .`, the
+# codecs first, which the gateway requires as agui-codecs==0.1.0) into a virtualenv;
 # stage "runtime" copies only that virtualenv onto the same slim base and runs as a non-root
 # user. Every dependency ships manylinux wheels, so no compiler is needed.
 
@@ -22,15 +23,15 @@ RUN python -m venv /opt/venv
 ENV PATH=/opt/venv/bin:$PATH
 
 WORKDIR /src
-# Only what the wheel is built from (pyproject's packages and package data; README is the
-# project's readme metadata). tests/test_deployment_files.py builds a wheel from exactly
-# these paths and checks it holds every package file.
+# Only what the wheels are built from (each pyproject's packages and package data; the READMEs
+# are the readme metadata). tests/test_deployment_files.py builds both wheels from exactly
+# these paths and checks they hold every package file.
 COPY pyproject.toml README.md ./
 COPY gateway ./gateway
 COPY codecs ./codecs
 COPY conformance ./conformance
 
-RUN pip install . && pip check
+RUN pip install ./codecs . && pip check
 
 # The installed package (not /src: -I keeps the working directory off sys.path) has its data:
 # alembic migrations, the embedded routes, the JSON schemas of agui_codecs.ui and conformance.

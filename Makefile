@@ -17,11 +17,15 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
-$(VENV)/.installed: pyproject.toml | $(BIN)/python
+# Two distributions, both editable: the codecs (codecs/pyproject.toml, agui-codecs) first, so
+# that the gateway's agui-codecs==0.1.0 requirement is met from the repository, not an index.
+$(VENV)/.installed: pyproject.toml codecs/pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e ./codecs
 	$(BIN)/python -m pip install --quiet -e .
 	touch $@
 
-$(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
+$(VENV)/.installed-dev: pyproject.toml codecs/pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e ./codecs
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $(VENV)/.installed $@
 
@@ -42,8 +46,6 @@ test: $(VENV)/.installed-dev node-harnesses
 lint: $(VENV)/.installed-dev
 	$(BIN)/ruff check codecs gateway conformance tests bench
 	$(BIN)/ruff format --check codecs gateway conformance bench
-	@# mypy cannot follow setuptools' package-dir mapping (codecs/ -> agui_codecs): link it.
-	@mkdir -p .mypy_shim && ln -sfn ../codecs .mypy_shim/agui_codecs
 	$(BIN)/mypy
 
 bench: $(VENV)/.installed-dev

@@ -23,6 +23,7 @@ from pathlib import Path
 
 import orjson
 from ag_ui.encoder import EventEncoder
+
 from agui_codecs import DECODERS, get_decoder, get_encoder
 from agui_codecs.framing import DONE, FrameDecoder
 

@@ -42,7 +42,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 from agui_codecs.encoders.agui import AguiEncoder
-
 from gateway.runs import RunSettings
 from gateway.store import Cursor, RunEvent, RunStoreError
 

@@ -17,12 +17,12 @@ from typing import Any
 
 import orjson
 import sqlalchemy as sa
-from agui_codecs import DECODERS, get_decoder
-from agui_codecs.encoders.agui import AguiEncoder
-from agui_codecs.events import parse_event
 from codec_throughput import FAMILIES
 from sqlalchemy.ext.asyncio import create_async_engine
 
+from agui_codecs import DECODERS, get_decoder
+from agui_codecs.encoders.agui import AguiEncoder
+from agui_codecs.events import parse_event
 from gateway.broker import Broker, InProcessBroker, RedisStreamsBroker
 from gateway.runs import RunManager, RunSettings
 from gateway.store import Cursor, RunEvent, SqlRunStore, open_store

@@ -23,6 +23,7 @@ from collections.abc import Callable
 from typing import Any
 
 import orjson
+
 from agui_codecs.ui import UiSchemaCompiler, parse_hints
 
 CALENDAR_HINTS: dict[str, Any] = {

@@ -47,9 +47,6 @@ from typing import TypeVar
 
 import httpx
 from ag_ui.core import RunAgentInput
-from agui_codecs.encoders.agui import AguiEncoder
-from agui_codecs.encoders.ai_sdk import AiSdkEncoder
-from agui_codecs.ui import UiSchemaCompiler
 from pydantic import BaseModel, ValidationError
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
@@ -58,6 +55,10 @@ from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Mount, Route
+
+from agui_codecs.encoders.agui import AguiEncoder
+from agui_codecs.encoders.ai_sdk import AiSdkEncoder
+from agui_codecs.ui import UiSchemaCompiler
 
 from .asgi_transport import StreamingASGITransport
 from .config import RouteConfig, Settings

@@ -77,15 +77,6 @@ from pathlib import Path
 from typing import Any, Literal, get_args
 from urllib.parse import urlsplit, urlunsplit
 
-from agui_codecs import CodecError, get_decoder
-from agui_codecs.sse import DEFAULT_MAX_EVENT_SIZE
-from agui_codecs.ui import (
-    DEFAULT_PROFILE,
-    UiHints,
-    UiHintsConfigError,
-    catalog_id_for,
-    validate_route_hints,
-)
 from pydantic import (
     BaseModel,
     ConfigDict,
@@ -98,6 +89,16 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from agui_codecs import CodecError, get_decoder
+from agui_codecs.sse import DEFAULT_MAX_EVENT_SIZE
+from agui_codecs.ui import (
+    DEFAULT_PROFILE,
+    UiHints,
+    UiHintsConfigError,
+    catalog_id_for,
+    validate_route_hints,
+)
 
 from .broker import DEFAULT_PREFIX as DEFAULT_REDIS_PREFIX
 from .errors import ConfigError

@@ -34,6 +34,7 @@ from typing import Any, ClassVar, Protocol
 
 import anyio
 from ag_ui.core import Event
+
 from agui_codecs import get_decoder
 from agui_codecs.encoders.agui import AguiEncoder
 from agui_codecs.events import parse_event

@@ -47,11 +47,12 @@ from typing import Final
 
 import orjson
 from ag_ui.core import RunAgentInput
-from agui_codecs.encoders.agui import AguiEncoder
-from agui_codecs.encoders.ai_sdk import AiSdkEncoder
 from pydantic import BaseModel, ConfigDict
 from starlette.requests import Request
 from starlette.responses import Response
+
+from agui_codecs.encoders.agui import AguiEncoder
+from agui_codecs.encoders.ai_sdk import AiSdkEncoder
 
 from .broker import open_broker
 from .config import RouteConfig, Settings

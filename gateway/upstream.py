@@ -71,6 +71,7 @@ from urllib.parse import quote, urlsplit, urlunsplit
 import httpx
 import orjson
 from ag_ui.core import Event, RunAgentInput, RunErrorEvent
+
 from agui_codecs.decoders.base import StreamDecoder
 
 from .config import SELF_SCHEME, RouteConfig

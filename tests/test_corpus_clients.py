@@ -12,12 +12,13 @@ from typing import Any
 
 import orjson
 import pytest
-from agui_codecs import DECODERS
-from agui_codecs.encoders.agui import AguiEncoder
-from agui_codecs.encoders.ai_sdk import AiSdkEncoder
 from corpus import require_corpus
 from decoder_checks import assert_well_formed_run, decode_all, decode_split, random_cuts, wire
 from real_clients import AI_SDK_CLIENTS, replay, require_harness
+
+from agui_codecs import DECODERS
+from agui_codecs.encoders.agui import AguiEncoder
+from agui_codecs.encoders.ai_sdk import AiSdkEncoder
 
 FAMILIES = {
     "openai-chat": "openai-chat",

@@ -3,11 +3,13 @@ and of the package they install.
 
 No Docker engine is needed: the files are parsed and checked for what matters (a non-root
 user, a healthcheck, ``pip install .``, two replicas sharing one store and one broker, the
-environment variables the gateway really reads). The wheel test builds the package from
-exactly what the Dockerfile copies, with no network (``--no-build-isolation --no-index``), and
-checks that it holds every package file (migrations, schemas, default routes). It needs the
-build backend of ``[build-system] requires`` in the test environment: it skips locally when
-that is missing and fails under ``CI=true``.
+environment variables the gateway really reads). The repository holds two distributions,
+``agui-gateway`` (``pyproject.toml``: ``gateway``, ``conformance``) and ``agui-codecs``
+(``codecs/pyproject.toml``: ``agui_codecs``); the wheel test builds both from exactly what the
+Dockerfile copies, with no network (``--no-build-isolation --no-index``), and checks that they
+hold every package file (migrations, schemas, default routes). It needs the build backend of
+``[build-system] requires`` in the test environment: it skips locally when that is missing and
+fails under ``CI=true``.
 """
 
 from __future__ import annotations
@@ -36,6 +38,13 @@ DOCKERFILE = ROOT / "Dockerfile"
 DOCKERIGNORE = ROOT / ".dockerignore"
 COMPOSE = ROOT / "compose.yaml"
 PYPROJECT = ROOT / "pyproject.toml"
+CODECS = "codecs"
+"""Folder of the ``agui-codecs`` distribution (its own ``pyproject.toml``)."""
+DISTRIBUTIONS = {"agui-gateway": ".", "agui-codecs": CODECS}
+"""Distribution name -> its folder in the repository (the build context)."""
+IO_LIBRARIES = frozenset(
+    {"httpx", "starlette", "uvicorn", "sqlalchemy", "redis", "asyncpg", "aiosqlite", "alembic"}
+)
 
 GATEWAY_SERVICES = ("gateway-a", "gateway-b")
 PENDING_SETTINGS = frozenset({"GATEWAY_DATABASE_URL", "GATEWAY_REDIS_URL"})
@@ -203,21 +212,67 @@ def test_healthcheck_hits_healthz_with_python(stages: list[list[Instruction]]) -
     assert {"interval", "timeout"} <= set(flags)
 
 
-def test_installs_the_package_non_editable(stages: list[list[Instruction]]) -> None:
+def _pyproject(folder: str) -> dict[str, Any]:
+    return tomllib.loads((ROOT / folder / "pyproject.toml").read_text(encoding="utf-8"))
+
+
+def _pip_install_targets(stages: list[list[Instruction]]) -> list[str]:
+    """The paths the build stage's ``pip install`` commands install, in order (flags left out)."""
+    targets: list[str] = []
+    for ins in _build_stage(stages):
+        if ins.keyword != "RUN":
+            continue
+        for match in re.finditer(r"\bpip install ([^&;|]*)", ins.args):
+            targets += [w for w in shlex.split(match.group(1)) if not w.startswith("-")]
+    return targets
+
+
+def test_installs_both_distributions_non_editable_codecs_first(
+    stages: list[list[Instruction]],
+) -> None:
     runs = " && ".join(i.args for i in _build_stage(stages) if i.keyword == "RUN")
-    assert re.search(r"\bpip install (?:--?\S+ )*\.(?:\s|$)", runs), "expected `pip install .`"
     assert not re.search(r"pip install[^&;]*(?:\s-e\s|--editable)", runs)
-    assert "requirements" not in runs, "install the package itself, from pyproject.toml"
+    assert "requirements" not in runs, "install the packages themselves, from pyproject.toml"
+    targets = [t.rstrip("/").removeprefix("./") or "." for t in _pip_install_targets(stages)]
+    assert CODECS in targets and "." in targets, f"expected `pip install ./codecs .`: {targets}"
+    # the gateway pins agui-codecs==0.1.0, which no index has: the codecs come first
+    assert targets.index(CODECS) < targets.index("."), targets
 
 
-def test_copies_everything_the_package_is_built_from(stages: list[list[Instruction]]) -> None:
-    project = tomllib.loads(PYPROJECT.read_text(encoding="utf-8"))
-    setuptools_cfg = project["tool"]["setuptools"]
-    package_dir: dict[str, str] = setuptools_cfg.get("package-dir", {})
-    tops = {package_dir.get(p.split(".")[0], p.split(".")[0]) for p in setuptools_cfg["packages"]}
+def _top_folders(folder: str) -> set[str]:
+    """Top-level package folders of a distribution (its ``packages.find`` ``include``)."""
+    find = _pyproject(folder)["tool"]["setuptools"]["packages"]["find"]
+    tops = {pattern.split(".")[0] for pattern in find["include"]}
+    return {str(Path(folder) / top) if folder != "." else top for top in tops}
+
+
+def test_copies_everything_the_packages_are_built_from(stages: list[list[Instruction]]) -> None:
     copied = set(_copied_sources(stages))
-    needed = tops | {"pyproject.toml", project["project"]["readme"]}
-    assert needed <= copied, f"the build stage does not copy {sorted(needed - copied)}"
+    for folder in DISTRIBUTIONS.values():
+        project = _pyproject(folder)
+        own = {
+            str(Path(folder) / name) if folder != "." else name
+            for name in ("pyproject.toml", project["project"]["readme"])
+        }
+        needed = _top_folders(folder) | own
+        # a copied folder brings everything under it (COPY codecs ./codecs)
+        absent = {n for n in needed if not any(n == c or n.startswith(c + "/") for c in copied)}
+        assert not absent, f"the build stage does not copy {sorted(absent)}"
+
+
+def test_gateway_requires_the_codecs_of_this_repository() -> None:
+    codecs = _pyproject(CODECS)["project"]
+    requirements = [Requirement(r) for r in _pyproject(".")["project"]["dependencies"]]
+    (pin,) = [r for r in requirements if r.name == codecs["name"]]
+    assert str(pin.specifier) == f"=={codecs['version']}"
+
+
+def test_codecs_install_alone_without_io_libraries() -> None:
+    """``agui-codecs`` is sans-I/O (issue 10): none of its dependencies is an I/O library."""
+    project = _pyproject(CODECS)["project"]
+    names = {Requirement(r).name.lower() for r in project["dependencies"]}
+    assert not names & IO_LIBRARIES, f"agui-codecs depends on I/O libraries: {names & IO_LIBRARIES}"
+    assert project.get("optional-dependencies", {}) == {}
 
 
 def test_environment_defaults(stages: list[list[Instruction]]) -> None:
@@ -281,14 +336,15 @@ def dockerignored(path: str, patterns: list[str]) -> bool:
 
 
 def _context_files(sources: list[str]) -> list[str]:
-    """Files under the copied paths, relative to the repo, caches left out."""
+    """Files under the copied paths, relative to the repo, caches and build output left out."""
     files: list[str] = []
     for source in sources:
         path = ROOT / source
         found = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
         for p in found:
             rel = p.relative_to(ROOT)
-            if CACHE_PARTS.isdisjoint(rel.parts) and p.suffix != ".pyc":
+            built = any(part.endswith(".egg-info") for part in rel.parts)  # pip install -e
+            if CACHE_PARTS.isdisjoint(rel.parts) and p.suffix != ".pyc" and not built:
                 files.append(rel.as_posix())
     return files
 
@@ -318,6 +374,7 @@ def test_dockerignore_excludes_environments_vcs_and_caches() -> None:
         ".ruff_cache/CACHEDIR.TAG",
         ".hypothesis/examples/x",
         "agui_gateway.egg-info/PKG-INFO",
+        "codecs/agui_codecs.egg-info/PKG-INFO",
         "agui-gateway.db",
     ):
         assert dockerignored(path, patterns), f".dockerignore lets {path} into the build context"
@@ -500,23 +557,7 @@ def _build_requirements_missing() -> list[str]:
     return missing
 
 
-def test_wheel_holds_every_package_file(
-    stages: list[list[Instruction]], tmp_path: Path
-) -> None:
-    missing = _build_requirements_missing()
-    if missing:
-        _skip_or_fail(
-            "cannot build the wheel without network: the build backend is not in this "
-            f"environment ({', '.join(missing)}); add [build-system] requires to the dev extras"
-        )
-    # The wheel is built from what the Docker build copies, as .dockerignore filters it.
-    src = tmp_path / "src"
-    patterns = _ignore_patterns()
-    files = [f for f in _context_files(_copied_sources(stages)) if not dockerignored(f, patterns)]
-    for rel in files:
-        (src / rel).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(ROOT / rel, src / rel)
-    out = tmp_path / "dist"
+def _build_wheel(src: Path, out: Path) -> None:
     proc = subprocess.run(
         [
             sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
@@ -525,12 +566,41 @@ def test_wheel_holds_every_package_file(
         capture_output=True, text=True, check=False, timeout=240,
         env={**os.environ, "PIP_DISABLE_PIP_VERSION_CHECK": "1"},
     )
-    assert proc.returncode == 0, f"pip wheel failed:\n{proc.stdout}\n{proc.stderr}"
-    (wheel,) = out.glob("agui_gateway-*.whl")
+    assert proc.returncode == 0, f"pip wheel {src} failed:\n{proc.stdout}\n{proc.stderr}"
+
+
+def _wheel_names(out: Path, distribution: str) -> tuple[set[str], str, str]:
+    """(file names, entry_points.txt, METADATA) of the wheel of ``distribution`` in ``out``."""
+    (wheel,) = out.glob(f"{distribution.replace('-', '_')}-*.whl")
     with zipfile.ZipFile(wheel) as zf:
         names = set(zf.namelist())
-        entry_points = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
-        scripts = zf.read(entry_points).decode()
+        info = next(n for n in names if n.endswith(".dist-info/METADATA")).rsplit("/", 1)[0]
+        entry_points = f"{info}/entry_points.txt"
+        scripts = zf.read(entry_points).decode() if entry_points in names else ""
+        return names, scripts, zf.read(f"{info}/METADATA").decode()
+
+
+def test_wheels_hold_every_package_file(
+    stages: list[list[Instruction]], tmp_path: Path
+) -> None:
+    missing = _build_requirements_missing()
+    if missing:
+        _skip_or_fail(
+            "cannot build the wheel without network: the build backend is not in this "
+            f"environment ({', '.join(missing)}); add [build-system] requires to the dev extras"
+        )
+    # The wheels are built from what the Docker build copies, as .dockerignore filters it.
+    src = tmp_path / "src"
+    patterns = _ignore_patterns()
+    files = [f for f in _context_files(_copied_sources(stages)) if not dockerignored(f, patterns)]
+    for rel in files:
+        (src / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(ROOT / rel, src / rel)
+    out = tmp_path / "dist"
+    for folder in DISTRIBUTIONS.values():
+        _build_wheel(src / folder, out)
+    names, scripts, metadata = _wheel_names(out, "agui-gateway")
+    codec_names, _, codec_metadata = _wheel_names(out, "agui-codecs")
 
     for expected in (
         "gateway/migrations/versions/0001_initial.py",
@@ -540,23 +610,35 @@ def test_wheel_holds_every_package_file(
         "gateway/store/__init__.py",
         "gateway/broker/__init__.py",
         "gateway/runs/__init__.py",
+    ):
+        assert expected in names, f"{expected} is missing from the agui-gateway wheel"
+    for expected in (
+        "agui_codecs/py.typed",
         "agui_codecs/ui/ui_hints.v1.schema.json",
         "agui_codecs/ui/schemas/v0_9/server_to_client.json",
         "agui_codecs/ui/schemas/v0_9/common_types.json",
         "agui_codecs/ui/schemas/v0_9/catalogs/basic/catalog.json",
     ):
-        assert expected in names, f"{expected} is missing from the wheel"
+        assert expected in codec_names, f"{expected} is missing from the agui-codecs wheel"
     assert any(fnmatch.fnmatch(n, "conformance/data/*.json") for n in names)
     assert "agui-gateway = gateway.cli:main" in scripts
+    assert "Requires-Dist: agui-codecs==0.1.0" in metadata.splitlines()
+    assert not any(n.startswith("agui_codecs/") for n in names), "codecs shipped twice"
+    assert not any(n.startswith(("gateway/", "conformance/")) for n in codec_names)
+    requires = [ln.split(":", 1)[1].strip() for ln in codec_metadata.splitlines()
+                if ln.startswith("Requires-Dist:")]
+    assert not {Requirement(r).name.lower() for r in requires} & IO_LIBRARIES
 
     # Every file of the package folders ships (a new data file needs a package-data entry).
-    project = tomllib.loads(PYPROJECT.read_text(encoding="utf-8"))
-    package_dir: dict[str, str] = project["tool"]["setuptools"].get("package-dir", {})
-    to_wheel = {folder: package for package, folder in package_dir.items()}
-    shipped = []
+    shipped: dict[str, list[str]] = {"agui-gateway": [], "agui-codecs": []}
     for rel in files:
-        top, _, rest = rel.partition("/")
-        if rest:  # a file inside a package folder (not pyproject.toml / README.md)
-            shipped.append(f"{to_wheel.get(top, top)}/{rest}")
-    absent = sorted(set(shipped) - names)
-    assert not absent, f"package files missing from the wheel: {absent}"
+        if rel.startswith(CODECS + "/"):
+            inner = rel.removeprefix(CODECS + "/")
+            if "/" in inner:  # inside agui_codecs/ (not codecs/pyproject.toml, README.md)
+                shipped["agui-codecs"].append(inner)
+        elif "/" in rel:  # a file inside a package folder (not pyproject.toml / README.md)
+            shipped["agui-gateway"].append(rel)
+    absent = sorted(set(shipped["agui-gateway"]) - names) + sorted(
+        set(shipped["agui-codecs"]) - codec_names
+    )
+    assert not absent, f"package files missing from the wheels: {absent}"

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from ag_ui.core import Event
+
 from agui_codecs.events import event_to_wire
 
 from ..broker.protocol import Broker

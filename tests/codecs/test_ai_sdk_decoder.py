@@ -17,11 +17,12 @@ from typing import Any
 import orjson
 import pytest
 from ag_ui.core import Event
+from ai_sdk_decoder_fixtures import decode, of_type, run, sse
+from decoder_checks import assert_well_formed_run, wire
+
 from agui_codecs.decoders.ai_sdk import AiSdkUpstreamDecoder
 from agui_codecs.encoders.ai_sdk import AiSdkEncoder
 from agui_codecs.errors import MalformedUpstreamError
-from ai_sdk_decoder_fixtures import decode, of_type, run, sse
-from decoder_checks import assert_well_formed_run, wire
 
 
 def ai_sdk_chunks(events: list[Event]) -> list[Any]:

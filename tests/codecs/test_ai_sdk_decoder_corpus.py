@@ -17,14 +17,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from agui_codecs.encoders.agui import AguiEncoder
-from agui_codecs.encoders.ai_sdk import AiSdkEncoder
 from ai_sdk_decoder_fixtures import call_args, decode, of_type, run
 from corpus import corpus_files, require_corpus
 from decoder_checks import assert_well_formed_run, wire
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from real_clients import replay, require_harness
+
+from agui_codecs.encoders.agui import AguiEncoder
+from agui_codecs.encoders.ai_sdk import AiSdkEncoder
 
 FILES = corpus_files("aisdk-ui")
 FILE_IDS = [p.name for p in FILES] or ["corpus-absent"]

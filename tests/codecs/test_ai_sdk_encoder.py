@@ -33,13 +33,13 @@ from ag_ui.core import (
     ToolCallResultEvent,
     ToolCallStartEvent,
 )
-from agui_codecs.encoders.agui import AguiEncoder
-from agui_codecs.encoders.ai_sdk import INCOMPLETE_TOOL_INPUT, AiSdkEncoder, sanitize_proto
 from ai_sdk_decoder_fixtures import sse
 from corpus import require_corpus
 from decoder_checks import decode_all, wire
 from real_clients import AI_SDK_CLIENTS, ReplayResult, replay, require_harness
 
+from agui_codecs.encoders.agui import AguiEncoder
+from agui_codecs.encoders.ai_sdk import INCOMPLETE_TOOL_INPUT, AiSdkEncoder, sanitize_proto
 from conformance.framing import has_proto_key
 from conformance.inputs import check_bytes
 

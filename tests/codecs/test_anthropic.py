@@ -13,8 +13,6 @@ from __future__ import annotations
 import json
 
 import pytest
-from agui_codecs.decoders.anthropic import UNKNOWN_BLOCK_EVENT
-from agui_codecs.events import event_to_wire
 from anthropic_fixtures import (
     MESSAGE_START,
     T,
@@ -32,6 +30,9 @@ from anthropic_fixtures import (
     upstream_events,
 )
 from decoder_checks import wire
+
+from agui_codecs.decoders.anthropic import UNKNOWN_BLOCK_EVENT
+from agui_codecs.events import event_to_wire
 
 
 # -- semantics on recorded streams --------------------------------------------------------

@@ -15,9 +15,6 @@ import json
 from pathlib import Path
 
 import pytest
-from agui_codecs.encoders.agui import AguiEncoder
-from agui_codecs.encoders.ai_sdk import AiSdkEncoder
-from agui_codecs.events import event_to_wire
 from anthropic_fixtures import (
     T,
     assert_complete_run,
@@ -31,6 +28,10 @@ from decoder_checks import wire
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from real_clients import replay, require_harness
+
+from agui_codecs.encoders.agui import AguiEncoder
+from agui_codecs.encoders.ai_sdk import AiSdkEncoder
+from agui_codecs.events import event_to_wire
 
 FILES = corpus_files("anthropic")
 FILE_IDS = [p.name for p in FILES] or ["corpus-absent"]

@@ -15,8 +15,6 @@ import json
 from typing import Any
 
 import orjson
-from agui_codecs.decoders.anthropic import REFUSAL_FALLBACK, AnthropicDecoder
-from agui_codecs.events import event_to_wire
 from anthropic_fixtures import (
     MESSAGE_START,
     T,
@@ -35,6 +33,9 @@ from anthropic_fixtures import (
     upstream_events,
 )
 from decoder_checks import wire
+
+from agui_codecs.decoders.anthropic import REFUSAL_FALLBACK, AnthropicDecoder
+from agui_codecs.events import event_to_wire
 
 
 def tool_use(call_id: str, name: str, tool_input: Any) -> dict[str, Any]:

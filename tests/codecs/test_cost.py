@@ -14,6 +14,7 @@ import sys
 from datetime import UTC, datetime
 
 import pytest
+
 from agui_codecs.cost import COST_KEYS, COST_SOURCES, price_usage
 from agui_codecs.events import TokenUsage
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from ag_ui.core import ReasoningMessageContentEvent, TextMessageContentEvent, ToolCallArgsEvent
-from agui_codecs.events import event_to_wire, parse_event
 from hypothesis import given
 from hypothesis import strategies as st
+
+from agui_codecs.events import event_to_wire, parse_event
 
 OPTIONAL = st.fixed_dictionaries(
     {},

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from agui_codecs.errors import EventTooLargeError, MalformedUpstreamError
-from agui_codecs.framing import DONE, Frame, FrameDecoder
 from hypothesis import given
 from hypothesis import strategies as st
+
+from agui_codecs.errors import EventTooLargeError, MalformedUpstreamError
+from agui_codecs.framing import DONE, Frame, FrameDecoder
 
 
 def frames(data: bytes, framing: Any = "auto", **kw: Any) -> list[Frame]:

@@ -19,14 +19,15 @@ from typing import Any
 
 import pytest
 from ag_ui.core import Event
-from agui_codecs.encoders.agui import AguiEncoder
-from agui_codecs.encoders.ai_sdk import AiSdkEncoder
 from corpus import corpus_files, require_corpus
 from decoder_checks import assert_well_formed_run, wire
 from gemini_fixtures import call_args, decode, expected_usage, of_type, upstream
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from real_clients import replay, require_harness
+
+from agui_codecs.encoders.agui import AguiEncoder
+from agui_codecs.encoders.ai_sdk import AiSdkEncoder
 
 FILES = corpus_files("gemini")
 FILE_IDS = [p.name for p in FILES] or ["corpus-absent"]

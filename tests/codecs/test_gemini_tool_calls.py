@@ -13,10 +13,11 @@ from typing import Any
 
 import orjson
 import pytest
-from agui_codecs.decoders.gemini import GeminiDecoder, apply_partial_args
-from agui_codecs.errors import MalformedUpstreamError
 from decoder_checks import assert_well_formed_run, wire
 from gemini_fixtures import call_args, decode, of_type, response, sse
+
+from agui_codecs.decoders.gemini import GeminiDecoder, apply_partial_args
+from agui_codecs.errors import MalformedUpstreamError
 
 
 def jsonl(*bodies: dict[str, Any]) -> bytes:

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import orjson
 import pytest
-from agui_codecs.encoders.ai_sdk import AiSdkEncoder
 from decoder_checks import assert_well_formed_run, decode_all, wire
+
+from agui_codecs.encoders.ai_sdk import AiSdkEncoder
 
 
 def sse(*chunks: dict | str, sep: bytes = b"\n") -> bytes:

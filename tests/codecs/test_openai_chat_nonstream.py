@@ -12,10 +12,11 @@ import json
 from typing import Any
 
 import orjson
-from agui_codecs.encoders.agui import AguiEncoder
-from agui_codecs.encoders.ai_sdk import AiSdkEncoder
 from decoder_checks import assert_well_formed_run, decode_all, decode_split, wire
 from real_clients import AI_SDK_CLIENTS, replay, require_harness
+
+from agui_codecs.encoders.agui import AguiEncoder
+from agui_codecs.encoders.ai_sdk import AiSdkEncoder
 
 
 def completion(

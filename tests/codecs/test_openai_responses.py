@@ -10,7 +10,6 @@ reasoning, citations, MCP approvals) in ``test_openai_responses_items.py``.
 from __future__ import annotations
 
 import pytest
-from agui_codecs import get_decoder
 from decoder_checks import assert_well_formed_run, decode_all, wire
 from openai_responses_fixtures import (
     FUNCTION_CALL_ITEM,
@@ -27,6 +26,8 @@ from openai_responses_fixtures import (
     response,
     sse,
 )
+
+from agui_codecs import get_decoder
 
 
 # -- regression tests from the issue ----------------------------------------------------

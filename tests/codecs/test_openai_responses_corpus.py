@@ -13,10 +13,6 @@ from pathlib import Path
 
 import orjson
 import pytest
-from agui_codecs.cost import price_usage
-from agui_codecs.encoders.agui import AguiEncoder
-from agui_codecs.encoders.ai_sdk import AiSdkEncoder
-from agui_codecs.events import TokenUsage
 from corpus import require_corpus
 from decoder_checks import assert_well_formed_run, decode_all, decode_split, wire
 from hypothesis import HealthCheck, given, settings
@@ -38,6 +34,11 @@ from openai_responses_fixtures import (
     upstream_payloads,
 )
 from real_clients import AI_SDK_CLIENTS, replay, require_harness
+
+from agui_codecs.cost import price_usage
+from agui_codecs.encoders.agui import AguiEncoder
+from agui_codecs.encoders.ai_sdk import AiSdkEncoder
+from agui_codecs.events import TokenUsage
 
 CORPUS = sorted(FAMILY.iterdir()) if FAMILY.is_dir() else []
 CORPUS_IDS = [p.name for p in CORPUS]

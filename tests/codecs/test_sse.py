@@ -7,10 +7,11 @@ not from our own output.
 from __future__ import annotations
 
 import pytest
-from agui_codecs.errors import EventTooLargeError, LocalProtocolError
-from agui_codecs.sse import SSEDecoder, SSEEvent, encode_comment, encode_event
 from hypothesis import given
 from hypothesis import strategies as st
+
+from agui_codecs.errors import EventTooLargeError, LocalProtocolError
+from agui_codecs.sse import SSEDecoder, SSEEvent, encode_comment, encode_event
 
 
 def decode(data: bytes, **kw: int) -> list[SSEEvent]:

@@ -13,12 +13,12 @@ import json
 from typing import Any
 
 import diffcorpus
-from agui_codecs.decoders.agui import AguiDecoder
-from agui_codecs.encoders.agui import AguiEncoder
-from agui_codecs.encoders.ai_sdk import AiSdkEncoder
 from corpus import CORPUS_DIR
 from real_clients import replay, require_harness
 
+from agui_codecs.decoders.agui import AguiDecoder
+from agui_codecs.encoders.agui import AguiEncoder
+from agui_codecs.encoders.ai_sdk import AiSdkEncoder
 from conformance import check_bytes
 
 CLIENTS = {"agui": ("agui",), "ai-sdk": ("ai-v7", "ai-v6", "ai-v5")}

@@ -38,12 +38,12 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-from agui_codecs.decoders.agui import AguiDecoder
-from agui_codecs.encoders.agui import AguiEncoder
-from agui_codecs.encoders.ai_sdk import AiSdkEncoder
 from agui_runtimes import langgraph_app, pydantic_ai_app, serve
 from real_clients import replay, require_harness
 
+from agui_codecs.decoders.agui import AguiDecoder
+from agui_codecs.encoders.agui import AguiEncoder
+from agui_codecs.encoders.ai_sdk import AiSdkEncoder
 from conformance import Report, check_bytes, run_endpoint
 
 RUN_INPUT = {

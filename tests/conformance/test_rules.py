@@ -12,8 +12,8 @@ import re
 
 import diffcorpus
 import pytest
-from agui_codecs.transitions import Fault, UiFault
 
+from agui_codecs.transitions import Fault, UiFault
 from conformance import RULES, check_bytes
 
 IN_PROCESS_ONLY = {"agui/verify/subagent-field-invalid", "agui/verify/null-subagent-run-id"}

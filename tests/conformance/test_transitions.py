@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+
 from agui_codecs.transitions import (
     ANY,
     LIFECYCLE_BY_EVENT,

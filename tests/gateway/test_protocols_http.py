@@ -18,11 +18,11 @@ import httpx
 import orjson
 import pytest
 import respx
-from agui_codecs import DECODERS
 from corpus import CORPUS_DIR, require_corpus
 from gwtest import drive, sse
 from real_clients import replay, require_harness
 
+from agui_codecs import DECODERS
 from gateway.config import load_routes
 from gateway.errors import ConfigError
 

@@ -8,12 +8,12 @@ from contextlib import AbstractAsyncContextManager, aclosing
 from dataclasses import dataclass
 from typing import Any
 
-from agui_codecs import get_decoder
-from agui_codecs.encoders.agui import AguiEncoder
-from agui_codecs.events import event_to_wire, parse_event
 from corpus import CORPUS_DIR, require_corpus
 from run_backends import ManualClock, make_broker
 
+from agui_codecs import get_decoder
+from agui_codecs.encoders.agui import AguiEncoder
+from agui_codecs.events import event_to_wire, parse_event
 from gateway.broker import Broker, RedisStreamsBroker
 from gateway.runs import RunSettings, build_snapshot_prelude
 from gateway.store import Cursor, RunEvent, SqlRunStore

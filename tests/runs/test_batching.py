@@ -8,11 +8,11 @@ import asyncio
 from typing import Any
 
 import pytest
+from corpus import corpus_files
+
 from agui_codecs import DECODERS, get_decoder
 from agui_codecs.encoders.agui import AguiEncoder
 from agui_codecs.events import parse_event
-from corpus import corpus_files
-
 from gateway.broker import Broker
 from gateway.runs import BATCHED_TYPES, RunManager, RunPump, read_run
 from gateway.store import Cursor, RunEvent, SqlRunStore

@@ -11,8 +11,9 @@ from typing import Any
 
 import orjson
 from ag_ui.core import Event
-from agui_codecs.decoders.ai_sdk import AiSdkUpstreamDecoder
 from decoder_checks import wire
+
+from agui_codecs.decoders.ai_sdk import AiSdkUpstreamDecoder
 
 __all__ = [
     "call_args",

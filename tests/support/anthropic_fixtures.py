@@ -14,10 +14,11 @@ from pathlib import Path
 from typing import Any
 
 from ag_ui.core import Event, EventType
+from corpus import require_corpus
+
 from agui_codecs.decoders.anthropic import AnthropicDecoder
 from agui_codecs.encoders.ai_sdk import AiSdkEncoder
 from agui_codecs.events import event_to_wire
-from corpus import require_corpus
 
 __all__ = [
     "MESSAGE_START",

@@ -7,6 +7,7 @@ from typing import Any
 
 import orjson
 from ag_ui.core import Event
+
 from agui_codecs import get_decoder
 from agui_codecs.events import event_to_wire
 

@@ -14,8 +14,9 @@ from typing import Any
 
 import orjson
 from ag_ui.core import Event
-from agui_codecs.decoders.gemini import GeminiDecoder
 from decoder_checks import wire
+
+from agui_codecs.decoders.gemini import GeminiDecoder
 
 __all__ = [
     "call_args",

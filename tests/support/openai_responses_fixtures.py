@@ -11,9 +11,10 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-from agui_codecs.encoders.ai_sdk import AiSdkEncoder
 from corpus import CORPUS_DIR, require_corpus
 from decoder_checks import decode_all, wire
+
+from agui_codecs.encoders.ai_sdk import AiSdkEncoder
 
 __all__ = [
     "FAMILY",

@@ -6,6 +6,7 @@ import logging
 from typing import Any
 
 import pytest
+
 from agui_codecs.ui import (
     A2UI_BASIC_CATALOG_ID,
     COPILOTKIT_CATALOG_ID,

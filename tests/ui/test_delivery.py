@@ -18,6 +18,7 @@ from ag_ui.core import (
     ToolCallResultEvent,
     ToolCallStartEvent,
 )
+
 from agui_codecs.encoders.agui import AguiEncoder
 from agui_codecs.encoders.ai_sdk import AiSdkEncoder
 from agui_codecs.events import event_to_wire, parse_event

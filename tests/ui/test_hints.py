@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from jsonschema import Draft202012Validator
+
 from agui_codecs.ui import (
     UiHintsConfigError,
     UiHintsError,
@@ -15,7 +17,6 @@ from agui_codecs.ui import (
     validate_route_hints,
 )
 from agui_codecs.ui.pointer import MISSING, parse_pointer, resolve
-from jsonschema import Draft202012Validator
 
 from .examples import ALL
 

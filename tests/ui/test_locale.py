@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+
 from agui_codecs.ui import UiSchemaCompiler, normalize_locale, pick_label, resolve_locale
 
 from .examples import CALENDAR, ORDERS

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 from a2ui_renderer import HARNESS_DIR, RENDERERS, render, require_renderer
+
 from agui_codecs.ui import UiSchemaCompiler
 
 from .examples import ALL, CALENDAR, ORDERS
