@@ -58,6 +58,13 @@ from starlette.routing import Mount, Route
 
 from agui_codecs.encoders.agui import AguiEncoder
 from agui_codecs.encoders.ai_sdk import AiSdkEncoder
+from agui_codecs.errors import CodecError
+from agui_codecs.protocols import ClientRequest
+from agui_codecs.protocols.ai_sdk.chat_request import (
+    AiSdkChatRequest,
+    response_message_id,
+    to_run_agent_input,
+)
 from agui_codecs.ui import UiSchemaCompiler
 
 from .asgi_transport import StreamingASGITransport
@@ -66,8 +73,6 @@ from .demo import DEMO_MOUNT, create_demo_app
 from .errors import InvalidRequestError, RequestError, RouteNotFoundError
 from .metrics import METRICS_CONTENT_TYPE, render_metrics
 from .pipeline import Encoder, RunPipeline, encode_batches
-from .request_ai_sdk import AiSdkChatRequest, response_message_id, to_run_agent_input
-from .request_common import ClientRequest
 from .routes_history import history
 from .routes_runs import DurableRuns, RunRequest
 from .routes_runs import json_response as _json_response
@@ -238,6 +243,15 @@ async def _request_error(request: Request, exc: Exception) -> Response:
     return _json_response(exc.to_json(), exc.status)
 
 
+async def _codec_error(request: Request, exc: Exception) -> Response:
+    """A codec error before any stream started: its ``status_hint`` (422 for a request that has
+    no equivalent upstream) with its code and message; without a hint, a 500."""
+    assert isinstance(exc, CodecError)
+    if exc.status_hint is None:
+        raise exc
+    return _json_response({"error": {"code": exc.code, "message": exc.message}}, exc.status_hint)
+
+
 async def _store_error(request: Request, exc: Exception) -> Response:
     """A run-store error before any stream started (404 run, 400 cursor, 409 run id, 500)."""
     assert isinstance(exc, RunStoreError)
@@ -346,6 +360,7 @@ def create_app(
         middleware=_cors_middleware(settings),
         exception_handlers={
             RequestError: _request_error,
+            CodecError: _codec_error,
             RunStoreError: _store_error,
             HTTPException: _http_error,
         },

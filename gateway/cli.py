@@ -2,8 +2,10 @@
 
 Subcommands:
 
-* ``translate --from DECODER --to agui|ai-sdk [FILE|-]``: translate a recorded upstream stream
-  (SSE body, JSON lines or a JSON array) into a client stream on stdout.
+* ``translate --from PROTOCOL --to agui|ai-sdk [FILE|-]``: translate a recorded upstream stream
+  (SSE body, JSON lines or a JSON array) into a client stream on stdout. ``--from`` accepts
+  every protocol of the codec registry (:mod:`agui_codecs.registry`: the built-ins and those
+  installed plugins register), ``--to`` every registered encoder.
   Exit status: 0 translated; 1 the input was malformed (the stream written so far still ends
   with a terminal error event, and the reason goes to stderr); 2 usage error or unreadable file.
 * ``serve [--config FILE] [--host H] [--port P]``: run the HTTP gateway (uvicorn).
@@ -77,7 +79,13 @@ def _parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", required=True)
     t = sub.add_parser("translate", help="translate a recorded upstream stream to stdout")
-    t.add_argument("--from", dest="source", required=True, choices=sorted(DECODERS))
+    t.add_argument(
+        "--from",
+        dest="source",
+        required=True,
+        choices=sorted(DECODERS),
+        help="upstream protocol of the recording (any registered protocol)",
+    )
     t.add_argument("--to", dest="target", required=True, choices=sorted(ENCODERS))
     t.add_argument("file", nargs="?", default="-", help="input file, or - for stdin (default)")
     t.add_argument("--thread-id", help="AG-UI threadId (default: derived from the upstream id)")

@@ -23,7 +23,7 @@ Routes file (TOML, one ``[[routes]]`` table per route)::
     [[routes]]
     name = "gpt"                                   # URL segment: /v1/agui/gpt
     upstream_url = "https://api.openai.com/v1"     # base URL; the protocol adds its path
-    protocol = "openai-chat"                       # see PROTOCOLS
+    protocol = "openai-chat"                       # a registered protocol (agui_codecs.registry)
     model = "gpt-4o-mini"
     auth = { type = "bearer", env = "OPENAI_API_KEY" }
     headers = { "OpenAI-Organization" = "org-..." } # optional extra headers
@@ -45,7 +45,10 @@ Routes file (TOML, one ``[[routes]]`` table per route)::
     model = "claude-sonnet-4-5"
     auth = { type = "header", header = "x-api-key", env = "ANTHROPIC_API_KEY" }
 
-``upstream_url`` is ``http(s)://host[:port][/prefix][?query]`` or ``self:/path``: the
+``protocol`` names a protocol of the codec registry (:func:`agui_codecs.get_protocol`): the
+six built-ins or one a plugin registers; an unknown name is a :class:`~gateway.errors.ConfigError`
+listing the known ones. ``upstream_url`` is ``http(s)://host[:port][/prefix][?query]`` or
+``self:/path``: the
 gateway's own ASGI app, called in process (the embedded ``demo`` route uses
 ``self:/demo/openai/v1``, so ``serve`` needs no second process, no key and no knowledge of its
 own host and port). Provider protocols append their endpoint path to it (the same base-URL
@@ -56,9 +59,10 @@ convention as the OpenAI SDK and the AI SDK providers): ``/chat/completions``
 is refused (the error suggests the base URL). Headers the HTTP client owns (``host``,
 ``content-length``, ``transfer-encoding``, ``connection``...) cannot be set, and ``auth.env``
 must be a variable *name*, never the key (checks in :mod:`gateway.route_checks`). For
-``ai-sdk`` and ``agui`` upstreams ``upstream_url`` is the endpoint itself
-(``https://agent.example.com/api/chat``), ``model`` is optional and unused (the backend picks
-its model) and ``params`` must be empty (the request is forwarded, not translated).
+passthrough protocols (spec ``passthrough``: ``ai-sdk`` and ``agui``) ``upstream_url`` is the
+endpoint itself (``https://agent.example.com/api/chat``), ``model`` is optional and unused (the
+backend picks its model; spec ``requires_model``) and ``params`` must be empty (the request is
+forwarded, not translated).
 
 ``ui_hints`` (tool name -> ui_hints v1, ``agui_codecs/ui/ui_hints.v1.schema.json``) are
 validated at start-up: a bad hint is a :class:`~gateway.errors.ConfigError` naming the route,
@@ -90,7 +94,7 @@ from pydantic import (
 from pydantic_core import PydanticCustomError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from agui_codecs import CodecError, get_decoder
+from agui_codecs import CodecError, get_protocol
 from agui_codecs.sse import DEFAULT_MAX_EVENT_SIZE
 from agui_codecs.ui import (
     DEFAULT_PROFILE,
@@ -109,8 +113,6 @@ from .store.engine import DEFAULT_DATABASE_URL, normalize_url
 __all__ = [
     "DEFAULT_ROUTES_RESOURCE",
     "ON_DISCONNECT",
-    "PASSTHROUGH_PROTOCOLS",
-    "PROTOCOLS",
     "SELF_SCHEME",
     "UI_DELIVERIES",
     "AuthConfig",
@@ -119,16 +121,6 @@ __all__ = [
     "TimeoutConfig",
     "load_routes",
 ]
-
-Protocol = Literal["openai-chat", "anthropic", "openai-responses", "gemini", "ai-sdk", "agui"]
-
-PROTOCOLS: tuple[str, ...] = get_args(Protocol)
-"""Upstream protocols a route may name (a request builder exists for each; the route also needs
-a decoder of that name in the codec registry)."""
-
-PASSTHROUGH_PROTOCOLS: frozenset[str] = frozenset({"ai-sdk", "agui"})
-"""Upstreams that speak a client protocol: the request is forwarded to ``upstream_url`` as is
-(:mod:`gateway.request_passthrough`), so ``model`` and ``params`` have no use."""
 
 UiDelivery = Literal["activity", "metadata", "seed"]
 
@@ -220,13 +212,14 @@ class RouteConfig(_Strict):
     Attributes:
         name: URL segment, ``[A-Za-z0-9][A-Za-z0-9_.-]*`` (at most 64 characters).
         upstream_url: base URL, ``http(s)://host[/prefix]`` or ``self:/path``.
-        protocol: one of :data:`PROTOCOLS`; must have a decoder in the codec registry.
+        protocol: the name of a protocol in the codec registry
+            (:func:`agui_codecs.get_protocol`).
         model: upstream model name (clients cannot override it).
         auth: see :class:`AuthConfig`.
         headers: extra request headers (e.g. ``anthropic-version``).
         params: default model parameters merged into every request body (client
-            ``forwardedProps`` override the allowed ones). Must be empty for
-            :data:`PASSTHROUGH_PROTOCOLS`.
+            ``forwardedProps`` override the allowed ones). Must be empty for a passthrough
+            protocol.
         timeouts: see :class:`TimeoutConfig`.
         ui_hints: tool name -> ui_hints v1 object; results of that tool get a compiled A2UI
             surface (``agui_codecs.ui``). Validated when the route is built.
@@ -242,7 +235,7 @@ class RouteConfig(_Strict):
     """
 
     name: str
-    protocol: Protocol  # before upstream_url: its check depends on the protocol
+    protocol: str  # before upstream_url, model and params: their checks depend on it
     upstream_url: str
     model: str | None = Field(default=None, min_length=1, validate_default=True)
     auth: AuthConfig = AuthConfig()
@@ -267,6 +260,15 @@ class RouteConfig(_Strict):
             raise ValueError("must match [A-Za-z0-9][A-Za-z0-9_.-]* (at most 64 characters)")
         return value
 
+    @field_validator("protocol")
+    @classmethod
+    def _protocol(cls, value: str) -> str:
+        try:
+            get_protocol(value)
+        except CodecError as exc:  # unknown name (the known ones listed), or a broken plugin
+            raise ValueError(exc.message) from None
+        return value
+
     @field_validator("upstream_url")
     @classmethod
     def _url(cls, value: str, info: ValidationInfo) -> str:
@@ -277,7 +279,7 @@ class RouteConfig(_Strict):
             check_http_url(value)
             protocol = info.data.get("protocol")
             if isinstance(protocol, str):
-                check_endpoint_suffix(value, protocol)
+                check_endpoint_suffix(value, get_protocol(protocol))
         elif parts.scheme == SELF_SCHEME:
             if not parts.path.startswith("/") or parts.netloc:
                 raise ValueError("a self URL is 'self:/path'")
@@ -322,7 +324,7 @@ class RouteConfig(_Strict):
     @classmethod
     def _model(cls, value: str | None, info: ValidationInfo) -> str | None:
         protocol = info.data.get("protocol")
-        if value is None and protocol is not None and protocol not in PASSTHROUGH_PROTOCOLS:
+        if value is None and protocol is not None and get_protocol(protocol).requires_model:
             raise PydanticCustomError("missing", "Field required")
         return value
 
@@ -330,7 +332,7 @@ class RouteConfig(_Strict):
     @classmethod
     def _params(cls, value: dict[str, Any], info: ValidationInfo) -> dict[str, Any]:
         protocol = info.data.get("protocol")
-        if value and protocol in PASSTHROUGH_PROTOCOLS:
+        if value and protocol is not None and get_protocol(protocol).passthrough:
             raise ValueError(f"must be empty: protocol {protocol!r} forwards the request as is")
         return value
 
@@ -531,11 +533,6 @@ def load_routes(path: Path | str | None) -> dict[str, RouteConfig]:
             continue
         if route.name in routes:
             problems.append(f"{where}: {label}: field 'name': duplicate route name")
-            continue
-        try:
-            get_decoder(route.protocol)
-        except CodecError as exc:
-            problems.append(f"{where}: {label}: field 'protocol': {exc.message}")
             continue
         routes[route.name] = route
     if problems:

@@ -6,8 +6,14 @@
     ├── ConfigError            the routes file or a setting is invalid (raised at startup)
     └── RequestError           a request cannot be served; answered with a JSON error, no stream
         ├── RouteNotFoundError     404, ``ROUTE_NOT_FOUND``
-        ├── InvalidRequestError    422, ``INVALID_REQUEST`` (pydantic's error list in ``detail``)
-        └── TranslationError       422, the input has no equivalent in the route's upstream API
+        └── InvalidRequestError    422, ``INVALID_REQUEST`` (pydantic's error list in ``detail``)
+
+A codec error with a ``status_hint`` raised before the stream starts is answered the same way
+(``{"error": {"code", "message"}}`` with that status, by :func:`gateway.app.create_app`): the
+request builders' :class:`~agui_codecs.errors.RequestTranslationError` (422
+``UNSUPPORTED_CONTENT``, ``INVALID_CONTENT``, ``INVALID_TOOL_ARGUMENTS``,
+``INVALID_TOOL_RESULT``: the input has no equivalent in the route's upstream API) and
+:class:`~agui_codecs.errors.InvalidInputError` (422 ``INVALID_REQUEST``: no conversation).
 
 Failures of the upstream itself (HTTP status >= 400, connect errors, timeouts, malformed
 bytes) are *not* raised: once the client asked for a stream they end the run with a terminal
@@ -24,7 +30,6 @@ __all__ = [
     "InvalidRequestError",
     "RequestError",
     "RouteNotFoundError",
-    "TranslationError",
 ]
 
 
@@ -91,13 +96,3 @@ class InvalidRequestError(RequestError):
 
     status = 422
     code = "INVALID_REQUEST"
-
-
-class TranslationError(RequestError):
-    """The input is valid AG-UI but cannot be expressed in the upstream's request format.
-
-    Example: a video part sent to OpenAI Chat Completions (code ``UNSUPPORTED_CONTENT``).
-    """
-
-    status = 422
-    code = "UNSUPPORTED_CONTENT"

@@ -38,10 +38,10 @@ from ag_ui.core import Event
 from agui_codecs import get_decoder
 from agui_codecs.encoders.agui import AguiEncoder
 from agui_codecs.events import parse_event
+from agui_codecs.protocols import ClientRequest
 from agui_codecs.ui import UiSchemaCompiler, UiStage, resolve_locale
 
 from .config import RouteConfig
-from .request_common import ClientRequest
 from .store.cursor import Cursor
 from .store.models import JsonObject, RunEvent
 from .upstream import Upstream, build_body
@@ -116,8 +116,8 @@ class RunPipeline:
             generator cancels the upstream request.
 
         Raises:
-            TranslationError: the request has no equivalent in the route's upstream protocol
-                (raised here, before any stream starts).
+            RequestTranslationError: the request has no equivalent in the route's upstream
+                protocol (raised here, before any stream starts; status hint 422).
         """
         body = build_body(route, request)
         run_input = request.run_input

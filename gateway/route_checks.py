@@ -8,9 +8,9 @@ that may be a secret (``auth.env``) is never echoed.
   characters, a host without stray characters and a port in 1-65535, and parses as an httpx
   URL.
 * :func:`check_endpoint_suffix`: a provider route's ``upstream_url`` is the *base* URL; one that
-  already ends with the path the protocol appends (``/chat/completions``, ``/messages``,
-  ``/responses``, a Gemini ``/models/...`` path) would be posted to ``.../chat/completions/
-  chat/completions``, so the error suggests the base URL.
+  already ends with the path the protocol appends (its spec's ``endpoint_suffixes``:
+  ``/chat/completions``, ``/messages``, ``/responses``, a Gemini ``/models/...`` path) would be
+  posted to ``.../chat/completions/chat/completions``, so the error suggests the base URL.
 * :func:`check_header_name`: route ``headers`` and ``auth.header`` may not set headers the HTTP
   client owns (:data:`RESERVED_HEADERS`: ``host``, ``content-length``, hop-by-hop headers).
 * :func:`check_env_name`: ``auth.env`` names a variable (``[A-Za-z_][A-Za-z0-9_]*``, at most 64
@@ -25,8 +25,9 @@ from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 
+from agui_codecs.protocols import ProtocolSpec
+
 __all__ = [
-    "ENDPOINT_SUFFIXES",
     "MAX_ENV_NAME",
     "RESERVED_HEADERS",
     "check_endpoint_suffix",
@@ -50,15 +51,6 @@ RESERVED_HEADERS: Final = frozenset(
 )
 """Headers a route may not set: the HTTP client computes them (RFC 9110 §7.2, §8.6; RFC 9112
 §6.1, §9.6 hop-by-hop fields); overriding them breaks or smuggles requests."""
-
-ENDPOINT_SUFFIXES: Final[dict[str, tuple[str, ...]]] = {
-    "openai-chat": ("/chat/completions",),
-    "anthropic": ("/messages",),
-    "openai-responses": ("/responses",),
-    "gemini": (":streamGenerateContent", ":generateContent"),
-}
-"""Path endings that show a provider route's ``upstream_url`` is an endpoint, not a base URL
-(the paths :data:`gateway.upstream.PROTOCOL_PATHS` appends)."""
 
 MAX_ENV_NAME: Final = 64
 """Longest accepted ``auth.env``: longer names are almost always a pasted key."""
@@ -95,21 +87,28 @@ def check_http_url(value: str) -> None:
         raise ValueError(f"is not a valid URL ({exc})") from None
 
 
-def check_endpoint_suffix(value: str, protocol: str) -> None:
-    """Refuse a provider route's ``upstream_url`` that already ends with its endpoint path.
+def check_endpoint_suffix(value: str, spec: ProtocolSpec) -> None:
+    """Refuse a route's ``upstream_url`` that already ends with its protocol's endpoint path.
+
+    The endings come from ``spec.endpoint_suffixes``. When ``spec.path`` puts the model in the
+    path (``/models/{model}:streamGenerateContent``), the fixed part before ``{model}``
+    (``/models/``) anywhere in the URL marks an endpoint too, and a suffix is attached to the
+    model segment, so the base URL is what precedes that segment.
 
     Raises:
         ValueError: names the path the protocol appends and suggests the base URL.
     """
-    suffixes = ENDPOINT_SUFFIXES.get(protocol)
+    suffixes = tuple(s.lower() for s in spec.endpoint_suffixes)
     if not suffixes:
         return
     parts = urlsplit(value)
     path = parts.path.rstrip("/")
     lowered = path.lower()
+    template = spec.path.partition("?")[0]
+    marker, has_model, _ = template.partition("{model}")
     base_path: str | None = None
-    if protocol == "gemini":
-        at = lowered.find("/models/")
+    if has_model:
+        at = lowered.find(marker.lower()) if marker else -1
         if at >= 0 or lowered.endswith(suffixes):
             base_path = path[:at] if at >= 0 else path.rsplit("/", 1)[0]
     else:
@@ -120,9 +119,9 @@ def check_endpoint_suffix(value: str, protocol: str) -> None:
     if base_path is None:
         return
     base = urlunsplit((parts.scheme, parts.netloc, base_path, parts.query, ""))
-    appended = "/models/{model}:streamGenerateContent" if protocol == "gemini" else suffixes[0]
+    appended = template or spec.endpoint_suffixes[0]
     raise ValueError(
-        f"is an endpoint URL, but protocol {protocol!r} appends {appended!r} itself: "
+        f"is an endpoint URL, but protocol {spec.name!r} appends {appended!r} itself: "
         f"use the base URL {base!r}"
     )
 

@@ -53,12 +53,12 @@ from starlette.responses import Response
 
 from agui_codecs.encoders.agui import AguiEncoder
 from agui_codecs.encoders.ai_sdk import AiSdkEncoder
+from agui_codecs.protocols import ClientRequest
 
 from .broker import open_broker
 from .config import RouteConfig, Settings
 from .errors import RequestError
 from .pipeline import Encoder, RunPipeline, encode_run_events, flatten
-from .request_common import ClientRequest
 from .runs import RunManager
 from .sse_response import SSEResponse
 from .store import JsonObject, RunExistsError, RunNotFoundError, RunRecord, open_store

@@ -2,31 +2,37 @@
 
 Data flow of one request::
 
-    ClientRequest --build_body()--> provider JSON (or the client's bytes, for passthrough
-        upstreams) --POST (httpx, streamed)--> bytes --decoder.feed()--> AG-UI events (batches,
-        one per received chunk)
+    ClientRequest --spec.build_request()--> provider JSON (or the client's bytes, for
+        passthrough upstreams) --POST (httpx, streamed)--> bytes --decoder.feed()--> AG-UI
+        events (batches, one per received chunk)
 
-Per protocol (:data:`PROTOCOL_PATHS`, :data:`PROTOCOL_HEADERS`, :func:`build_body`):
+Everything protocol-specific comes from the route's
+:class:`~agui_codecs.protocols.ProtocolSpec` in the codec registry
+(:func:`agui_codecs.get_protocol`): the request builder, the path appended to the route's
+``upstream_url`` (:func:`endpoint_path`), default headers and the optional signing hook. The
+built-in protocols (one folder each under ``codecs/agui_codecs/protocols/``):
 
 ====================  ==============================================  ===========================
-protocol              POST to                                         body
+protocol              POST to                                         body (``protocols/...``)
 ====================  ==============================================  ===========================
-``openai-chat``       ``{upstream_url}/chat/completions``             :mod:`.request_openai`
-``anthropic``         ``{upstream_url}/messages``                     :mod:`.request_anthropic`
-``openai-responses``  ``{upstream_url}/responses``                    :mod:`.request_responses`
-``gemini``            ``{upstream_url}/models/{model}:``              :mod:`.request_gemini`
+``openai-chat``       ``{upstream_url}/chat/completions``             ``openai_chat/request.py``
+``anthropic``         ``{upstream_url}/messages``                     ``anthropic/request.py``
+``openai-responses``  ``{upstream_url}/responses``                    ``openai_responses/...``
+``gemini``            ``{upstream_url}/models/{model}:``              ``gemini/request.py``
                       ``streamGenerateContent?alt=sse``
-``ai-sdk``            ``{upstream_url}``                              :mod:`.request_passthrough`
-``agui``              ``{upstream_url}``                              :mod:`.request_passthrough`
+``ai-sdk``            ``{upstream_url}``                              ``ai_sdk/request.py``
+``agui``              ``{upstream_url}``                              ``agui/request.py``
 ====================  ==============================================  ===========================
 
-Every request says ``accept: text/event-stream``; the route's ``auth`` and ``headers`` are
-added (Gemini's key goes in ``x-goog-api-key``: ``auth = {type = "header", header =
-"x-goog-api-key", env = "GEMINI_API_KEY"}``).
+Every request says ``accept: text/event-stream``; the spec's default headers
+(``anthropic-version``), then the route's ``headers`` and ``auth`` are added (Gemini's key goes
+in ``x-goog-api-key``: ``auth = {type = "header", header = "x-goog-api-key", env =
+"GEMINI_API_KEY"}``). When the spec has a ``sign`` hook (schemes whose auth covers the body,
+such as AWS SigV4), the body is serialised first and the headers the hook returns are sent.
 
 The ``httpx.AsyncClient`` is injected (tests pass a respx router or ``httpx.MockTransport``).
 Every failure is turned into a terminal RUN_ERROR through the decoder's
-:meth:`~agui_codecs.decoders.base.StreamDecoder.fail`, so whatever was open (text, reasoning,
+:meth:`~agui_codecs.protocols.StreamDecoder.fail`, so whatever was open (text, reasoning,
 tool calls) is closed first and the client always sees a legal end of run:
 
 =================================================  ==========================================
@@ -63,30 +69,23 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import AsyncGenerator, Callable, Mapping
+from collections.abc import AsyncGenerator, Mapping
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import quote, urlsplit, urlunsplit
+from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 import orjson
 from ag_ui.core import Event, RunAgentInput, RunErrorEvent
 
-from agui_codecs.decoders.base import StreamDecoder
+from agui_codecs import get_protocol
+from agui_codecs.protocols import ClientRequest, ProtocolSpec, RequestBody, StreamDecoder
 
 from .config import SELF_SCHEME, RouteConfig
-from .request_anthropic import to_anthropic
-from .request_common import ClientRequest, check_conversation
-from .request_gemini import gemini_model_path, to_gemini
-from .request_openai import to_openai_chat
-from .request_passthrough import agui_body, ai_sdk_body
-from .request_responses import to_openai_responses
 
 __all__ = [
     "MASKED_DECODER_ERRORS",
     "MAX_ERROR_BODY",
-    "PROTOCOL_HEADERS",
-    "PROTOCOL_PATHS",
     "SELF_BASE_URL",
     "Upstream",
     "UpstreamBody",
@@ -105,45 +104,13 @@ _MAX_DETAIL = 1000  # characters of a 4xx provider message sent to the client
 SELF_BASE_URL = "http://gateway.internal"
 """Base URL the in-process client uses for ``self:`` upstreams (the host is never resolved)."""
 
-PROTOCOL_PATHS: dict[str, str] = {
-    "openai-chat": "/chat/completions",
-    "anthropic": "/messages",
-    "openai-responses": "/responses",
-    "gemini": "/models/{model}:streamGenerateContent?alt=sse",
-    "ai-sdk": "",
-    "agui": "",
-}
-"""Path each protocol appends to the route's ``upstream_url`` (``{model}``: the route's model,
-see :func:`endpoint_path`)."""
-
-PROTOCOL_HEADERS: dict[str, dict[str, str]] = {
-    "openai-chat": {},
-    "anthropic": {"anthropic-version": "2023-06-01"},
-    "openai-responses": {},
-    "gemini": {},
-    "ai-sdk": {},
-    "agui": {},
-}
-"""Default headers per protocol; the route's ``headers`` override them."""
-
-UpstreamBody = dict[str, Any] | bytes
+UpstreamBody = RequestBody
 """A request body: JSON to encode, or bytes sent exactly as given (passthrough upstreams)."""
-
-_Translator = Callable[..., dict[str, Any]]
-_TRANSLATORS: dict[str, _Translator] = {
-    "openai-chat": to_openai_chat,
-    "anthropic": to_anthropic,
-    "openai-responses": to_openai_responses,
-    "gemini": to_gemini,
-}
-_PASSTHROUGH: dict[str, Callable[[ClientRequest], UpstreamBody]] = {
-    "ai-sdk": ai_sdk_body,
-    "agui": agui_body,
-}
 
 
 def build_body(route: RouteConfig, request: ClientRequest | RunAgentInput) -> UpstreamBody:
-    """The upstream request body for ``request`` on ``route`` (see the module docstring).
+    """The upstream request body for ``request`` on ``route``: its protocol spec's
+    ``build_request`` with the route's model and params (see the module docstring).
 
     Args:
         route: the route (its protocol, model and params).
@@ -151,27 +118,21 @@ def build_body(route: RouteConfig, request: ClientRequest | RunAgentInput) -> Up
             with no raw bytes.
 
     Raises:
-        InvalidRequestError: a provider route got no conversation (``messages`` empty).
-        TranslationError: the input cannot be expressed in the route's protocol (also a tool
-            result without its call, ``INVALID_TOOL_RESULT``). Passthrough routes forward
-            the request as it is: their backend decides.
+        RequestTranslationError: the input cannot be expressed in the route's protocol
+            (status hint 422; :class:`~agui_codecs.errors.InvalidInputError` when a provider
+            route got no conversation, a tool result without its call is
+            ``INVALID_TOOL_RESULT``). Passthrough routes forward the request as it is: their
+            backend decides.
     """
     if isinstance(request, RunAgentInput):
         request = ClientRequest(request)
-    passthrough = _PASSTHROUGH.get(route.protocol)
-    if passthrough is not None:
-        return passthrough(request)
-    check_conversation(request.run_input)
-    translate = _TRANSLATORS[route.protocol]
-    return translate(request.run_input, model=route.model or "", params=route.params)
+    spec = get_protocol(route.protocol)
+    return spec.build_request(request, model=route.model or "", params=route.params)
 
 
 def endpoint_path(route: RouteConfig) -> str:
     """The path ``route``'s protocol appends to its ``upstream_url`` (model filled in)."""
-    path = PROTOCOL_PATHS[route.protocol]
-    if "{model}" in path:
-        path = path.replace("{model}", quote(gemini_model_path(route.model or ""), safe=""))
-    return path
+    return get_protocol(route.protocol).path_for(route.model or "")
 
 
 def endpoint_url(base: str, path: str) -> str:
@@ -233,8 +194,8 @@ class Upstream:
             )
         return _Target(self.client, endpoint_url(route.upstream_url, path))
 
-    def _headers(self, route: RouteConfig) -> dict[str, str]:
-        headers = {"accept": "text/event-stream", **PROTOCOL_HEADERS[route.protocol]}
+    def _headers(self, route: RouteConfig, spec: ProtocolSpec) -> dict[str, str]:
+        headers = {"accept": "text/event-stream", **spec.headers}
         headers.update(route.headers)
         auth = route.auth
         if auth.type == "none" or auth.env is None:
@@ -268,12 +229,18 @@ class Upstream:
         """
         started = False
         try:
-            headers = self._headers(route)
+            spec = get_protocol(route.protocol)
+            headers = self._headers(route, spec)
             target = self._target(route)
             timeout = httpx.Timeout(**route.timeouts.model_dump())
-            if isinstance(body, bytes):
+            if spec.sign is not None:
+                content = body if isinstance(body, bytes) else orjson.dumps(body)
                 headers["content-type"] = "application/json"
-                payload: dict[str, Any] = {"content": body}
+                headers = dict(spec.sign("POST", target.url, headers, content))
+                payload: dict[str, Any] = {"content": content}
+            elif isinstance(body, bytes):
+                headers["content-type"] = "application/json"
+                payload = {"content": body}
             else:
                 payload = {"json": body}
             async with target.client.stream(

@@ -1,4 +1,4 @@
-"""Upstream AI SDK UI message stream decoder (``agui_codecs.decoders.ai_sdk``).
+"""Upstream AI SDK UI message stream decoder (``agui_codecs.protocols.ai_sdk.decoder``).
 
 Chunk semantics other than tool chunks: message ids, reasoning signatures, sources, files and
 data parts, finish reasons, message metadata and usage, errors, aborts, truncation, steps,
@@ -20,9 +20,9 @@ from ag_ui.core import Event
 from ai_sdk_decoder_fixtures import decode, of_type, run, sse
 from decoder_checks import assert_well_formed_run, wire
 
-from agui_codecs.decoders.ai_sdk import AiSdkUpstreamDecoder
 from agui_codecs.encoders.ai_sdk import AiSdkEncoder
 from agui_codecs.errors import MalformedUpstreamError
+from agui_codecs.protocols.ai_sdk.decoder import AiSdkUpstreamDecoder
 
 
 def ai_sdk_chunks(events: list[Event]) -> list[Any]:

@@ -1,4 +1,4 @@
-"""Upstream AI SDK UI message stream decoder (``agui_codecs.decoders.ai_sdk``): the corpus.
+"""Upstream AI SDK UI message stream decoder (``agui_codecs.protocols.ai_sdk.decoder``): the corpus.
 
 Every recording in ``tests/corpus/aisdk-ui`` decodes to a complete run, whole, byte by byte or
 split anywhere, carrying its text, reasoning and tool input whole; then the steps, tool results

@@ -1,4 +1,4 @@
-"""Upstream AI SDK UI message stream decoder (``agui_codecs.decoders.ai_sdk``): tool chunks.
+"""Upstream AI SDK UI message stream decoder (``agui_codecs.protocols.ai_sdk.decoder``): tool chunks.
 
 Tool input (streamed or whole), provider-executed tools, tool output (result, error, denied,
 preliminary), approvals and tool-call signatures. Expected values come from the chunk semantics

@@ -1,4 +1,4 @@
-"""Anthropic Messages stream decoder (``agui_codecs.decoders.anthropic``): semantics.
+"""Anthropic Messages stream decoder (``agui_codecs.protocols.anthropic.decoder``): semantics.
 
 Tool calls, text messages, citations, compaction, usage, stop reasons and framing, on recorded
 streams and hand-made ones. Expected values come from the upstream input itself (the recorded
@@ -31,8 +31,8 @@ from anthropic_fixtures import (
 )
 from decoder_checks import wire
 
-from agui_codecs.decoders.anthropic import UNKNOWN_BLOCK_EVENT
 from agui_codecs.events import event_to_wire
+from agui_codecs.protocols.anthropic.decoder import UNKNOWN_BLOCK_EVENT
 
 
 # -- semantics on recorded streams --------------------------------------------------------

@@ -1,4 +1,4 @@
-"""Anthropic Messages stream decoder (``agui_codecs.decoders.anthropic``): the whole corpus.
+"""Anthropic Messages stream decoder (``agui_codecs.protocols.anthropic.decoder``): the whole corpus.
 
 Every recorded stream in ``tests/corpus/anthropic`` decodes to a complete run, whole, byte by
 byte or split anywhere, without dropping a tool call, a tool result or argument text. Expected

@@ -1,4 +1,4 @@
-"""Anthropic Messages stream decoder (``agui_codecs.decoders.anthropic``): named faults.
+"""Anthropic Messages stream decoder (``agui_codecs.protocols.anthropic.decoder``): named faults.
 
 Each test is a regression named after the fault it pins: pings, mid-stream errors, signatures,
 refusals, redacted thinking, CRLF framing, malformed and truncated input, tool input edge cases.
@@ -34,8 +34,8 @@ from anthropic_fixtures import (
 )
 from decoder_checks import wire
 
-from agui_codecs.decoders.anthropic import REFUSAL_FALLBACK, AnthropicDecoder
 from agui_codecs.events import event_to_wire
+from agui_codecs.protocols.anthropic.decoder import REFUSAL_FALLBACK, AnthropicDecoder
 
 
 def tool_use(call_id: str, name: str, tool_input: Any) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""Gemini ``streamGenerateContent`` decoder (``agui_codecs.decoders.gemini``): finish and parts.
+"""Gemini ``streamGenerateContent`` decoder (``agui_codecs.protocols.gemini.decoder``): finish and parts.
 
 Finish reasons, blocked prompts, mid-stream errors and truncation, then the parts (thoughts,
 signatures, code execution, grounding sources, inline images). Expected values come from the

@@ -1,4 +1,4 @@
-"""Gemini ``streamGenerateContent`` decoder (``agui_codecs.decoders.gemini``): the corpus.
+"""Gemini ``streamGenerateContent`` decoder (``agui_codecs.protocols.gemini.decoder``): the corpus.
 
 Every recording in ``tests/corpus/gemini`` decodes to a complete run, whole, byte by byte or
 split anywhere, with the provider's usage, thought signatures and function-call arguments;

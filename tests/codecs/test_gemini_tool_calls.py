@@ -1,4 +1,4 @@
-"""Gemini ``streamGenerateContent`` decoder (``agui_codecs.decoders.gemini``): tool calls.
+"""Gemini ``streamGenerateContent`` decoder (``agui_codecs.protocols.gemini.decoder``): tool calls.
 
 Tool call ids (kept from the upstream, else synthesized deterministically from the
 ``responseId``) and Vertex streamed function-call arguments (``FunctionCall.partialArgs``
@@ -16,8 +16,8 @@ import pytest
 from decoder_checks import assert_well_formed_run, wire
 from gemini_fixtures import call_args, decode, of_type, response, sse
 
-from agui_codecs.decoders.gemini import GeminiDecoder, apply_partial_args
 from agui_codecs.errors import MalformedUpstreamError
+from agui_codecs.protocols.gemini.decoder import GeminiDecoder, apply_partial_args
 
 
 def jsonl(*bodies: dict[str, Any]) -> bytes:

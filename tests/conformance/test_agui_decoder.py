@@ -17,10 +17,10 @@ from corpus import CORPUS_DIR, require_corpus
 from decoder_checks import random_cuts
 from real_clients import replay, require_harness
 
-from agui_codecs.decoders.agui import AguiDecoder, AguiNormalizer
 from agui_codecs.encoders.agui import AguiEncoder
 from agui_codecs.encoders.ai_sdk import AiSdkEncoder
 from agui_codecs.events import event_to_wire
+from agui_codecs.protocols.agui.decoder import AguiDecoder, AguiNormalizer
 from conformance import check_bytes
 
 RS = {"type": "RUN_STARTED", "threadId": "t", "runId": "r"}

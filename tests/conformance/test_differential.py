@@ -16,9 +16,9 @@ import diffcorpus
 from corpus import CORPUS_DIR
 from real_clients import replay, require_harness
 
-from agui_codecs.decoders.agui import AguiDecoder
 from agui_codecs.encoders.agui import AguiEncoder
 from agui_codecs.encoders.ai_sdk import AiSdkEncoder
+from agui_codecs.protocols.agui.decoder import AguiDecoder
 from conformance import check_bytes
 
 CLIENTS = {"agui": ("agui",), "ai-sdk": ("ai-v7", "ai-v6", "ai-v5")}

@@ -41,9 +41,9 @@ import pytest
 from agui_runtimes import langgraph_app, pydantic_ai_app, serve
 from real_clients import replay, require_harness
 
-from agui_codecs.decoders.agui import AguiDecoder
 from agui_codecs.encoders.agui import AguiEncoder
 from agui_codecs.encoders.ai_sdk import AiSdkEncoder
+from agui_codecs.protocols.agui.decoder import AguiDecoder
 from conformance import Report, check_bytes, run_endpoint
 
 RUN_INPUT = {

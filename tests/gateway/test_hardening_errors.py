@@ -195,8 +195,8 @@ async def test_malformed_chunk_is_not_echoed_to_clients_only_logged(
 async def test_any_decoder_shape_error_quoting_upstream_values_is_masked(
     make_app: Any, router: respx.MockRouter, keys: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from agui_codecs.decoders.openai_chat import OpenAIChatDecoder
     from agui_codecs.errors import MalformedUpstreamError
+    from agui_codecs.protocols.openai_chat.decoder import OpenAIChatDecoder
 
     def quoting(self: Any, frame: Any) -> None:
         raise MalformedUpstreamError(f"unexpected value {SECRET_SNIPPET!r} in a chunk")

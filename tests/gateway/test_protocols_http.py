@@ -42,7 +42,7 @@ AGUI_REGISTERED = "agui" in DECODERS
 AGUI_SKIP = pytest.mark.skipif(
     not AGUI_REGISTERED,
     reason="the 'agui' decoder is not in agui_codecs.registry.DECODERS yet (being written "
-    "in codecs/decoders/agui.py); the agui protocol is wired and works once it is registered",
+    "in codecs/agui_codecs/protocols/agui/); the agui protocol works once it is registered",
 )
 
 ROUTES = f"""

@@ -25,7 +25,11 @@ from ag_ui.core import (
 )
 from pydantic import ValidationError
 
-from gateway.request_ai_sdk import AiSdkChatRequest, response_message_id, to_run_agent_input
+from agui_codecs.protocols.ai_sdk.chat_request import (
+    AiSdkChatRequest,
+    response_message_id,
+    to_run_agent_input,
+)
 
 
 def request(messages: list[dict[str, Any]], **extra: Any) -> AiSdkChatRequest:

@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 from ag_ui.core import RunAgentInput
 
-from gateway.errors import TranslationError
-from gateway.request_anthropic import DEFAULT_MAX_TOKENS, to_anthropic
+from agui_codecs.errors import RequestTranslationError
+from agui_codecs.protocols.anthropic.request import DEFAULT_MAX_TOKENS, to_anthropic
 
 SCHEMA = {"type": "object", "properties": {"city": {"type": "string"}}}
 
@@ -288,7 +288,7 @@ def test_max_tokens_from_route_then_client() -> None:
 )
 def test_parts_without_equivalent_are_refused(part: dict[str, Any], code: str) -> None:
     inp = run_input([{"id": "u", "role": "user", "content": [part]}])
-    with pytest.raises(TranslationError) as info:
+    with pytest.raises(RequestTranslationError) as info:
         to_anthropic(inp, model="m")
     assert info.value.code == code
 
@@ -298,7 +298,7 @@ def test_tool_arguments_that_are_not_an_object_are_refused(arguments: str) -> No
     inp = run_input(
         [{"id": "a", "role": "assistant", "toolCalls": [call("toolu_1", "f", arguments)]}]
     )
-    with pytest.raises(TranslationError) as info:
+    with pytest.raises(RequestTranslationError) as info:
         to_anthropic(inp, model="m")
     assert info.value.code == "INVALID_TOOL_ARGUMENTS"
     assert "messages[0].toolCalls[0]" in info.value.message

@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 from ag_ui.core import RunAgentInput
 
+from agui_codecs.errors import RequestTranslationError
+from agui_codecs.protocols.gemini.request import SKIP_SIGNATURE, to_gemini
 from gateway.config import RouteConfig
-from gateway.errors import TranslationError
-from gateway.request_gemini import SKIP_SIGNATURE, to_gemini
 from gateway.upstream import endpoint_path
 
 SCHEMA = {
@@ -168,7 +168,7 @@ def test_function_response_name_matches_its_call() -> None:
 
 def test_tool_result_without_its_call_is_refused() -> None:
     inp = run_input([{"id": "t", "role": "tool", "toolCallId": "ghost", "content": "x"}])
-    with pytest.raises(TranslationError) as info:
+    with pytest.raises(RequestTranslationError) as info:
         to_gemini(inp, model="gemini-2.5-flash")
     assert info.value.code == "INVALID_TOOL_RESULT" and "'ghost'" in info.value.message
 

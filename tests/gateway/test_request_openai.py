@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 from ag_ui.core import RunAgentInput
 
-from gateway.errors import TranslationError
-from gateway.request_openai import to_openai_chat
+from agui_codecs.errors import RequestTranslationError
+from agui_codecs.protocols.openai_chat.request import to_openai_chat
 
 WEATHER_SCHEMA = {
     "type": "object",
@@ -230,7 +230,7 @@ def test_document_and_audio_parts() -> None:
 )
 def test_parts_without_equivalent_are_refused(part: dict[str, Any]) -> None:
     inp = run_input([{"id": "u", "role": "user", "content": [part]}])
-    with pytest.raises(TranslationError) as info:
+    with pytest.raises(RequestTranslationError) as info:
         to_openai_chat(inp, model="m")
     assert info.value.code == "UNSUPPORTED_CONTENT"
     assert "messages[0].content[0]" in info.value.message

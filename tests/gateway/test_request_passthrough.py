@@ -4,7 +4,7 @@ The UIMessage shapes are the ones ``ai`` 7.0.173 keeps in ``chat.messages`` and 
 (``src/ui/ui-messages.ts``): ``{id, role, parts}`` with ``text``, ``reasoning`` ``{text,
 providerMetadata?}``, ``file`` ``{mediaType, url, filename?}``, ``step-start`` and static tool
 parts ``tool-<name>`` ``{toolCallId, state, input, output | errorText}``. Round trips go through
-:func:`gateway.request_ai_sdk.to_run_agent_input`, the AI SDK endpoint's own reader.
+:func:`agui_codecs.protocols.ai_sdk.chat_request.to_run_agent_input`, the AI SDK endpoint's own reader.
 """
 
 from __future__ import annotations
@@ -15,10 +15,11 @@ import orjson
 import pytest
 from ag_ui.core import RunAgentInput
 
-from gateway.errors import TranslationError
-from gateway.request_ai_sdk import AiSdkChatRequest, to_run_agent_input
-from gateway.request_common import ClientRequest
-from gateway.request_passthrough import agui_body, ai_sdk_body, run_input_wire, to_ui_messages
+from agui_codecs.errors import RequestTranslationError
+from agui_codecs.protocols import ClientRequest
+from agui_codecs.protocols.agui.request import agui_body, run_input_wire
+from agui_codecs.protocols.ai_sdk.chat_request import AiSdkChatRequest, to_run_agent_input
+from agui_codecs.protocols.ai_sdk.request import ai_sdk_body, to_ui_messages
 
 
 def run_input(messages: list[dict[str, Any]], **extra: Any) -> RunAgentInput:
@@ -195,6 +196,6 @@ def test_provider_file_handle_has_no_ui_message_form() -> None:
             }
         ]
     )
-    with pytest.raises(TranslationError) as info:
+    with pytest.raises(RequestTranslationError) as info:
         to_ui_messages(inp)
     assert "messages[0].content[0]" in info.value.message

@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 from ag_ui.core import RunAgentInput
 
-from gateway.errors import TranslationError
-from gateway.request_responses import to_openai_responses
+from agui_codecs.errors import RequestTranslationError
+from agui_codecs.protocols.openai_responses.request import to_openai_responses
 
 SCHEMA = {"type": "object", "properties": {"city": {"type": "string"}}}
 
@@ -285,7 +285,7 @@ def test_audio_has_no_responses_equivalent() -> None:
             }
         ]
     )
-    with pytest.raises(TranslationError) as info:
+    with pytest.raises(RequestTranslationError) as info:
         to_openai_responses(inp, model="gpt-5")
     assert info.value.code == "UNSUPPORTED_CONTENT"
     assert "messages[0].content[0]" in info.value.message

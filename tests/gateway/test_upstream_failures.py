@@ -218,7 +218,7 @@ async def test_upstream_body_still_decodes_when_split_byte_by_byte(
 async def test_no_terminal_chunk_is_ever_missing_after_a_gateway_bug(
     make_app: Any, router: respx.MockRouter, keys: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from agui_codecs.decoders.openai_chat import OpenAIChatDecoder
+    from agui_codecs.protocols.openai_chat.decoder import OpenAIChatDecoder
 
     def broken(self: Any, data: bytes) -> list[Any]:
         raise RuntimeError("bug")

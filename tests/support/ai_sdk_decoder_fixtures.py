@@ -13,7 +13,7 @@ import orjson
 from ag_ui.core import Event
 from decoder_checks import wire
 
-from agui_codecs.decoders.ai_sdk import AiSdkUpstreamDecoder
+from agui_codecs.protocols.ai_sdk.decoder import AiSdkUpstreamDecoder
 
 __all__ = [
     "call_args",

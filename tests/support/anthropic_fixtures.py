@@ -16,9 +16,9 @@ from typing import Any
 from ag_ui.core import Event, EventType
 from corpus import require_corpus
 
-from agui_codecs.decoders.anthropic import AnthropicDecoder
 from agui_codecs.encoders.ai_sdk import AiSdkEncoder
 from agui_codecs.events import event_to_wire
+from agui_codecs.protocols.anthropic.decoder import AnthropicDecoder
 
 __all__ = [
     "MESSAGE_START",

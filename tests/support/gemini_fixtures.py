@@ -16,7 +16,7 @@ import orjson
 from ag_ui.core import Event
 from decoder_checks import wire
 
-from agui_codecs.decoders.gemini import GeminiDecoder
+from agui_codecs.protocols.gemini.decoder import GeminiDecoder
 
 __all__ = [
     "call_args",

@@ -52,8 +52,8 @@ Output items → AG-UI (through :class:`~agui_codecs.builder.RunBuilder`):
   ``call_id``; any other item becomes CUSTOM :data:`OUTPUT_ITEM_EVENT` so nothing is lost.
 
 The tool-call items (client calls, hosted tools, MCP approvals) are handled by
-:class:`~agui_codecs.decoders._responses_tools.ToolCalls`, which this decoder extends; the other
-items, the item keys and the end of a response are handled here.
+:class:`~agui_codecs.protocols.openai_responses._tools.ToolCalls`, which this decoder extends;
+the other items, the item keys and the end of a response are handled here.
 
 End of a response: ``response.completed`` → RUN_FINISHED (``finishReason`` ``tool-calls``
 when a client tool was called or an approval is pending, else ``stop``; ``content-filter``
@@ -71,7 +71,7 @@ Usage from the final response: ``inputTokens`` = ``input_tokens`` (cached includ
 ``is_byok`` without ``cost_details.upstream_inference_cost``).
 
 Several responses in one body (an agent loop recorded back to back) become several AG-UI runs in
-sequence (:attr:`~agui_codecs.decoders.base.StreamDecoder.multi_run`): a ``response.created`` /
+sequence (:attr:`~agui_codecs.protocols.base.StreamDecoder.multi_run`): a ``response.created`` /
 ``queued`` / ``in_progress`` for a new response id begins the next run (run id suffixed ``-2``,
 ``-3``...).
 A resumed stream (``GET /v1/responses/{id}?stream=true&starting_after=N``) may begin with any
@@ -87,10 +87,10 @@ from typing import Any, ClassVar, Final
 
 from ag_ui.core import Interrupt, RunFinishedInterruptOutcome, TokenUsage
 
-from ..errors import MalformedUpstreamError
-from ..framing import DONE, Frame
-from ._responses_tools import HOSTED_TOOLS, PRELIMINARY_OUTPUT_EVENT, ItemState, ToolCalls, to_json
-from .base import upstream_error
+from ...errors import MalformedUpstreamError
+from ...framing import DONE, Frame
+from ..base import upstream_error
+from ._tools import HOSTED_TOOLS, PRELIMINARY_OUTPUT_EVENT, ItemState, ToolCalls, to_json
 
 __all__ = [
     "HOSTED_TOOLS",
@@ -120,7 +120,7 @@ def _number(value: Any) -> float | None:
 class OpenAIResponsesDecoder(ToolCalls):
     """OpenAI Responses event stream → AG-UI runs (see the module docstring).
 
-    Accepts the options of :class:`~agui_codecs.decoders.base.StreamDecoder`. Malformed input
+    Accepts the options of :class:`~agui_codecs.protocols.base.StreamDecoder`. Malformed input
     (bad JSON, an event that is not an object or has no ``type``, an item event with neither
     ``output_index`` nor ``item_id``, a ``function_call`` without ``call_id`` or ``name``) ends
     the run with RUN_ERROR ``UPSTREAM_MALFORMED``.

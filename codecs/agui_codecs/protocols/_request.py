@@ -1,11 +1,12 @@
-"""Helpers shared by the request translators (AG-UI ``RunAgentInput`` -> provider request).
+"""Helpers shared by the request builders (AG-UI ``RunAgentInput`` -> provider request).
 
-Pure functions, no I/O. The translators are :mod:`gateway.request_openai`,
-:mod:`gateway.request_anthropic`, :mod:`gateway.request_responses`, :mod:`gateway.request_gemini`
-and :mod:`gateway.request_passthrough`; they share what a client posted
-(:class:`ClientRequest`), how model parameters are picked and nested, how system messages and
-context become one system text, how media parts are read, how tool arguments and results are
-parsed, and which opaque reasoning values may be sent back to which provider.
+Pure functions, no I/O. The builders are the ``request`` modules of the protocol folders
+(:mod:`agui_codecs.protocols.openai_chat.request`, ``anthropic``, ``openai_responses``,
+``gemini``, and the passthrough ``ai_sdk`` and ``agui``); they share what a client posted
+(:class:`ClientRequest`, public through :mod:`agui_codecs.protocols`), how model parameters
+are picked and nested, how system messages and context become one system text, how media
+parts are read, how tool arguments and results are parsed, and which opaque reasoning values
+may be sent back to which provider.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from ag_ui.core import (
     UrlSource,
 )
 
-from .errors import InvalidRequestError, TranslationError
+from ..errors import InvalidInputError, RequestTranslationError
 
 __all__ = [
     "RESERVED_KEYS",
@@ -83,10 +84,10 @@ class ClientRequest:
 
     Attributes:
         run_input: the request as an AG-UI ``RunAgentInput`` (an AI SDK chat request is
-            converted by :func:`gateway.request_ai_sdk.to_run_agent_input`).
+            converted by :func:`agui_codecs.protocols.ai_sdk.chat_request.to_run_agent_input`).
         wire: the endpoint the request came in on.
         raw: the request body bytes exactly as received (JSON). Passthrough upstreams of the
-            same protocol forward them untouched (:mod:`gateway.request_passthrough`); ``None``
+            same protocol forward them untouched (the ``ai_sdk`` and ``agui`` builders); ``None``
             when the request did not come from HTTP.
     """
 
@@ -202,12 +203,12 @@ def decode_base64_text(source: DataSource, where: str) -> str:
     """Decode an inline text document (UTF-8).
 
     Raises:
-        TranslationError: the value is not base64 or not UTF-8 (code ``INVALID_CONTENT``).
+        RequestTranslationError: the value is not base64 or not UTF-8 (code ``INVALID_CONTENT``).
     """
     try:
         return base64.b64decode(source.value, validate=True).decode("utf-8")
     except (binascii.Error, UnicodeDecodeError) as exc:
-        raise TranslationError(
+        raise RequestTranslationError(
             f"{where}: data is not base64-encoded UTF-8 text", code="INVALID_CONTENT"
         ) from exc
 
@@ -229,7 +230,7 @@ def tool_arguments_object(arguments: str, where: str) -> dict[str, Any]:
     parameters).
 
     Raises:
-        TranslationError: not JSON, or JSON that is not an object (code
+        RequestTranslationError: not JSON, or JSON that is not an object (code
             ``INVALID_TOOL_ARGUMENTS``); providers that take parsed input (Anthropic
             ``tool_use.input``) reject anything but an object.
     """
@@ -238,11 +239,11 @@ def tool_arguments_object(arguments: str, where: str) -> dict[str, Any]:
     try:
         value = orjson.loads(arguments)
     except orjson.JSONDecodeError as exc:
-        raise TranslationError(
+        raise RequestTranslationError(
             f"{where}: tool call arguments are not valid JSON", code="INVALID_TOOL_ARGUMENTS"
         ) from exc
     if not isinstance(value, dict):
-        raise TranslationError(
+        raise RequestTranslationError(
             f"{where}: tool call arguments are not a JSON object", code="INVALID_TOOL_ARGUMENTS"
         )
     return value
@@ -279,23 +280,23 @@ def check_conversation(run_input: RunAgentInput) -> None:
     better than the provider's 400 wrapped in a stream).
 
     Raises:
-        InvalidRequestError: ``messages`` is empty, or holds only system / developer /
+        InvalidInputError: ``messages`` is empty, or holds only system / developer /
             activity messages (no turn to answer; code ``INVALID_REQUEST``).
-        TranslationError: a tool message whose ``toolCallId`` matches no tool call of an
+        RequestTranslationError: a tool message whose ``toolCallId`` matches no tool call of an
             earlier assistant message (code ``INVALID_TOOL_RESULT``; OpenAI, Anthropic and
             Gemini all refuse an orphan result).
     """
     messages = run_input.messages
     if not messages:
-        raise InvalidRequestError("messages is empty: send at least one user message")
+        raise InvalidInputError("messages is empty: send at least one user message")
     if all(isinstance(m, SystemMessage | DeveloperMessage | ActivityMessage) for m in messages):
-        raise InvalidRequestError("messages holds no user, assistant or tool message")
+        raise InvalidInputError("messages holds no user, assistant or tool message")
     calls: set[str] = set()
     for index, message in enumerate(messages):
         if isinstance(message, AssistantMessage):
             calls.update(call.id for call in message.tool_calls or ())
         elif isinstance(message, ToolMessage) and message.tool_call_id not in calls:
-            raise TranslationError(
+            raise RequestTranslationError(
                 f"messages[{index}]: tool result for call {message.tool_call_id!r}, which no "
                 "earlier assistant message made",
                 code="INVALID_TOOL_RESULT",

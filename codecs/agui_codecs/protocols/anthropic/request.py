@@ -53,8 +53,10 @@ from ag_ui.core import (
     UserMessage,
 )
 
-from .errors import TranslationError
-from .request_common import (
+from ...errors import RequestTranslationError
+from .._request import (
+    ClientRequest,
+    check_conversation,
     context_text,
     decode_base64_text,
     merge_params,
@@ -63,7 +65,7 @@ from .request_common import (
     tool_arguments_object,
 )
 
-__all__ = ["ALLOWED_PARAMS", "DEFAULT_MAX_TOKENS", "to_anthropic"]
+__all__ = ["ALLOWED_PARAMS", "DEFAULT_MAX_TOKENS", "build_request", "to_anthropic"]
 
 DEFAULT_MAX_TOKENS = 4096
 """``max_tokens`` when neither the route ``params`` nor the client set one (the API requires it)."""
@@ -115,7 +117,7 @@ def _part(part: ContentPart, where: str) -> dict[str, Any] | None:
                 "data": text,
             }
         elif isinstance(source, DataSource) and source.mime_type != _PDF:
-            raise TranslationError(
+            raise RequestTranslationError(
                 f"{where}: Anthropic accepts inline PDF or text documents, not {source.mime_type}"
             )
         else:
@@ -125,7 +127,9 @@ def _part(part: ContentPart, where: str) -> dict[str, Any] | None:
         if title:
             block["title"] = title
         return block
-    raise TranslationError(f"{where}: a {part.type} part has no Anthropic Messages equivalent")
+    raise RequestTranslationError(
+        f"{where}: a {part.type} part has no Anthropic Messages equivalent"
+    )
 
 
 def _user_blocks(message: UserMessage, index: int) -> list[dict[str, Any]]:
@@ -201,7 +205,7 @@ def to_anthropic(
         The JSON body, ``stream: true``.
 
     Raises:
-        TranslationError: a part has no Messages equivalent (audio, video, a document that is
+        RequestTranslationError: a part has no Messages equivalent (audio, video, a document that is
             neither PDF nor text; code ``UNSUPPORTED_CONTENT``), tool call arguments that are
             not a JSON object (``INVALID_TOOL_ARGUMENTS``), an inline text document that is not
             base64 UTF-8 (``INVALID_CONTENT``).
@@ -244,3 +248,18 @@ def to_anthropic(
     body.update(merge_params(params or {}, run_input.forwarded_props, ALLOWED_PARAMS))
     body["stream"] = True
     return body
+
+
+def build_request(
+    request: ClientRequest, *, model: str, params: Mapping[str, Any]
+) -> dict[str, Any]:
+    """The spec's request builder: :func:`~agui_codecs.protocols.check_conversation`, then
+    :func:`to_anthropic` of the request's ``RunAgentInput``.
+
+    Raises:
+        InvalidInputError: no conversation to send (``INVALID_REQUEST``).
+        RequestTranslationError: see :func:`to_anthropic`; also a tool result without its call
+            (``INVALID_TOOL_RESULT``).
+    """
+    check_conversation(request.run_input)
+    return to_anthropic(request.run_input, model=model, params=params)

@@ -20,7 +20,7 @@ assistant              ``{"role": "assistant", "content": str}`` when there is t
                        ``{"type": "function_call", "call_id", "name", "arguments"}`` per tool call
 reasoning              ``{"type": "reasoning", "summary": [{"type": "summary_text", "text"}],
                        "encrypted_content"}`` when it has an ``encryptedValue`` that belongs to
-                       OpenAI (:func:`~gateway.request_common.own_encrypted_value`); no ``id``:
+                       OpenAI (``_request.own_encrypted_value``); no ``id``:
                        the item id is not known here and a wrong one is rejected ("encrypted
                        content item_id did not match"), while an item without id is accepted;
                        reasoning without an encrypted value is dropped (``store: false`` cannot
@@ -67,8 +67,10 @@ from ag_ui.core import (
     UserMessage,
 )
 
-from .errors import TranslationError
-from .request_common import (
+from ...errors import RequestTranslationError
+from .._request import (
+    ClientRequest,
+    check_conversation,
     data_url,
     merge_params,
     nest_params,
@@ -78,7 +80,13 @@ from .request_common import (
     tool_result_text,
 )
 
-__all__ = ["ALLOWED_PARAMS", "ENCRYPTED_REASONING_INCLUDE", "PROVIDER", "to_openai_responses"]
+__all__ = [
+    "ALLOWED_PARAMS",
+    "ENCRYPTED_REASONING_INCLUDE",
+    "PROVIDER",
+    "build_request",
+    "to_openai_responses",
+]
 
 PROVIDER: Final = "openai"
 """Provider label of the Responses decoder (owner of the encrypted reasoning values sent back)."""
@@ -148,7 +156,7 @@ def _part(part: ContentPart, where: str) -> dict[str, Any]:
             return {"type": "input_file", "file_url": source.value}
         if isinstance(source, FileSource):
             return {"type": "input_file", "file_id": source.value}
-    raise TranslationError(f"{where}: a {part.type} part has no OpenAI Responses equivalent")
+    raise RequestTranslationError(f"{where}: a {part.type} part has no OpenAI Responses equivalent")
 
 
 def _parts(content: list[ContentPart], where: str) -> list[dict[str, Any]]:
@@ -228,7 +236,7 @@ def to_openai_responses(
         The JSON body, ``stream: true``.
 
     Raises:
-        TranslationError: a content part has no Responses equivalent (audio, video; code
+        RequestTranslationError: a content part has no Responses equivalent (audio, video; code
             ``UNSUPPORTED_CONTENT``).
     """
     items: list[dict[str, Any]] = []
@@ -262,3 +270,18 @@ def to_openai_responses(
         body["include"] = include
     body["stream"] = True
     return body
+
+
+def build_request(
+    request: ClientRequest, *, model: str, params: Mapping[str, Any]
+) -> dict[str, Any]:
+    """The spec's request builder: :func:`~agui_codecs.protocols.check_conversation`, then
+    :func:`to_openai_responses` of the request's ``RunAgentInput``.
+
+    Raises:
+        InvalidInputError: no conversation to send (``INVALID_REQUEST``).
+        RequestTranslationError: see :func:`to_openai_responses`; also a tool result without
+            its call (``INVALID_TOOL_RESULT``).
+    """
+    check_conversation(request.run_input)
+    return to_openai_responses(request.run_input, model=model, params=params)

@@ -53,10 +53,18 @@ from ag_ui.core import (
     UserMessage,
 )
 
-from .errors import TranslationError
-from .request_common import context_text, data_url, merge_params, part_metadata, text_of
+from ...errors import RequestTranslationError
+from .._request import (
+    ClientRequest,
+    check_conversation,
+    context_text,
+    data_url,
+    merge_params,
+    part_metadata,
+    text_of,
+)
 
-__all__ = ["ALLOWED_PARAMS", "to_openai_chat"]
+__all__ = ["ALLOWED_PARAMS", "build_request", "to_openai_chat"]
 
 ALLOWED_PARAMS: dict[str, str] = {
     "temperature": "temperature",
@@ -114,7 +122,7 @@ def _part(part: ContentPart, where: str) -> dict[str, Any]:
             return {"type": "file", "file": file}
         if isinstance(source, FileSource):
             return {"type": "file", "file": {"file_id": source.value}}
-    raise TranslationError(
+    raise RequestTranslationError(
         f"{where}: a {part.type} part with a {source.type} source has no OpenAI Chat "
         "Completions equivalent"
     )
@@ -182,7 +190,7 @@ def to_openai_chat(
         The JSON body, ``stream: true``.
 
     Raises:
-        TranslationError: a content part has no Chat Completions equivalent (a video part, an
+        RequestTranslationError: a content part has no Chat Completions equivalent (a video part, an
             image given as a provider file handle, a document URL, audio other than inline
             wav/mp3), code ``UNSUPPORTED_CONTENT``.
     """
@@ -217,3 +225,18 @@ def to_openai_chat(
     body["stream"] = True
     body["stream_options"] = {"include_usage": True}
     return body
+
+
+def build_request(
+    request: ClientRequest, *, model: str, params: Mapping[str, Any]
+) -> dict[str, Any]:
+    """The spec's request builder: :func:`~agui_codecs.protocols.check_conversation`, then
+    :func:`to_openai_chat` of the request's ``RunAgentInput``.
+
+    Raises:
+        InvalidInputError: no conversation to send (``INVALID_REQUEST``).
+        RequestTranslationError: see :func:`to_openai_chat`; also a tool result without its call
+            (``INVALID_TOOL_RESULT``).
+    """
+    check_conversation(request.run_input)
+    return to_openai_chat(request.run_input, model=model, params=params)

@@ -76,10 +76,10 @@ from ag_ui.core import (
     TokenUsage,
 )
 
-from ..builder import FINISH_REASONS
-from ..errors import MalformedUpstreamError
-from ..framing import DONE, Frame
-from .base import StreamDecoder
+from ...builder import FINISH_REASONS
+from ...errors import MalformedUpstreamError
+from ...framing import DONE, Frame
+from ..base import StreamDecoder
 
 __all__ = ["SIGNATURE_FIELDS", "AiSdkUpstreamDecoder"]
 

@@ -4,7 +4,7 @@
 snake_case, nulls, THINKING_*, reshaped TOOL_CALL_RESULT / RUN_ERROR), expands ``*_CHUNK``
 events, repairs the bracket sequence and passes every output through
 :class:`~agui_codecs.transitions.AguiVerifier`. The repair keys it counts are listed in
-:mod:`agui_codecs.decoders.agui`, which wraps it as a :class:`StreamDecoder`.
+:mod:`agui_codecs.protocols.agui.decoder`, which wraps it as a :class:`StreamDecoder`.
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ import orjson
 from ag_ui.core import Event
 from pydantic import BaseModel, ValidationError
 
-from ..errors import MalformedUpstreamError
-from ..events import event_to_wire, parse_event
-from ..transitions import AGUI_TERMINAL, LIFECYCLE_BY_EVENT, AguiVerifier, Fault
+from ...errors import MalformedUpstreamError
+from ...events import event_to_wire, parse_event
+from ...transitions import AGUI_TERMINAL, LIFECYCLE_BY_EVENT, AguiVerifier, Fault
 
 __all__ = ["AguiNormalizer", "Wire"]
 
@@ -149,7 +149,7 @@ def _without(
 
 class AguiNormalizer:
     """Sans-I/O AG-UI repair: wire dicts in, legal wire dicts out (repair keys:
-    :mod:`agui_codecs.decoders.agui`).
+    :mod:`agui_codecs.protocols.agui.decoder`).
 
     Args:
         thread_id / run_id: the gateway's ids; when given, RUN_STARTED and RUN_FINISHED carry

@@ -67,9 +67,9 @@ from typing import Any, ClassVar, Final
 import orjson
 from ag_ui.core import TokenUsage
 
-from ..errors import MalformedUpstreamError
-from ..framing import DONE, Frame
-from .base import StreamDecoder, upstream_error
+from ...errors import MalformedUpstreamError
+from ...framing import DONE, Frame
+from ..base import StreamDecoder, upstream_error
 
 __all__ = ["REFUSAL_FALLBACK", "STOP_REASONS", "UNKNOWN_BLOCK_EVENT", "AnthropicDecoder"]
 
@@ -122,7 +122,7 @@ def _count(value: Any) -> int | None:
 class AnthropicDecoder(StreamDecoder):
     """Anthropic Messages event stream → AG-UI run (see the module docstring).
 
-    Accepts the options of :class:`~agui_codecs.decoders.base.StreamDecoder`. Malformed input
+    Accepts the options of :class:`~agui_codecs.protocols.base.StreamDecoder`. Malformed input
     (bad JSON, a block event without an integer ``index``, a tool block without a name, a
     result without ``tool_use_id``) ends the run with RUN_ERROR ``UPSTREAM_MALFORMED``.
     """

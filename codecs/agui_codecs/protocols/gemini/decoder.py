@@ -54,9 +54,9 @@ from typing import Any, ClassVar, Final
 import orjson
 from ag_ui.core import TokenUsage
 
-from ..errors import MalformedUpstreamError
-from ..framing import DONE, Frame
-from .base import StreamDecoder, upstream_error
+from ...errors import MalformedUpstreamError
+from ...framing import DONE, Frame
+from ..base import StreamDecoder, upstream_error
 
 __all__ = [
     "ERROR_FINISH_REASONS",
@@ -206,7 +206,7 @@ def google_error(error: Any) -> tuple[str, str]:
     """``(code, message)`` of a Google API error object ``{code, message, status}``.
 
     The code is ``status`` (e.g. ``RESOURCE_EXHAUSTED``), else ``HTTP_<code>``, else
-    ``UPSTREAM_ERROR`` (:func:`~agui_codecs.decoders.base.upstream_error` on the status).
+    ``UPSTREAM_ERROR`` (:func:`~agui_codecs.protocols.base.upstream_error` on the status).
     """
     if isinstance(error, dict) and _str(error.get("status")):
         error = {**error, "code": error["status"]}

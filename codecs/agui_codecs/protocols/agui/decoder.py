@@ -47,12 +47,12 @@ from typing import Any, ClassVar
 
 from ag_ui.core import RunErrorEvent
 
-from ..builder import RunBuilder
-from ..events import parse_event
-from ..framing import DONE, Frame
-from ..transitions import AGUI_TERMINAL
-from ._agui_normalizer import AguiNormalizer, Wire
-from .base import StreamDecoder
+from ...builder import RunBuilder
+from ...events import parse_event
+from ...framing import DONE, Frame
+from ...transitions import AGUI_TERMINAL
+from ..base import StreamDecoder
+from ._normalizer import AguiNormalizer, Wire
 
 __all__ = ["AguiDecoder", "AguiNormalizer"]
 

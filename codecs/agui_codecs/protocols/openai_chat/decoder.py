@@ -35,9 +35,9 @@ from typing import Any, ClassVar
 
 import orjson
 
-from ..errors import EventTooLargeError, MalformedUpstreamError
-from ..framing import DONE, Frame, FrameDecoder, Framing
-from .base import StreamDecoder, upstream_error
+from ...errors import EventTooLargeError, MalformedUpstreamError
+from ...framing import DONE, Frame, FrameDecoder, Framing
+from ..base import StreamDecoder, upstream_error
 
 __all__ = ["OpenAIChatDecoder"]
 

@@ -1,18 +1,12 @@
-"""Request bodies for upstreams that already speak a client protocol: ``agui`` and ``ai-sdk``.
+"""Request bodies for an ``ai-sdk`` upstream: an existing AI SDK backend (e.g. a Next.js
+``/api/chat`` route returning ``toUIMessageStreamResponse()``).
 
-* ``agui`` (an AG-UI runtime, e.g. a pydantic-ai, LangGraph or ADK server): the body is the
-  ``RunAgentInput`` JSON as ``@ag-ui/client`` 1.0 ``HttpAgent`` posts it. A request that came in
-  on the AG-UI endpoint is forwarded byte for byte; one from the AI SDK endpoint is the
-  converted input in wire form (camelCase, optional fields omitted, never ``null``; ``state``,
-  ``tools``, ``context`` and ``forwardedProps`` always present, as ``HttpAgent`` sends them).
-* ``ai-sdk`` (an existing AI SDK backend, e.g. a Next.js ``/api/chat`` route returning
-  ``toUIMessageStreamResponse()``): the body is the chat request ``{id, messages: UIMessage[],
-  trigger, ...}`` (``ai`` 7.0.173 ``src/ui/http-chat-transport.ts``). A request that came in on
-  the AI SDK endpoint is forwarded byte for byte; a ``RunAgentInput`` is converted by
-  :func:`to_ui_messages` (the inverse of :func:`gateway.request_ai_sdk.to_run_agent_input`), its
-  ``forwardedProps`` object spread into the body and non-empty ``tools`` / ``context`` sent in
-  their AG-UI shapes under those keys (the same convention the gateway's own AI SDK endpoint
-  reads).
+The body is the chat request ``{id, messages: UIMessage[], trigger, ...}`` (``ai`` 7.0.173
+``src/ui/http-chat-transport.ts``). A request that came in on the AI SDK endpoint is forwarded
+byte for byte; a ``RunAgentInput`` is converted by :func:`to_ui_messages` (the inverse of
+:func:`agui_codecs.protocols.ai_sdk.chat_request.to_run_agent_input`), its ``forwardedProps``
+object spread into the body and non-empty ``tools`` / ``context`` sent in their AG-UI shapes
+under those keys (the same convention the gateway's own AI SDK endpoint reads).
 
 ``to_ui_messages`` follows the ``UIMessage`` shape of ``ai`` 7.0.173 (``src/ui/ui-messages.ts``;
 the same in v5 and v6):
@@ -59,32 +53,13 @@ from ag_ui.core import (
     UserMessage,
 )
 
-from .errors import TranslationError
-from .request_common import ClientRequest, data_url, json_or_text, part_metadata, tool_result_text
+from ...errors import RequestTranslationError
+from .._request import ClientRequest, data_url, json_or_text, part_metadata, tool_result_text
 
-__all__ = ["agui_body", "ai_sdk_body", "run_input_wire", "to_ui_messages"]
+__all__ = ["ai_sdk_body", "build_request", "to_ui_messages"]
 
 _WILDCARD_TYPES: Final = {"image": "image/*", "audio": "audio/*", "video": "video/*"}
 _CHAT_KEYS: Final = frozenset({"id", "messages", "trigger", "messageId", "tools", "context"})
-
-
-def run_input_wire(run_input: RunAgentInput) -> dict[str, Any]:
-    """``run_input`` as ``HttpAgent`` posts it: camelCase, ``None`` omitted, the four
-    collection keys always present."""
-    wire: dict[str, Any] = run_input.model_dump(mode="json", by_alias=True, exclude_none=True)
-    wire.setdefault("state", {})
-    wire.setdefault("tools", [])
-    wire.setdefault("context", [])
-    wire.setdefault("forwardedProps", {})
-    return wire
-
-
-def agui_body(request: ClientRequest) -> dict[str, Any] | bytes:
-    """The body for an ``agui`` upstream: the client's bytes when it spoke AG-UI, else the
-    converted input in wire form."""
-    if request.wire == "agui" and request.raw is not None:
-        return request.raw
-    return run_input_wire(request.run_input)
 
 
 def ai_sdk_body(request: ClientRequest) -> dict[str, Any] | bytes:
@@ -92,7 +67,7 @@ def ai_sdk_body(request: ClientRequest) -> dict[str, Any] | bytes:
     protocol, else a chat request built from the ``RunAgentInput``.
 
     Raises:
-        TranslationError: a provider file handle in a user message (``UNSUPPORTED_CONTENT``:
+        RequestTranslationError: a provider file handle in a user message (``UNSUPPORTED_CONTENT``:
             a ``UIMessage`` file part needs a URL).
     """
     if request.wire == "ai-sdk" and request.raw is not None:
@@ -113,6 +88,18 @@ def ai_sdk_body(request: ClientRequest) -> dict[str, Any] | bytes:
     return body
 
 
+def build_request(
+    request: ClientRequest, *, model: str, params: Mapping[str, Any]
+) -> dict[str, Any] | bytes:
+    """The ``ai-sdk`` spec's request builder: :func:`ai_sdk_body` (a passthrough protocol: the
+    backend picks its model, so ``model`` and ``params`` are not used).
+
+    Raises:
+        RequestTranslationError: see :func:`ai_sdk_body`.
+    """
+    return ai_sdk_body(request)
+
+
 def _provider_metadata(holder: Any) -> dict[str, Any] | None:
     value = getattr(holder, "encrypted_value", None)
     meta = getattr(holder, "metadata", None)
@@ -127,7 +114,9 @@ def _provider_metadata(holder: Any) -> dict[str, Any] | None:
 def _file_part(part: ContentPart, where: str) -> dict[str, Any]:
     source = part.source  # type: ignore[union-attr]
     if isinstance(source, FileSource):
-        raise TranslationError(f"{where}: a provider file handle has no AI SDK UIMessage form")
+        raise RequestTranslationError(
+            f"{where}: a provider file handle has no AI SDK UIMessage form"
+        )
     if isinstance(source, DataSource):
         url, mime = data_url(source), source.mime_type
     else:
@@ -209,7 +198,7 @@ def to_ui_messages(run_input: RunAgentInput) -> list[dict[str, Any]]:
     """The conversation of ``run_input`` as AI SDK ``UIMessage`` objects (module docstring).
 
     Raises:
-        TranslationError: a provider file handle in a user message (``UNSUPPORTED_CONTENT``).
+        RequestTranslationError: a provider file handle in a user message (``UNSUPPORTED_CONTENT``).
     """
     out: list[dict[str, Any]] = []
     turn: _AssistantTurn | None = None

@@ -1,6 +1,6 @@
 """Tool-call output items of the OpenAI Responses decoder.
 
-Part of :mod:`agui_codecs.decoders.openai_responses` (see its docstring for the mapping):
+Part of :mod:`agui_codecs.protocols.openai_responses.decoder` (see its docstring for the mapping):
 :class:`ToolCalls` opens, streams and closes the AG-UI tool calls of client calls
 (``function_call``, ``custom_tool_call``, other ``*_call`` items with a ``call_id``), hosted
 (provider-executed) tools (:data:`HOSTED_TOOLS`, partial images as
@@ -18,8 +18,8 @@ from typing import Any, Final
 import orjson
 from ag_ui.core import Interrupt
 
-from ..errors import MalformedUpstreamError
-from .base import StreamDecoder
+from ...errors import MalformedUpstreamError
+from ..base import StreamDecoder
 
 __all__ = ["HOSTED_TOOLS", "PRELIMINARY_OUTPUT_EVENT", "ItemState", "ToolCalls", "to_json"]
 
@@ -88,7 +88,7 @@ class ItemState:
 
 
 class ToolCalls(StreamDecoder):
-    """The tool-call half of :class:`~agui_codecs.decoders.openai_responses.OpenAIResponsesDecoder`.
+    """The tool-call half of :class:`~.decoder.OpenAIResponsesDecoder`.
 
     Works on the decoder's per-response state: ``_items`` (output item key → state),
     ``_client_calls`` (a client tool was called) and ``_interrupts`` (pending approvals).

@@ -39,8 +39,9 @@ tools[]                ``[{functionDeclarations: [{name, description?, parameter
 Consecutive items of the same kind are merged into one content (a model turn's reasoning, text
 and calls; parallel function responses, which Gemini wants together), and a content with no
 parts is dropped. Signatures are sent only when they belong to Google
-(:func:`~gateway.request_common.own_encrypted_value`). For Gemini 3 models a ``functionCall``
-with no signature that is the first call of its turn gets ``skip_thought_signature_validator``.
+(:func:`~agui_codecs.protocols._request.own_encrypted_value`). For Gemini 3 models a
+``functionCall`` with no signature that is the first call of its turn gets
+``skip_thought_signature_validator``.
 
 Parameters: route ``params`` are top-level body keys (``safetySettings``, ``toolConfig``,
 ``generationConfig``...); ``forwardedProps`` keys in :data:`ALLOWED_PARAMS` are accepted from
@@ -68,8 +69,10 @@ from ag_ui.core import (
     UserMessage,
 )
 
-from .errors import TranslationError
-from .request_common import (
+from ...errors import RequestTranslationError
+from .._request import (
+    ClientRequest,
+    check_conversation,
     json_or_text,
     media_type,
     merge_params,
@@ -86,6 +89,7 @@ __all__ = [
     "ALLOWED_PARAMS",
     "PROVIDER",
     "SKIP_SIGNATURE",
+    "build_request",
     "gemini_model_path",
     "to_gemini",
 ]
@@ -206,7 +210,7 @@ def _function_response(
 ) -> dict[str, Any]:
     name = names.get(message.tool_call_id)
     if name is None:
-        raise TranslationError(
+        raise RequestTranslationError(
             f"messages[{index}]: tool result for call {message.tool_call_id!r}, which no "
             "assistant message made (Gemini needs the function name with the result)",
             code="INVALID_TOOL_RESULT",
@@ -242,7 +246,7 @@ def to_gemini(
         The JSON body (streaming is chosen by the endpoint, not the body).
 
     Raises:
-        TranslationError: tool call arguments that are not a JSON object
+        RequestTranslationError: tool call arguments that are not a JSON object
             (``INVALID_TOOL_ARGUMENTS``); a tool result whose call is not in the history
             (``INVALID_TOOL_RESULT``).
     """
@@ -282,3 +286,18 @@ def to_gemini(
         nest_params(merge_params(params or {}, run_input.forwarded_props, ALLOWED_PARAMS), _NESTED)
     )
     return body
+
+
+def build_request(
+    request: ClientRequest, *, model: str, params: Mapping[str, Any]
+) -> dict[str, Any]:
+    """The spec's request builder: :func:`~agui_codecs.protocols.check_conversation`, then
+    :func:`to_gemini` of the request's ``RunAgentInput``.
+
+    Raises:
+        InvalidInputError: no conversation to send (``INVALID_REQUEST``).
+        RequestTranslationError: see :func:`to_gemini`; also a tool result without its call
+            (``INVALID_TOOL_RESULT``).
+    """
+    check_conversation(request.run_input)
+    return to_gemini(request.run_input, model=model, params=params)

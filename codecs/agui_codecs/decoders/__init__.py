@@ -1,1 +1,0 @@
-"""Decoders: upstream bytes → AG-UI 1.0 events."""
