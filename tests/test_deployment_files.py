@@ -2,8 +2,8 @@
 and of the package they install.
 
 No Docker engine is needed: the files are parsed and checked for what matters (a non-root
-user, a healthcheck, ``pip install .``, two replicas sharing one store and one broker, the
-environment variables the gateway really reads). The repository holds two distributions,
+user, a healthcheck, ``pip install ./codecs .``, two replicas sharing one store and one
+broker, the environment variables the gateway really reads). The repository holds two distributions,
 ``agui-gateway`` (``pyproject.toml``: ``gateway``, ``conformance``) and ``agui-codecs``
 (``codecs/pyproject.toml``: ``agui_codecs``); the wheel test builds both from exactly what the
 Dockerfile copies, with no network (``--no-build-isolation --no-index``), and checks that they
@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import fnmatch
 import importlib.metadata
-import json
 import os
 import re
 import shlex
@@ -25,17 +24,26 @@ import subprocess
 import sys
 import tomllib
 import zipfile
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
+from deployment import (
+    Instruction,
+    build_stage,
+    context_files,
+    copied_sources,
+    dockerignored,
+    env_of,
+    global_args,
+    ignore_patterns,
+    parse_dockerfile,
+)
 from packaging.requirements import Requirement
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCKERFILE = ROOT / "Dockerfile"
-DOCKERIGNORE = ROOT / ".dockerignore"
 COMPOSE = ROOT / "compose.yaml"
 PYPROJECT = ROOT / "pyproject.toml"
 CODECS = "codecs"
@@ -51,8 +59,6 @@ PENDING_SETTINGS = frozenset({"GATEWAY_DATABASE_URL", "GATEWAY_REDIS_URL"})
 """Variables the durable-runs wiring (issue 3) adds to ``gateway.config.Settings``; accepted
 before they appear there, checked like the others once they do."""
 
-CACHE_PARTS = frozenset({"__pycache__", ".mypy_cache", ".pytest_cache", ".ruff_cache"})
-
 
 def _in_ci() -> bool:
     return os.environ.get("CI", "").lower() == "true"
@@ -65,59 +71,7 @@ def _skip_or_fail(reason: str) -> None:
     pytest.skip(reason)
 
 
-# -- Dockerfile parsing -------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Instruction:
-    """One Dockerfile instruction: keyword (upper case), ``--flags`` and the rest."""
-
-    keyword: str
-    flags: tuple[str, ...]
-    args: str
-
-    def exec_form(self) -> list[str] | None:
-        """The JSON (exec form) argument list, or None for the shell form."""
-        text = self.args.strip()
-        if not text.startswith("["):
-            return None
-        value = json.loads(text)
-        assert isinstance(value, list) and all(isinstance(v, str) for v in value)
-        return value
-
-
-def parse_dockerfile(text: str) -> list[list[Instruction]]:
-    """The Dockerfile's build stages (instructions before the first FROM form stage 0's
-    preamble and are dropped), with comments removed and line continuations joined."""
-    logical: list[str] = []
-    current = ""
-    for raw in text.splitlines():
-        line = raw.strip()
-        if not current and (not line or line.startswith("#")):
-            continue
-        if current and line.startswith("#"):
-            continue  # comment lines inside a continuation are skipped by Docker too
-        if line.endswith("\\"):
-            current += line[:-1] + " "
-            continue
-        logical.append(current + line)
-        current = ""
-    assert not current, "Dockerfile ends inside a line continuation"
-    stages: list[list[Instruction]] = []
-    for line in logical:
-        keyword, _, rest = line.partition(" ")
-        rest = rest.strip()
-        flags: list[str] = []
-        while rest.startswith("--"):
-            flag, _, rest = rest.partition(" ")
-            flags.append(flag)
-            rest = rest.strip()
-        instruction = Instruction(keyword.upper(), tuple(flags), rest)
-        if instruction.keyword == "FROM":
-            stages.append([instruction])
-        elif stages:
-            stages[-1].append(instruction)
-    return stages
+# -- Dockerfile ----------------------------------------------------------------------------------
 
 
 @pytest.fixture(scope="module")
@@ -125,50 +79,9 @@ def stages() -> list[list[Instruction]]:
     return parse_dockerfile(DOCKERFILE.read_text(encoding="utf-8"))
 
 
-def _global_args(text: str) -> dict[str, str]:
-    args: dict[str, str] = {}
-    for line in text.splitlines():
-        if line.startswith("FROM"):
-            break
-        m = re.match(r"ARG\s+(\w+)=(\S+)", line)
-        if m:
-            args[m.group(1)] = m.group(2)
-    return args
-
-
-def _env(stage: list[Instruction]) -> dict[str, str]:
-    """ENV of a stage (``KEY=value`` pairs; quoted values unquoted)."""
-    env: dict[str, str] = {}
-    for ins in stage:
-        if ins.keyword == "ENV":
-            for token in shlex.split(ins.args):
-                key, sep, value = token.partition("=")
-                assert sep, f"ENV uses the legacy 'ENV key value' form: {ins.args!r}"
-                env[key] = value
-    return env
-
-
-def _build_stage(stages: list[list[Instruction]]) -> list[Instruction]:
-    for stage in stages:
-        if any(re.search(r"\bpip install\b", i.args) for i in stage if i.keyword == "RUN"):
-            return stage
-    raise AssertionError("no stage runs pip install")
-
-
-def _copied_sources(stages: list[list[Instruction]]) -> list[str]:
-    """Build-context paths the Dockerfile copies (COPY without --from)."""
-    sources: list[str] = []
-    for stage in stages:
-        for ins in stage:
-            if ins.keyword == "COPY" and not any(f.startswith("--from") for f in ins.flags):
-                parts = ins.exec_form() or shlex.split(ins.args)
-                sources += [p.rstrip("/") for p in parts[:-1]]
-    return sources
-
-
 def test_final_stage_is_slim_python_311_or_newer(stages: list[list[Instruction]]) -> None:
     text = DOCKERFILE.read_text(encoding="utf-8")
-    args = _global_args(text)
+    args = global_args(text)
     for stage in stages:
         image = stage[0].args.split()[0]
         image = re.sub(r"\$\{(\w+)\}", lambda m: args.get(m.group(1), m.group(0)), image)
@@ -219,7 +132,7 @@ def _pyproject(folder: str) -> dict[str, Any]:
 def _pip_install_targets(stages: list[list[Instruction]]) -> list[str]:
     """The paths the build stage's ``pip install`` commands install, in order (flags left out)."""
     targets: list[str] = []
-    for ins in _build_stage(stages):
+    for ins in build_stage(stages):
         if ins.keyword != "RUN":
             continue
         for match in re.finditer(r"\bpip install ([^&;|]*)", ins.args):
@@ -230,7 +143,7 @@ def _pip_install_targets(stages: list[list[Instruction]]) -> list[str]:
 def test_installs_both_distributions_non_editable_codecs_first(
     stages: list[list[Instruction]],
 ) -> None:
-    runs = " && ".join(i.args for i in _build_stage(stages) if i.keyword == "RUN")
+    runs = " && ".join(i.args for i in build_stage(stages) if i.keyword == "RUN")
     assert not re.search(r"pip install[^&;]*(?:\s-e\s|--editable)", runs)
     assert "requirements" not in runs, "install the packages themselves, from pyproject.toml"
     targets = [t.rstrip("/").removeprefix("./") or "." for t in _pip_install_targets(stages)]
@@ -247,7 +160,7 @@ def _top_folders(folder: str) -> set[str]:
 
 
 def test_copies_everything_the_packages_are_built_from(stages: list[list[Instruction]]) -> None:
-    copied = set(_copied_sources(stages))
+    copied = set(copied_sources(stages))
     for folder in DISTRIBUTIONS.values():
         project = _pyproject(folder)
         own = {
@@ -276,7 +189,7 @@ def test_codecs_install_alone_without_io_libraries() -> None:
 
 
 def test_environment_defaults(stages: list[list[Instruction]]) -> None:
-    env = _env(stages[-1])
+    env = env_of(stages[-1])
     assert env.get("PYTHONUNBUFFERED") == "1"
     url = env.get("GATEWAY_DATABASE_URL", "")
     assert url.startswith("sqlite+aiosqlite:////"), "SQLite default needs an absolute path"
@@ -286,67 +199,6 @@ def test_environment_defaults(stages: list[list[Instruction]]) -> None:
 
 
 # -- .dockerignore --------------------------------------------------------------------------------
-
-
-def _ignore_patterns() -> list[str]:
-    lines = DOCKERIGNORE.read_text(encoding="utf-8").splitlines()
-    return [ln.strip() for ln in lines if ln.strip() and not ln.strip().startswith("#")]
-
-
-def _pattern_regex(pattern: str) -> re.Pattern[str]:
-    """Docker's .dockerignore matching (Go filepath.Match plus ``**``), as a regex."""
-    out = ""
-    i = 0
-    pattern = pattern.strip("/")
-    while i < len(pattern):
-        if pattern.startswith("**/", i):
-            out += "(?:.*/)?"
-            i += 3
-        elif pattern.startswith("**", i):
-            out += ".*"
-            i += 2
-        elif pattern[i] == "*":
-            out += "[^/]*"
-            i += 1
-        elif pattern[i] == "?":
-            out += "[^/]"
-            i += 1
-        elif pattern[i] == "[":
-            end = pattern.index("]", i)
-            out += "[" + pattern[i + 1 : end].replace("!", "^", 1) + "]"
-            i = end + 1
-        else:
-            out += re.escape(pattern[i])
-            i += 1
-    return re.compile(out)
-
-
-def dockerignored(path: str, patterns: list[str]) -> bool:
-    """Whether the context path ``path`` is excluded (a match on a parent excludes it too;
-    ``!`` patterns re-include; the last matching pattern wins)."""
-    parts = path.split("/")
-    candidates = ["/".join(parts[: n + 1]) for n in range(len(parts))]
-    excluded = False
-    for pattern in patterns:
-        negate = pattern.startswith("!")
-        regex = _pattern_regex(pattern.lstrip("!"))
-        if any(regex.fullmatch(c) for c in candidates):
-            excluded = not negate
-    return excluded
-
-
-def _context_files(sources: list[str]) -> list[str]:
-    """Files under the copied paths, relative to the repo, caches and build output left out."""
-    files: list[str] = []
-    for source in sources:
-        path = ROOT / source
-        found = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
-        for p in found:
-            rel = p.relative_to(ROOT)
-            built = any(part.endswith(".egg-info") for part in rel.parts)  # pip install -e
-            if CACHE_PARTS.isdisjoint(rel.parts) and p.suffix != ".pyc" and not built:
-                files.append(rel.as_posix())
-    return files
 
 
 def test_dockerignore_matcher() -> None:
@@ -361,7 +213,7 @@ def test_dockerignore_matcher() -> None:
 
 
 def test_dockerignore_excludes_environments_vcs_and_caches() -> None:
-    patterns = _ignore_patterns()
+    patterns = ignore_patterns()
     for path in (
         ".git/HEAD",
         ".venv/bin/python",
@@ -381,9 +233,9 @@ def test_dockerignore_excludes_environments_vcs_and_caches() -> None:
 
 
 def test_dockerignore_keeps_everything_the_image_copies(stages: list[list[Instruction]]) -> None:
-    patterns = _ignore_patterns()
-    sources = _copied_sources(stages)
-    files = _context_files(sources)
+    patterns = ignore_patterns()
+    sources = copied_sources(stages)
+    files = context_files(sources)
     assert any(f.endswith("versions/0001_initial.py") for f in files)
     dropped = [f for f in files if dockerignored(f, patterns)]
     assert not dropped, f".dockerignore drops files the build needs: {dropped[:10]}"
@@ -515,12 +367,14 @@ def test_gateway_variables_are_ones_the_settings_read(
 
     known = _settings_env_names() | PENDING_SETTINGS
     sources: dict[str, dict[str, str]] = {"Dockerfile": {}}
-    for key, value in _env(stages[-1]).items():
+    for key, value in env_of(stages[-1]).items():
         if key.startswith("GATEWAY_"):
             sources["Dockerfile"][key] = value
     for name in GATEWAY_SERVICES:
         env = _environment(compose["services"][name])
-        sources[name] = {k: interpolate(v or "") for k, v in env.items() if k.startswith("GATEWAY_")}
+        sources[name] = {
+            k: interpolate(v or "") for k, v in env.items() if k.startswith("GATEWAY_")
+        }
     for where, used in sources.items():
         unknown = sorted(set(used) - known)
         assert not unknown, f"{where}: the gateway reads no such setting: {unknown}"
@@ -560,10 +414,22 @@ def _build_requirements_missing() -> list[str]:
 def _build_wheel(src: Path, out: Path) -> None:
     proc = subprocess.run(
         [
-            sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
-            "--no-index", "--quiet", "--wheel-dir", str(out), str(src),
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "--no-index",
+            "--quiet",
+            "--wheel-dir",
+            str(out),
+            str(src),
         ],
-        capture_output=True, text=True, check=False, timeout=240,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=240,
         env={**os.environ, "PIP_DISABLE_PIP_VERSION_CHECK": "1"},
     )
     assert proc.returncode == 0, f"pip wheel {src} failed:\n{proc.stdout}\n{proc.stderr}"
@@ -580,9 +446,7 @@ def _wheel_names(out: Path, distribution: str) -> tuple[set[str], str, str]:
         return names, scripts, zf.read(f"{info}/METADATA").decode()
 
 
-def test_wheels_hold_every_package_file(
-    stages: list[list[Instruction]], tmp_path: Path
-) -> None:
+def test_wheels_hold_every_package_file(stages: list[list[Instruction]], tmp_path: Path) -> None:
     missing = _build_requirements_missing()
     if missing:
         _skip_or_fail(
@@ -591,8 +455,8 @@ def test_wheels_hold_every_package_file(
         )
     # The wheels are built from what the Docker build copies, as .dockerignore filters it.
     src = tmp_path / "src"
-    patterns = _ignore_patterns()
-    files = [f for f in _context_files(_copied_sources(stages)) if not dockerignored(f, patterns)]
+    patterns = ignore_patterns()
+    files = [f for f in context_files(copied_sources(stages)) if not dockerignored(f, patterns)]
     for rel in files:
         (src / rel).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(ROOT / rel, src / rel)
@@ -625,8 +489,11 @@ def test_wheels_hold_every_package_file(
     assert "Requires-Dist: agui-codecs==0.1.0" in metadata.splitlines()
     assert not any(n.startswith("agui_codecs/") for n in names), "codecs shipped twice"
     assert not any(n.startswith(("gateway/", "conformance/")) for n in codec_names)
-    requires = [ln.split(":", 1)[1].strip() for ln in codec_metadata.splitlines()
-                if ln.startswith("Requires-Dist:")]
+    requires = [
+        ln.split(":", 1)[1].strip()
+        for ln in codec_metadata.splitlines()
+        if ln.startswith("Requires-Dist:")
+    ]
     assert not {Requirement(r).name.lower() for r in requires} & IO_LIBRARIES
 
     # Every file of the package folders ships (a new data file needs a package-data entry).

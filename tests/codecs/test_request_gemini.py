@@ -19,8 +19,6 @@ from ag_ui.core import RunAgentInput
 
 from agui_codecs.errors import RequestTranslationError
 from agui_codecs.protocols.gemini.request import SKIP_SIGNATURE, to_gemini
-from gateway.config import RouteConfig
-from gateway.upstream import endpoint_path
 
 SCHEMA = {
     "type": "object",
@@ -305,13 +303,3 @@ def test_route_params_and_client_params() -> None:
         {"category": "HARM_CATEGORY_HARASSMENT", "threshold": "BLOCK_NONE"}
     ]
     assert body["contents"] == [{"role": "user", "parts": [{"text": "hi"}]}]
-
-
-def test_endpoint_carries_the_model() -> None:
-    route = RouteConfig(
-        name="g",
-        upstream_url="https://generativelanguage.googleapis.com/v1beta",
-        protocol="gemini",
-        model="models/gemini-2.5-flash",
-    )
-    assert endpoint_path(route) == "/models/gemini-2.5-flash:streamGenerateContent?alt=sse"
