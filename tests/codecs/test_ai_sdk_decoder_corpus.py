@@ -21,7 +21,7 @@ from agui_codecs.encoders.agui import AguiEncoder
 from agui_codecs.encoders.ai_sdk import AiSdkEncoder
 from ai_sdk_decoder_fixtures import call_args, decode, of_type, run
 from corpus import corpus_files, require_corpus
-from decoder_checks import assert_well_formed_run, wire
+from decoder_checks import assert_legal_run, wire
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from real_clients import replay, require_harness
@@ -41,7 +41,7 @@ def test_corpus_file_decodes_to_a_complete_successful_run(path: Path | None) -> 
         require_corpus("aisdk-ui")
         return
     events = decode(path.read_bytes())
-    assert_well_formed_run(events)
+    assert_legal_run(events)
     assert wire(events)[-1]["type"] == "RUN_FINISHED"
 
 

@@ -18,7 +18,7 @@ from agui_codecs.encoders.agui import AguiEncoder
 from agui_codecs.encoders.ai_sdk import AiSdkEncoder
 from agui_codecs.events import TokenUsage
 from corpus import require_corpus
-from decoder_checks import assert_well_formed_run, decode_all, decode_split, wire
+from decoder_checks import assert_legal_run, decode_all, decode_split, wire
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from openai_responses_fixtures import (
@@ -52,7 +52,7 @@ def test_corpus_family_is_present() -> None:
 def test_corpus_file_decodes_to_well_formed_runs(path: Path) -> None:
     require_corpus("openai-responses")
     events = decode_all(NAME, path.read_bytes())
-    assert_well_formed_run(events)
+    assert_legal_run(events)
     evs = wire(events)
     upstream = upstream_payloads(path)
     responses = {p["response"]["id"] for p in upstream if p.get("type") == "response.created"}
