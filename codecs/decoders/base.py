@@ -21,8 +21,8 @@ error policy. Nothing but caller misuse ever raises out of ``feed``/``close``:
 * an empty body (no payload at all) ends with RUN_ERROR ``UPSTREAM_EMPTY``; EOF before the
   protocol's final event with RUN_ERROR ``UPSTREAM_TRUNCATED`` (the subclass's
   :meth:`~StreamDecoder.finalize`, or the base when it forgets); both are kept in ``error``;
-* once the run has ended, further input is ignored (``trailing`` counts the payloads, and a
-  malformed tail counts as one), except in a :attr:`~StreamDecoder.multi_run` decoder, where a
+* once the run has ended, further input is ignored: it is still framed, and ``trailing``
+  counts its payloads (a malformed tail counts as one), except in a :attr:`~StreamDecoder.multi_run` decoder, where a
   payload that begins another response starts the next run of the same stream (AG-UI 1.0
   allows runs in sequence);
 * ``feed`` after ``close``, or ``feed`` of something that is not bytes, is a
@@ -95,6 +95,7 @@ class StreamDecoder(ABC):
         self.error: RemoteProtocolError | InternalDecoderError | None = None
         self.trailing = 0
         self._closed = False
+        self._frames_broken = False  # the framing raised (our bug): feed it nothing more
         self._stopped = False  # no further run may begin (EOF, malformed input, fail())
 
     @property
@@ -116,14 +117,15 @@ class StreamDecoder(ABC):
             raise LocalProtocolError(f"{type(self).__name__}.feed() called after close()")
         if not isinstance(data, bytes | bytearray | memoryview):
             raise LocalProtocolError(f"feed() takes bytes, not {type(data).__name__}")
-        if self.ended:
+        if self._frames_broken:
             return []
         try:
             frames = self._frames.feed(bytes(data))
         except Exception as exc:
+            self._frames_broken = True
             self._internal(exc, "framing")
             return self.run.drain()
-        self._handle_all(frames)
+        self._handle_all(frames)  # after the end: only counted in ``trailing``
         return self.run.drain()
 
     def close(self) -> list[Event]:
@@ -131,13 +133,13 @@ class StreamDecoder(ABC):
         if self._closed:
             return []
         self._closed = True
-        if not self.ended:
+        frames: list[Frame] = []
+        if not self._frames_broken:
             try:
                 frames = self._frames.close()
             except Exception as exc:
                 self._internal(exc, "framing")
-                frames = []
-            self._handle_all(frames)
+        self._handle_all(frames)
         self._stopped = True
         if not self.run.ended:
             if not self.run.started:
@@ -258,8 +260,8 @@ class StreamDecoder(ABC):
 def upstream_error(error: Any, default_code: str = "UPSTREAM_ERROR") -> tuple[str, str]:
     """Return ``(code, message)`` for an upstream error object of OpenAI/Anthropic shape.
 
-    The code is the upstream's ``code`` (or ``type``) when it is a string; a numeric code
-    becomes ``HTTP_<n>``.
+    The code is the upstream's ``code`` (or ``type``) when it is a non-empty string; a numeric
+    code becomes ``HTTP_<n>``; else ``default_code``. Never an empty code.
     """
     if not isinstance(error, dict):
         return default_code, str(error) if error else "upstream reported an error"
@@ -267,6 +269,7 @@ def upstream_error(error: Any, default_code: str = "UPSTREAM_ERROR") -> tuple[st
     if isinstance(code, int) and not isinstance(code, bool):
         code = f"HTTP_{code}"
     if not isinstance(code, str) or not code:
-        code = error.get("type") if isinstance(error.get("type"), str) else default_code
+        kind = error.get("type")
+        code = kind if isinstance(kind, str) and kind else default_code
     message = error.get("message")
     return str(code), str(message) if message else f"upstream reported {code}"

@@ -156,11 +156,11 @@ def test_stream_without_finish_reason_is_truncated_not_a_short_success() -> None
     assert wire(events)[-1]["code"] == "UPSTREAM_TRUNCATED"
 
 
-def test_json_array_cut_before_its_closing_bracket_is_a_malformed_upstream() -> None:
+def test_json_array_cut_before_its_closing_bracket_is_truncated() -> None:
     body = b"[" + orjson.dumps(response({"text": "Hi"}, finish="STOP"))
     events = decode(body)
     assert_legal_run(events)
-    assert wire(events)[-1]["code"] == "UPSTREAM_MALFORMED"
+    assert wire(events)[-1]["code"] == "UPSTREAM_TRUNCATED"
 
 
 def test_non_object_part_is_a_typed_error_not_a_crash() -> None:
