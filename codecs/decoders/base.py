@@ -22,9 +22,9 @@ error policy. Nothing but caller misuse ever raises out of ``feed``/``close``:
   protocol's final event with RUN_ERROR ``UPSTREAM_TRUNCATED`` (the subclass's
   :meth:`~StreamDecoder.finalize`, or the base when it forgets); both are kept in ``error``;
 * once the run has ended, further input is ignored: it is still framed, and ``trailing``
-  counts its payloads (a malformed tail counts as one), except in a :attr:`~StreamDecoder.multi_run` decoder, where a
-  payload that begins another response starts the next run of the same stream (AG-UI 1.0
-  allows runs in sequence);
+  counts its payloads (a malformed tail counts as one), except in a
+  :attr:`~StreamDecoder.multi_run` decoder, where a payload that begins another response
+  starts the next run of the same stream (AG-UI 1.0 allows runs in sequence);
 * ``feed`` after ``close``, or ``feed`` of something that is not bytes, is a
   :class:`~agui_codecs.errors.LocalProtocolError` (the caller's bug, raised).
 """
