@@ -1,13 +1,14 @@
 """Upstream AI SDK UI message stream decoder (``agui_codecs.decoders.ai_sdk``): the corpus.
 
-Every recording in ``shared/corpus/aisdk-ui`` decodes to a successful run carrying its text,
-reasoning and tool input whole; then the steps, tool results and approvals of named
-recordings (the generic checks, whole / byte by byte / split, legality, truncation and the real
-clients' verdicts, are the decoder contract's: ``tests/contracts/test_decoder_*.py``). Expected values come from the upstream chunks themselves
+Every recording in ``shared/corpus/aisdk-ui`` decodes to a complete run, whole, byte by byte or
+split anywhere, carrying its text, reasoning and tool input whole; then the steps, tool results
+and approvals of named recordings. Expected values come from the upstream chunks themselves
 (parsed here independently of the decoder), from the chunk semantics of ``ai`` 7.0.173
 ``src/ui/process-ui-message-stream.ts`` and from the AG-UI 1.0 rules in
 ``shared/docs/PROTOCOLS.md``. The real clients judge the re-encoded output in
-:func:`test_the_real_clients_keep_interrupts_and_signatures`. Tool chunks are checked in
+:func:`test_the_real_clients_keep_interrupts_and_signatures` (interrupts, signatures); the
+generic checks (splits, legality, truncation, the clients' verdicts) are the decoder contract's
+(``tests/contracts/test_decoder_*.py``). Tool chunks are checked in
 ``test_ai_sdk_decoder_tools.py``, the other chunk semantics in ``test_ai_sdk_decoder.py``.
 """
 

@@ -1,14 +1,14 @@
 """Anthropic Messages stream decoder (``agui_codecs.decoders.anthropic``): the whole corpus.
 
-Every recorded stream in ``shared/corpus/anthropic`` ends in RUN_FINISHED and keeps the
-decoder's promises, without dropping a tool call, a tool result or argument text. Expected
+Every recorded stream in ``shared/corpus/anthropic`` decodes to a complete run, whole, byte by
+byte or split anywhere, without dropping a tool call, a tool result or argument text. Expected
 values come from the recordings themselves, parsed independently here, and from the AG-UI 1.0
-rules in ``shared/docs/PROTOCOLS.md``; what the real clients (``@ag-ui/client`` 1.0.0, ``ai``
-7/6/5) build from the signatures and parallel calls is checked in
-:func:`test_the_real_clients_keep_signatures_and_parallel_call_arguments`. The generic
-checks (whole / byte by byte / split, legality, truncation, the real clients' verdicts) are the
-decoder contract's (``tests/contracts/test_decoder_*.py``). The semantics are checked in
-``test_anthropic.py``, the named faults in ``test_anthropic_faults.py``.
+rules in ``shared/docs/PROTOCOLS.md``; the real clients (``@ag-ui/client`` 1.0.0, ``ai``
+7/6/5) keep the signatures and the parallel calls' arguments
+(:func:`test_the_real_clients_keep_signatures_and_parallel_call_arguments`). The generic checks
+(splits, legality, truncation, the clients' verdicts) are the decoder contract's
+(``tests/contracts/test_decoder_*.py``). The semantics are checked in ``test_anthropic.py``,
+the named faults in ``test_anthropic_faults.py``.
 """
 
 from __future__ import annotations

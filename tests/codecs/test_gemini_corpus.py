@@ -1,13 +1,13 @@
 """Gemini ``streamGenerateContent`` decoder (``agui_codecs.decoders.gemini``): the corpus.
 
-Every recording in ``shared/corpus/gemini`` decodes to a successful run with the provider's
-usage, thought signatures and function-call arguments; the signatures reach the AI SDK
-``providerMetadata``. Expected values come from the recordings themselves (parsed here
-independently of the decoder) and from the AG-UI 1.0 TokenUsage accounting (input/output are
-totals, reasoning and cached tokens are parts of them). Where the real clients keep the
-signatures is checked in :func:`test_the_real_clients_keep_the_signatures_and_arguments`; the
-generic checks (whole / byte by byte / split, legality, truncation, the real clients' verdicts)
-are the decoder contract's (``tests/contracts/test_decoder_*.py``).
+Every recording in ``shared/corpus/gemini`` decodes to a complete run, whole, byte by byte or
+split anywhere, with the provider's usage, thought signatures and function-call arguments;
+the signatures reach the AI SDK ``providerMetadata``. Expected values come from the recordings
+themselves (parsed here independently of the decoder) and from the AG-UI 1.0 TokenUsage
+accounting (input/output are totals, reasoning and cached tokens are parts of them). The real
+clients keep the signatures (:func:`test_the_real_clients_keep_the_signatures_and_arguments`);
+the generic checks (splits, legality, truncation, the clients' verdicts) are the decoder
+contract's (``tests/contracts/test_decoder_*.py``).
 Tool call ids and Vertex streamed arguments are checked in ``test_gemini_tool_calls.py``,
 finish reasons, errors and parts in ``test_gemini.py``.
 """

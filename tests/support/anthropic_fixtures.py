@@ -2,8 +2,9 @@
 
 Decoding whole, split or byte by byte; Anthropic-style SSE and the stream event builders
 (``message_start``, content blocks, deltas, the ending); the corpus files parsed independently
-of the decoder; and :func:`assert_complete_run` (the conformance kit plus one promise of
-the Anthropic decoder).
+of the decoder; and :func:`assert_complete_run`, the AG-UI 1.0 verify rules
+(``shared/docs/PROTOCOLS.md`` §2) as data.
+They are asked of the conformance kit, plus one promise of the Anthropic decoder.
 """
 
 from __future__ import annotations
