@@ -10,6 +10,7 @@ from __future__ import annotations
 from .errors import (
     CodecError,
     EventTooLargeError,
+    InternalDecoderError,
     LocalProtocolError,
     MalformedUpstreamError,
     RemoteProtocolError,
@@ -21,6 +22,7 @@ __all__ = [
     "ENCODERS",
     "CodecError",
     "EventTooLargeError",
+    "InternalDecoderError",
     "LocalProtocolError",
     "MalformedUpstreamError",
     "RemoteProtocolError",

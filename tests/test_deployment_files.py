@@ -29,6 +29,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
+from corpus import require_service
 from packaging.requirements import Requirement
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -45,15 +46,9 @@ before they appear there, checked like the others once they do."""
 CACHE_PARTS = frozenset({"__pycache__", ".mypy_cache", ".pytest_cache", ".ruff_cache"})
 
 
-def _in_ci() -> bool:
-    return os.environ.get("CI", "").lower() == "true"
-
-
 def _skip_or_fail(reason: str) -> None:
     """Skip locally; fail under ``CI=true`` (where everything these tests need is installed)."""
-    if _in_ci():
-        pytest.fail(reason)
-    pytest.skip(reason)
+    require_service(False, reason)
 
 
 # -- Dockerfile parsing -------------------------------------------------------------------------
