@@ -5,6 +5,8 @@ Every error-level rule is one a real client enforces (``@ag-ui/client`` 1.0.0; `
 hygiene (legal but harmful). Entry points:
 
 * :func:`check_bytes` — one captured stream (SSE body, JSON lines or JSON array) -> ``Report``;
+* :func:`check_events` — an AG-UI event sequence in memory (wire dicts or ``ag_ui.core``
+  events) -> ``Report``;
 * :class:`AguiChecker` / :class:`AiSdkChecker` — incremental checkers (``feed`` bytes);
 * :func:`run_endpoint` — POST a RunAgentInput to a live AG-UI endpoint, check as it streams;
 * :data:`RULES` — the rule catalogue (stable ids); the CLI is ``agui-conformance``
@@ -18,7 +20,7 @@ from __future__ import annotations
 
 from .agui import AguiChecker
 from .ai_sdk import AiSdkChecker
-from .inputs import check_bytes, detect_form, detect_protocol
+from .inputs import check_bytes, check_events, detect_form, detect_protocol
 from .net import NetError, fetch, run_endpoint
 from .report import Report, Violation, format_json, format_junit, format_table
 from .rules import RULES, Rule
@@ -32,6 +34,7 @@ __all__ = [
     "Rule",
     "Violation",
     "check_bytes",
+    "check_events",
     "detect_form",
     "detect_protocol",
     "fetch",

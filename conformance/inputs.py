@@ -14,8 +14,10 @@ types); ``auto`` reads the first payload's type.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, Literal
+
+from agui_codecs.events import event_to_wire
 
 from .agui import AguiChecker
 from .ai_sdk import AiSdkChecker
@@ -27,6 +29,7 @@ __all__ = [
     "Form",
     "Protocol",
     "check_bytes",
+    "check_events",
     "detect_form",
     "detect_protocol",
     "make_checker",
@@ -119,5 +122,20 @@ def check_bytes(
                 checker.feed_payload(value)
     except JsonError as exc:
         checker.report.violations.append(Violation(rule, None, f"the JSON array is invalid: {exc}"))
+    checker.finish()
+    return checker.report
+
+
+def check_events(events: Iterable[Any], *, source: str = "<events>") -> Report:
+    """Check a whole AG-UI event sequence already in memory (no framing) for ``@ag-ui/client``.
+
+    ``events`` are AG-UI wire objects (``{"type": "RUN_STARTED", ...}``) or ``ag_ui.core``
+    events (turned into their wire form by :func:`agui_codecs.events.event_to_wire`). The
+    end-of-stream checks run, so a sequence that stops mid-run gets
+    ``agui/hygiene/no-terminal-event``.
+    """
+    checker = AguiChecker(source)
+    for event in events:
+        checker.feed_payload(event if isinstance(event, Mapping) else event_to_wire(event))
     checker.finish()
     return checker.report

@@ -12,7 +12,8 @@ Endpoints:
   ``GET /api/v1/agent/runs/{thread_id}/events`` (SSE, ``Last-Event-ID`` resume),
   ``GET /v1/ai-sdk/{route}/{chatId}/stream`` (AI SDK resume), ``GET /api/v1/agent/history``;
 * ``GET /healthz`` -> ``{"status": "ok"}``;
-* ``GET /metrics`` -> Prometheus text: the ui_schema compiler's counters (:mod:`gateway.metrics`);
+* ``GET /metrics`` -> Prometheus text: the ui_schema compiler's and the decoders' counters
+  (:mod:`gateway.metrics`);
 * ``/demo/openai/v1/chat/completions``: the scripted demo upstream (:mod:`gateway.demo`).
 
 Both stream endpoints run the same per-run pipeline (:class:`~gateway.pipeline.RunPipeline`:
@@ -65,6 +66,7 @@ from agui_codecs.protocols.ai_sdk.chat_request import (
     response_message_id,
     to_run_agent_input,
 )
+from agui_codecs.protocols.base import INTERNAL_ERRORS
 from agui_codecs.ui import UiSchemaCompiler
 
 from .asgi_transport import StreamingASGITransport
@@ -204,8 +206,8 @@ class _Gateway:
         return _json_response({"status": "ok"})
 
     async def metrics(self, request: Request) -> Response:
-        """``GET /metrics`` -> Prometheus text of the ui_schema compiler's counters."""
-        body = render_metrics(self.pipeline.compiler.stats)
+        """``GET /metrics`` -> Prometheus text: ui_schema compiler and decoder counters."""
+        body = render_metrics(self.pipeline.compiler.stats, INTERNAL_ERRORS)
         return Response(body, media_type=METRICS_CONTENT_TYPE)
 
 

@@ -7,7 +7,9 @@ Subcommands:
   every protocol of the codec registry (:mod:`agui_codecs.registry`: the built-ins and those
   installed plugins register), ``--to`` every registered encoder.
   Exit status: 0 translated; 1 the input was malformed (the stream written so far still ends
-  with a terminal error event, and the reason goes to stderr); 2 usage error or unreadable file.
+  with a terminal error event, and the reason goes to stderr); 2 usage error or unreadable file;
+  3 the decoder failed on the input (a bug of ours, not of the input: the output still ends with
+  a terminal error event, the traceback goes to stderr).
 * ``serve [--config FILE] [--host H] [--port P]``: run the HTTP gateway (uvicorn).
 """
 
@@ -18,7 +20,14 @@ import sys
 from collections.abc import Sequence
 from typing import BinaryIO
 
-from agui_codecs import DECODERS, ENCODERS, CodecError, get_decoder, get_encoder
+from agui_codecs import (
+    DECODERS,
+    ENCODERS,
+    CodecError,
+    InternalDecoderError,
+    get_decoder,
+    get_encoder,
+)
 
 __all__ = ["main", "translate"]
 
@@ -128,8 +137,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     finally:
         if source is not sys.stdin.buffer:
             source.close()
+    name = args.file if args.file != "-" else "<stdin>"
+    if isinstance(error, InternalDecoderError):
+        print(
+            f"agui-gateway translate: the {args.source} decoder failed on {name} "
+            f"({error.code}: a bug in agui-gateway, not in the input; traceback above)",
+            file=sys.stderr,
+        )
+        return 3
     if error is not None:
-        name = args.file if args.file != "-" else "<stdin>"
         print(
             f"agui-gateway translate: {name} is not a valid {args.source} stream: "
             f"{error.code}: {error.message}",

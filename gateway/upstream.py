@@ -49,15 +49,19 @@ connect error, DNS failure, refused connection     ``UPSTREAM_UNAVAILABLE``
 connection lost after the response started         ``UPSTREAM_DISCONNECTED``
 any httpx timeout (connect, read, write, pool)     ``UPSTREAM_TIMEOUT``
 malformed bytes                                    the decoder's own (``UPSTREAM_MALFORMED``...)
+a bug in the decoder (not the upstream's fault)    ``INTERNAL_DECODER_ERROR`` (logged as an error,
+                                                   message ``internal gateway error``)
 a bug in the gateway                               ``INTERNAL_ERROR`` (logged, details masked)
 =================================================  ==========================================
 
-Messages reach end users, so internals stay in the log (``docs/protocols.md`` §3.3 rule 5, "mask
-internal error text"): a missing key names the route, not its variable; a 4xx keeps the provider's
-message (it tells the developer what to fix), a 5xx is ``upstream server error (HTTP <status>)``
-with the body logged (truncated); a decoder fault that quotes upstream bytes
+Messages reach end users, so internals stay in the log (``docs/protocols.md`` §3.3 rule 5,
+"mask internal error text"): a missing key names the route, not its variable; a 4xx keeps the
+provider's message (it tells the developer what to fix), a 5xx is ``upstream server error (HTTP
+<status>)`` with the body logged (truncated); a decoder fault that quotes upstream bytes
 (``UPSTREAM_MALFORMED``, ``UPSTREAM_EVENT_TOO_LARGE``) gets a fixed sentence
-(:data:`MASKED_DECODER_ERRORS`), its detail logged. A ``?query`` on ``upstream_url`` (Azure
+(:data:`MASKED_DECODER_ERRORS`), its detail logged; a decoder's own bug
+(``agui_codecs.InternalDecoderError``: its traceback is logged by the ``agui_codecs`` logger and
+counted in ``/metrics``) is reported like a gateway bug. A ``?query`` on ``upstream_url`` (Azure
 ``api-version``) is kept after the appended path (:func:`endpoint_url`).
 
 Error bodies are read up to :data:`MAX_ERROR_BODY` bytes. Closing the event iterator (the
@@ -78,7 +82,7 @@ import httpx
 import orjson
 from ag_ui.core import Event, RunAgentInput, RunErrorEvent
 
-from agui_codecs import get_protocol
+from agui_codecs import InternalDecoderError, get_protocol
 from agui_codecs.protocols import ClientRequest, ProtocolSpec, RequestBody, StreamDecoder
 
 from .config import SELF_SCHEME, RouteConfig
@@ -286,6 +290,7 @@ MASKED_DECODER_ERRORS: dict[str, str] = {
     "UPSTREAM_MALFORMED": "the upstream sent a malformed stream",
     "UPSTREAM_EVENT_TOO_LARGE": "the upstream sent an event larger than the gateway accepts",
     "UPSTREAM_PROTOCOL_ERROR": "the upstream broke its streaming protocol",
+    InternalDecoderError.code: "internal gateway error",
 }
 """Client-facing RUN_ERROR message per decoder fault code. The decoder's own message quotes
 upstream bytes (a JSON snippet, a path, a size): it goes to the log only."""
@@ -302,7 +307,16 @@ def _masked(route: RouteConfig, decoder: StreamDecoder, events: list[Event]) -> 
     out: list[Event] = []
     for event in events:
         if isinstance(event, RunErrorEvent) and event.code == error.code:
-            log.warning("route %s: %s: %s", route.name, error.code, error.message)
+            if isinstance(error, InternalDecoderError):
+                log.error(
+                    "route %s: %s: the %s decoder failed on the upstream's input (%r)",
+                    route.name,
+                    error.code,
+                    error.decoder,
+                    error.__cause__,
+                )
+            else:
+                log.warning("route %s: %s: %s", route.name, error.code, error.message)
             event = event.model_copy(update={"message": MASKED_DECODER_ERRORS[error.code]})
         out.append(event)
     return out

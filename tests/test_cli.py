@@ -81,3 +81,20 @@ def test_wrong_family_says_no_events_of_that_kind(tmp_path: Path, capsys: pytest
     path = require_corpus("anthropic")[0]
     assert main(["translate", "--from", "openai-chat", "--to", "agui", str(path)]) == 1
     assert "held no openai-chat events" in capsys.readouterr().err
+
+
+def test_a_decoder_bug_exits_3_and_does_not_blame_the_input(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agui_codecs.protocols.openai_chat.decoder import OpenAIChatDecoder
+
+    def buggy(self: object, frame: object) -> None:
+        raise IndexError("our bug")
+
+    monkeypatch.setattr(OpenAIChatDecoder, "handle", buggy)
+    path = require_corpus("openai-chat")[0]
+    assert main(["translate", "--from", "openai-chat", "--to", "agui", str(path)]) == 3
+    captured = capsys.readouterr()
+    assert "INTERNAL_DECODER_ERROR" in captured.err and "not in the input" in captured.err
+    assert "is not a valid" not in captured.err
+    assert '"code":"INTERNAL_DECODER_ERROR"' in captured.out  # still a clean end

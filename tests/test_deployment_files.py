@@ -29,6 +29,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
+from corpus import require_service
 from deployment import (
     Instruction,
     build_stage,
@@ -60,15 +61,9 @@ PENDING_SETTINGS = frozenset({"GATEWAY_DATABASE_URL", "GATEWAY_REDIS_URL"})
 before they appear there, checked like the others once they do."""
 
 
-def _in_ci() -> bool:
-    return os.environ.get("CI", "").lower() == "true"
-
-
 def _skip_or_fail(reason: str) -> None:
     """Skip locally; fail under ``CI=true`` (where everything these tests need is installed)."""
-    if _in_ci():
-        pytest.fail(reason)
-    pytest.skip(reason)
+    require_service(False, reason)
 
 
 # -- Dockerfile ----------------------------------------------------------------------------------

@@ -12,6 +12,7 @@ from __future__ import annotations
 from .errors import (
     CodecError,
     EventTooLargeError,
+    InternalDecoderError,
     InvalidInputError,
     LocalProtocolError,
     MalformedUpstreamError,
@@ -26,6 +27,7 @@ __all__ = [
     "ENCODERS",
     "CodecError",
     "EventTooLargeError",
+    "InternalDecoderError",
     "InvalidInputError",
     "LocalProtocolError",
     "MalformedUpstreamError",

@@ -37,6 +37,13 @@ Conventions the encoders rely on (documented in ARCHITECTURE.md):
 
 One builder may carry several runs in sequence (AG-UI 1.0 allows RUN_STARTED again after
 RUN_FINISHED / RUN_ERROR): :meth:`RunBuilder.next_run` resets it for the next one.
+
+Every method is all-or-nothing: the event is built (and validated by its ``ag_ui.core`` model)
+before any state changes, so a method that raises (a decoder passing a non-string id, say)
+leaves nothing half open, and :meth:`RunBuilder.fail` can still close the run cleanly.
+Arguments of the wrong type raise :class:`~agui_codecs.errors.LocalProtocolError` (ids given
+to :meth:`RunBuilder.start`) or pydantic's ``ValidationError`` (event fields): both are the
+calling decoder's bug, which the decoder base reports as ``INTERNAL_DECODER_ERROR``.
 """
 
 from __future__ import annotations
@@ -134,29 +141,33 @@ class RunBuilder:
         """Emit RUN_STARTED if not yet done; fix the ids from ``upstream_id`` when not given.
 
         RUN_STARTED carries :attr:`start_metadata` when it is set.
+
+        Raises:
+            LocalProtocolError: ``upstream_id`` or ``model`` is given and not a string (the
+                decoder must check upstream values first).
         """
+        for what, value in (("upstream_id", upstream_id), ("model", model)):
+            if value is not None and not isinstance(value, str):
+                raise LocalProtocolError(f"RunBuilder.start({what}=...) takes a string")
         if model and not self.model:
             self.model = model
         if self.started:
             return
-        self.started = True
         base = upstream_id or self.run_id or "upstream"
-        if self.message_id is None:
-            self.message_id = upstream_id or f"msg_{base}"
-        if self.run_id is None:
-            self.run_id = f"run_{base}"
-        if self.thread_id is None:
-            self.thread_id = f"thread_{base}"
+        message_id = self.message_id or upstream_id or f"msg_{base}"
+        run_id = self.run_id or f"run_{base}"
+        thread_id = self.thread_id or f"thread_{base}"
+        event = RunStartedEvent(
+            thread_id=thread_id,
+            run_id=run_id,
+            protocol_version=PROTOCOL_VERSION,
+            metadata=self.start_metadata or None,
+        )
+        self.started = True
+        self.message_id, self.run_id, self.thread_id = message_id, run_id, thread_id
         if self._first_run_id is None:
             self._first_run_id = self.run_id
-        self._out.append(
-            RunStartedEvent(
-                thread_id=self.thread_id,
-                run_id=self.run_id,
-                protocol_version=PROTOCOL_VERSION,
-                metadata=self.start_metadata or None,
-            )
-        )
+        self._out.append(event)
 
     def next_run(self) -> None:
         """Prepare the next run of the same stream, after the current one ended.
@@ -182,13 +193,18 @@ class RunBuilder:
         self._last_text_id = None
         self._pending_tools.clear()
 
-    def _next_id(self, kind: str) -> str:
-        self.start()
+    def _peek_id(self, kind: str) -> str:
+        """The id :meth:`_next_id` will return next for ``kind`` (the run must have started)."""
         n = self._seq.get(kind, 0)
-        self._seq[kind] = n + 1
         base = self.message_id or f"msg_{self.run_id}"
         prefix = base if kind == "text" else f"{base}-{kind}"
         return prefix if n == 0 else f"{prefix}-{n}"
+
+    def _next_id(self, kind: str) -> str:
+        self.start()
+        message_id = self._peek_id(kind)
+        self._seq[kind] = self._seq.get(kind, 0) + 1
+        return message_id
 
     # -- text ---------------------------------------------------------------------------
     def text(
@@ -200,14 +216,21 @@ class RunBuilder:
         """
         message_id = self._text.get(key)
         if message_id is None:
+            self.start()
+            start = TextMessageStartEvent(
+                message_id=self._peek_id("text"), role="assistant", metadata=metadata
+            )
+            content = (
+                TextMessageContentEvent(message_id=start.message_id, delta=delta) if delta else None
+            )
             self.close_reasoning()
             message_id = self._next_id("text")
             self._text[key] = message_id
             self._last_text_id = message_id
-            self._out.append(
-                TextMessageStartEvent(message_id=message_id, role="assistant", metadata=metadata)
-            )
-        if delta:
+            self._out.append(start)
+            if content is not None:
+                self._out.append(content)
+        elif delta:
             self._out.append(TextMessageContentEvent(message_id=message_id, delta=delta))
         return message_id
 
@@ -243,6 +266,8 @@ class RunBuilder:
 
     def reasoning(self, delta: str, *, key: Hashable = "reasoning") -> str:
         """Append ``delta`` to the reasoning message open under ``key``, opening one if needed."""
+        if delta and not isinstance(delta, str):
+            raise LocalProtocolError("RunBuilder.reasoning() takes a string delta")
         message_id = self._open_reasoning(key)
         if delta:
             self._out.append(ReasoningMessageContentEvent(message_id=message_id, delta=delta))
@@ -255,6 +280,8 @@ class RunBuilder:
 
         ``field`` names where the provider wants the value back (metadata ``field``).
         """
+        if not isinstance(value, str):
+            raise LocalProtocolError("RunBuilder.reasoning_encrypted() takes a string value")
         message_id = self._open_reasoning(key)
         self.encrypted(value, subtype="message", entity_id=message_id, field=field)
 
@@ -315,23 +342,23 @@ class RunBuilder:
         A call already open under ``key`` is closed first. Open text is closed (the call
         follows it) and becomes the call's ``parentMessageId``. Returns the tool call id.
         """
+        self.start()
+        meta = dict(metadata or {})
+        if provider_executed:
+            meta["providerExecuted"] = True
+        event = ToolCallStartEvent(
+            tool_call_id=tool_call_id or self._peek_id("call"),
+            tool_call_name=name,
+            parent_message_id=self._last_text_id,
+            metadata=meta or None,
+        )
         self.end_tool(key)
         self.close_text()
         self.close_reasoning()
         if not tool_call_id:
             tool_call_id = self._next_id("call")
         self._tools[key] = _ToolCall(tool_call_id, name)
-        meta = dict(metadata or {})
-        if provider_executed:
-            meta["providerExecuted"] = True
-        self._out.append(
-            ToolCallStartEvent(
-                tool_call_id=tool_call_id,
-                tool_call_name=name,
-                parent_message_id=self._last_text_id,
-                metadata=meta or None,
-            )
-        )
+        self._out.append(event)
         if not provider_executed:
             self._pending_tools.append(tool_call_id)
         return tool_call_id
@@ -340,8 +367,9 @@ class RunBuilder:
         """Append an arguments fragment to the call open under ``key`` (ignored if none)."""
         call = self._tools.get(key)
         if call is not None and delta:
+            event = ToolCallArgsEvent(tool_call_id=call.id, delta=delta)
             call.args.append(delta)
-            self._out.append(ToolCallArgsEvent(tool_call_id=call.id, delta=delta))
+            self._out.append(event)
 
     def tool_is_open(self, key: Hashable) -> bool:
         """True when a tool call is open under ``key``."""
@@ -378,17 +406,16 @@ class RunBuilder:
     ) -> None:
         """Emit TOOL_CALL_RESULT (used for provider-executed tools); ``metadata`` e.g. isError."""
         self.start()
+        event = ToolCallResultEvent(
+            message_id=f"{tool_call_id}-result",
+            tool_call_id=tool_call_id,
+            content=content,
+            role="tool",
+            metadata=metadata,
+        )
         if tool_call_id in self._pending_tools:
             self._pending_tools.remove(tool_call_id)
-        self._out.append(
-            ToolCallResultEvent(
-                message_id=f"{tool_call_id}-result",
-                tool_call_id=tool_call_id,
-                content=content,
-                role="tool",
-                metadata=metadata,
-            )
-        )
+        self._out.append(event)
 
     @property
     def pending_tool_call_ids(self) -> tuple[str, ...]:
@@ -399,10 +426,11 @@ class RunBuilder:
     def step_start(self, name: str) -> None:
         """Emit STEP_STARTED ``name``; a step of that name still active is finished first."""
         self.start()
+        event = StepStartedEvent(step_name=name)
         if name in self._steps:
             self.step_end(name)
         self._steps.append(name)
-        self._out.append(StepStartedEvent(step_name=name))
+        self._out.append(event)
 
     def step_end(self, name: str | None = None) -> None:
         """Emit STEP_FINISHED for ``name`` (default: the latest active step); no-op if none."""
@@ -468,8 +496,6 @@ class RunBuilder:
         if self.ended:
             return
         self.start()
-        self.close_all()
-        self.ended = True
         meta: dict[str, Any] = {"finishReason": finish_reason, "provider": self.provider}
         if provider_finish_reason is not None:
             meta["providerFinishReason"] = provider_finish_reason
@@ -486,15 +512,16 @@ class RunBuilder:
             pending = self._pending_tools if finish_reason == "tool-calls" else None
             outcome = RunFinishedSuccessOutcome(pending_tool_call_ids=pending or None)
         assert self.thread_id is not None and self.run_id is not None
-        self._out.append(
-            RunFinishedEvent(
-                thread_id=self.thread_id,
-                run_id=self.run_id,
-                outcome=outcome,
-                usage=[usage] if usage is not None else None,
-                metadata=meta,
-            )
+        event = RunFinishedEvent(
+            thread_id=self.thread_id,
+            run_id=self.run_id,
+            outcome=outcome,
+            usage=[usage] if usage is not None else None,
+            metadata=meta,
         )
+        self.close_all()
+        self.ended = True
+        self._out.append(event)
 
     def fail(
         self,
@@ -513,11 +540,7 @@ class RunBuilder:
         """
         if self.ended:
             return
-        self.error_code = code
         self.start()
-        self.close_tools(incomplete=True)
-        self.close_all()
-        self.ended = True
         meta: dict[str, Any] = {"provider": self.provider}
         if self.model:
             meta["model"] = self.model
@@ -526,14 +549,43 @@ class RunBuilder:
                 usage, provider_cost=provider_cost, provider_cost_complete=provider_cost_complete
             )
         )
-        self._out.append(
-            RunErrorEvent(
-                message=message,
-                code=code,
-                usage=[usage] if usage is not None else None,
-                metadata=meta,
-            )
+        event = RunErrorEvent(
+            message=message,
+            code=code,
+            usage=[usage] if usage is not None else None,
+            metadata=meta,
         )
+        self.error_code = code
+        self.close_tools(incomplete=True)
+        self.close_all()
+        self.ended = True
+        self._out.append(event)
+
+    def abort(self, code: str, message: str) -> None:
+        """Last resort: end the run with RUN_ERROR at once, closing nothing (no-op once ended).
+
+        For the decoder base only, when :meth:`fail` itself raised (a bug): RUN_STARTED first
+        if the run never started, then RUN_ERROR; open parts are forgotten, not closed.
+        ``@ag-ui/client`` 1.0 accepts RUN_ERROR in any phase, so the stream stays legal.
+        """
+        if self.ended:
+            return
+        if not self.started:
+            self.started = True
+            self.thread_id = self.thread_id or "thread_upstream"
+            self.run_id = self.run_id or "run_upstream"
+            self._out.append(
+                RunStartedEvent(
+                    thread_id=self.thread_id, run_id=self.run_id, protocol_version=PROTOCOL_VERSION
+                )
+            )
+        self._text.clear()
+        self._reasoning.clear()
+        self._tools.clear()
+        self._steps.clear()
+        self.ended = True
+        self.error_code = code
+        self._out.append(RunErrorEvent(message=message, code=code))
 
     def usage(self, **counts: int | None) -> TokenUsage | None:
         """Build a TokenUsage labelled with provider and model; ``None`` when no count is set.

@@ -5,6 +5,7 @@ protocol", plus the request side: a client's request that cannot become the upst
 
     CodecError
     ├── LocalProtocolError      the caller misused a codec (feed after close, unknown codec name)
+    ├── InternalDecoderError    a bug in a decoder's own code: not the upstream's fault
     ├── RemoteProtocolError     the upstream bytes break their protocol
     │   ├── MalformedUpstreamError   a payload is not the JSON / shape the protocol promises
     │   └── EventTooLargeError       an SSE line or event is longer than the configured cap
@@ -19,6 +20,11 @@ event (AG-UI 1.0 ``RunErrorEvent.code``) when the error ends a run, or ``error.c
 JSON refusal when it refuses a request. ``status_hint`` (after h11's ``error_status_hint``) is
 the HTTP status a server should answer with when the error happens before any stream starts,
 ``None`` when the error is not the client's to fix (the gateway answers 500 then).
+
+A decoder never raises the two run-ending kinds out of ``feed()`` / ``close()``: it ends the run
+with RUN_ERROR and keeps the error in ``decoder.error`` (see
+:mod:`agui_codecs.protocols.base`). :class:`RemoteProtocolError` blames the upstream;
+:class:`InternalDecoderError` blames us (its message is fixed, the cause is logged).
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ from __future__ import annotations
 __all__ = [
     "CodecError",
     "EventTooLargeError",
+    "InternalDecoderError",
     "InvalidInputError",
     "LocalProtocolError",
     "MalformedUpstreamError",
@@ -62,6 +69,26 @@ class LocalProtocolError(CodecError):
     """The caller used a codec wrongly (for instance ``feed()`` after ``close()``)."""
 
     code = "LOCAL_PROTOCOL_ERROR"
+
+
+class InternalDecoderError(CodecError):
+    """A decoder's own code failed on an input (an exception in ``handle()``/``finalize()``).
+
+    Not the upstream's fault, so not a :class:`RemoteProtocolError`: the bytes may be fine and
+    the bug is ours. The run still ends with RUN_ERROR ``INTERNAL_DECODER_ERROR``, whose message
+    is the fixed :data:`INTERNAL_MESSAGE` (end users never see the exception); the exception is
+    chained as ``__cause__`` and logged with its traceback on the ``agui_codecs`` logger.
+
+    Attributes:
+        decoder: registry name of the decoder that failed (e.g. ``"openai-chat"``).
+    """
+
+    code = "INTERNAL_DECODER_ERROR"
+    INTERNAL_MESSAGE = "internal decoder error"
+
+    def __init__(self, decoder: str) -> None:
+        super().__init__(self.INTERNAL_MESSAGE)
+        self.decoder = decoder
 
 
 class RemoteProtocolError(CodecError):

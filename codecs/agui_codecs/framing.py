@@ -76,10 +76,11 @@ class FrameDecoder:
         framing: ``"auto"``, ``"sse"``, ``"jsonl"`` or ``"json"``.
         max_event_size: cap in bytes on one SSE line/event, one JSON line or one array element.
 
-    A malformed body (a payload that is not JSON, a JSON array cut short, a payload larger
-    than ``max_event_size``) does not raise: the frames decoded before the fault are returned,
-    followed by one frame whose ``error`` is the typed :class:`RemoteProtocolError`
-    (:class:`MalformedUpstreamError` or :class:`EventTooLargeError`); later input is ignored.
+    A malformed body (a payload that is not JSON, a payload larger than ``max_event_size``,
+    bytes after a JSON array's end, a JSON array cut short) does not raise: the frames decoded
+    before the fault are returned, followed by one frame whose ``error`` is the typed
+    :class:`RemoteProtocolError` (:class:`MalformedUpstreamError`, :class:`EventTooLargeError`,
+    or code ``UPSTREAM_TRUNCATED`` for an array that never closed); later input is ignored.
 
     Raises:
         LocalProtocolError: ``feed()`` after ``close()``.
@@ -166,7 +167,14 @@ class FrameDecoder:
             self._feed_jsonl(b"", final=True)
         elif self.framing == "json":
             if self._array_open and not self._array_done:
-                raise MalformedUpstreamError("JSON array stream ended before its closing ']'")
+                if self._depth == 0 and not self._in_string and self._elem_start >= 0:
+                    try:  # a last element that is whole still counts; half of one does not
+                        self._flush_element(self._pending, len(self._pending), self._out)
+                    except MalformedUpstreamError:
+                        pass
+                raise RemoteProtocolError(  # cut short, like a stream without its end
+                    "JSON array stream ended before its closing ']'", code="UPSTREAM_TRUNCATED"
+                )
         # auto with nothing but whitespace: an empty body, nothing to say
 
     # -- SSE -----------------------------------------------------------------------------
@@ -229,7 +237,10 @@ class FrameDecoder:
         n = len(buf)
         while i < n:
             c = buf[i]
-            if self._in_string:
+            if self._array_done:
+                if c not in (0x20, 0x09, 0x0A, 0x0D):
+                    raise MalformedUpstreamError("trailing bytes after the JSON array")
+            elif self._in_string:
                 if self._escape:
                     self._escape = False
                 elif c == 0x5C:  # backslash
@@ -260,8 +271,6 @@ class FrameDecoder:
                     self._depth -= 1
             elif c == 0x2C and self._depth == 0:  # comma between elements
                 self._flush_element(buf, i, frames)
-            elif self._array_done and c not in (0x20, 0x09, 0x0A, 0x0D):
-                raise MalformedUpstreamError("trailing bytes after the JSON array")
             elif (
                 self._array_open
                 and self._depth == 0

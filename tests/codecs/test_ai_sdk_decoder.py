@@ -18,7 +18,7 @@ import orjson
 import pytest
 from ag_ui.core import Event
 from ai_sdk_decoder_fixtures import decode, of_type, run, sse
-from decoder_checks import assert_well_formed_run, wire
+from decoder_checks import assert_legal_run, wire
 
 from agui_codecs.encoders.ai_sdk import AiSdkEncoder
 from agui_codecs.errors import MalformedUpstreamError
@@ -44,7 +44,7 @@ def test_start_message_id_is_the_base_message_id() -> None:
             {"type": "text-end", "id": "t"},
         )
     )
-    assert_well_formed_run(events)
+    assert_legal_run(events)
     assert of_type(events, "TEXT_MESSAGE_START")[0]["messageId"] == "msg-1"
 
 
@@ -69,7 +69,7 @@ def test_reasoning_signature_becomes_an_encrypted_value_of_its_provider() -> Non
             {"type": "text-end", "id": "t"},
         )
     )
-    assert_well_formed_run(events)
+    assert_legal_run(events)
     values = of_type(events, "REASONING_ENCRYPTED_VALUE")
     reasoning_id = of_type(events, "REASONING_MESSAGE_START")[0]["messageId"]
     assert values == [
@@ -99,7 +99,7 @@ def test_reasoning_signature_after_the_part_was_closed_by_a_tool_call_survives()
             },
         )
     )
-    assert_well_formed_run(events)
+    assert_legal_run(events)
     value = of_type(events, "REASONING_ENCRYPTED_VALUE")[0]
     assert value["entityId"] == of_type(events, "REASONING_MESSAGE_START")[0]["messageId"]
     assert value["metadata"] == {"provider": "google", "field": "thoughtSignature"}
@@ -121,7 +121,7 @@ def test_sources_files_and_data_parts_are_relayed() -> None:
             {"type": "some-future-chunk", "x": 1},
         )
     )
-    assert_well_formed_run(events)
+    assert_legal_run(events)
     customs = [(c["name"], c["value"]) for c in of_type(events, "CUSTOM")]
     assert customs == [
         (
@@ -206,7 +206,7 @@ def test_error_chunk_closes_open_parts_then_run_error() -> None:
             {"type": "error", "errorText": "Rate limited"},
         )
     )
-    assert_well_formed_run(events)
+    assert_legal_run(events)
     assert [w["type"] for w in wire(events)][-2:] == ["TEXT_MESSAGE_END", "RUN_ERROR"]
     assert (wire(events)[-1]["code"], wire(events)[-1]["message"]) == (
         "UPSTREAM_ERROR",
@@ -224,7 +224,7 @@ def test_abort_is_a_cancelled_run_not_an_error() -> None:
             {"type": "abort", "reason": "user stop"},
         )
     )
-    assert_well_formed_run(events)
+    assert_legal_run(events)
     finished = wire(events)[-1]
     assert finished["outcome"] == {"type": "cancelled"}
     assert finished["metadata"]["abortReason"] == "user stop"
@@ -239,7 +239,7 @@ def test_stream_cut_before_finish_is_truncated_not_a_short_success() -> None:
             done=False,
         )
     )
-    assert_well_formed_run(events)
+    assert_legal_run(events)
     assert wire(events)[-1]["code"] == "UPSTREAM_TRUNCATED"
 
 
@@ -251,7 +251,7 @@ def test_done_without_finish_chunk_ends_the_run() -> None:
             {"type": "text-delta", "id": "t", "delta": "Hi"},
         )
     )
-    assert_well_formed_run(events)
+    assert_legal_run(events)
     assert wire(events)[-1]["metadata"]["finishReason"] == "stop"
 
 
@@ -265,7 +265,7 @@ def test_unbalanced_steps_come_out_balanced() -> None:
             {"type": "finish"},
         )
     )
-    assert_well_formed_run(events)
+    assert_legal_run(events)
     steps = [(w["type"], w["stepName"]) for w in of_type(events, "STEP_STARTED", "STEP_FINISHED")]
     assert steps == [
         ("STEP_STARTED", "step-1"),
@@ -301,6 +301,6 @@ def test_malformed_chunk_is_a_typed_error_and_a_clean_run_error(chunk: dict[str,
     decoder = AiSdkUpstreamDecoder()
     events = decoder.feed(sse({"type": "start"}, {"type": "text-start", "id": "t"}, chunk))
     events += decoder.close()
-    assert_well_formed_run(events)
+    assert_legal_run(events)
     assert wire(events)[-1]["code"] == "UPSTREAM_MALFORMED"
     assert isinstance(decoder.error, MalformedUpstreamError)

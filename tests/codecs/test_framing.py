@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agui_codecs.errors import EventTooLargeError, MalformedUpstreamError
+from agui_codecs.errors import EventTooLargeError, MalformedUpstreamError, RemoteProtocolError
 from agui_codecs.framing import DONE, Frame, FrameDecoder
 
 
@@ -46,6 +47,21 @@ def test_bom_before_json_array() -> None:
 
 def test_json_array_cut_short_is_an_error_frame_after_good_frames() -> None:
     out = frames(b'[{"a":1},{"b":')
+    assert out[0] == Frame({"a": 1})  # half an element is dropped: the stream was cut
+    assert isinstance(out[-1].error, RemoteProtocolError)
+    assert out[-1].error.code == "UPSTREAM_TRUNCATED"
+
+
+def test_json_array_that_never_closes_is_truncated_after_its_good_frames() -> None:
+    out = frames(b'[{"a":1},{"b":2}')
+    assert out[:2] == [Frame({"a": 1}), Frame({"b": 2})]
+    assert isinstance(out[-1].error, RemoteProtocolError)
+    assert out[-1].error.code == "UPSTREAM_TRUNCATED"
+
+
+@pytest.mark.parametrize("tail", [b"]", b"[", b"{}", b'"x"', b",", b"1"])
+def test_bytes_after_the_json_array_are_an_error_frame(tail: bytes) -> None:
+    out = frames(b'[{"a":1}]\n' + tail)
     assert out[0] == Frame({"a": 1})
     assert isinstance(out[-1].error, MalformedUpstreamError)
 
@@ -68,14 +84,26 @@ def test_empty_body_gives_no_frames() -> None:
 
 
 DOCS = st.lists(
-    st.dictionaries(st.text(max_size=5), st.one_of(st.integers(-(2**53), 2**53), st.text(max_size=8),
-                    st.lists(st.integers(0, 9), max_size=3)), max_size=3),
-    min_size=1, max_size=6,
+    st.dictionaries(
+        st.text(max_size=5),
+        st.one_of(
+            st.integers(-(2**53), 2**53),
+            st.text(max_size=8),
+            st.lists(st.integers(0, 9), max_size=3),
+        ),
+        max_size=3,
+    ),
+    min_size=1,
+    max_size=6,
 )
 
 
-@given(docs=DOCS, cuts=st.lists(st.integers(0, 500)), kind=st.sampled_from(["sse", "jsonl", "json"]))
-def test_any_split_gives_identical_frames(docs: list[dict[str, Any]], cuts: list[int], kind: str) -> None:
+@given(
+    docs=DOCS, cuts=st.lists(st.integers(0, 500)), kind=st.sampled_from(["sse", "jsonl", "json"])
+)
+def test_any_split_gives_identical_frames(
+    docs: list[dict[str, Any]], cuts: list[int], kind: str
+) -> None:
     import orjson
 
     if kind == "sse":
@@ -83,7 +111,9 @@ def test_any_split_gives_identical_frames(docs: list[dict[str, Any]], cuts: list
     elif kind == "jsonl":
         body = b"\n".join(orjson.dumps(d) for d in docs)
     else:
-        body = b"[" + b"\n,\r\n".join(orjson.dumps(d, option=orjson.OPT_INDENT_2) for d in docs) + b"]"
+        body = (
+            b"[" + b"\n,\r\n".join(orjson.dumps(d, option=orjson.OPT_INDENT_2) for d in docs) + b"]"
+        )
     expected = [d for d in docs]
     whole = frames(body)
     assert [f.data for f in whole] == expected

@@ -16,7 +16,7 @@ import json
 import orjson
 import pytest
 from corpus import require_corpus
-from decoder_checks import assert_well_formed_run, wire
+from decoder_checks import assert_legal_run, wire
 from gemini_fixtures import call_args, decode, expected_usage, of_type, response, sse, upstream
 
 
@@ -40,7 +40,7 @@ from gemini_fixtures import call_args, decode, expected_usage, of_type, response
 def test_finish_reason_maps_to_the_canonical_reason(reason: str, expected: str) -> None:
     body = sse(response({"text": "partial"}), response(finish=reason))
     events = decode(body)
-    assert_well_formed_run(events)
+    assert_legal_run(events)
     finished = wire(events)[-1]
     assert finished["type"] == "RUN_FINISHED"
     assert finished["metadata"]["finishReason"] == expected
@@ -85,7 +85,7 @@ def test_failed_turn_finish_reason_is_a_run_error_with_that_code(reason: str) ->
         response({"text": "calling"}), response(finish=reason, finishMessage="bad call syntax")
     )
     events = decode(body)
-    assert_well_formed_run(events)
+    assert_legal_run(events)
     error = wire(events)[-1]
     assert (error["type"], error["code"], error["message"]) == (
         "RUN_ERROR",
@@ -116,7 +116,7 @@ def test_blocked_prompt_is_content_filter_with_the_prompt_feedback() -> None:
         }
     )
     events = decode(body)
-    assert_well_formed_run(events)
+    assert_legal_run(events)
     finished = wire(events)[-1]
     assert finished["type"] == "RUN_FINISHED"
     assert finished["metadata"]["finishReason"] == "content-filter"
@@ -136,7 +136,7 @@ def test_error_object_mid_stream_closes_the_text_then_run_error_with_status() ->
         + b"]"
     )
     events = decode(body)
-    assert_well_formed_run(events)
+    assert_legal_run(events)
     types = [w["type"] for w in wire(events)]
     assert types[-2:] == ["TEXT_MESSAGE_END", "RUN_ERROR"]
     assert (wire(events)[-1]["code"], wire(events)[-1]["message"]) == (
@@ -152,15 +152,15 @@ def test_error_object_without_status_uses_the_http_code() -> None:
 
 def test_stream_without_finish_reason_is_truncated_not_a_short_success() -> None:
     events = decode(sse(response({"text": "The capital"})))
-    assert_well_formed_run(events)
+    assert_legal_run(events)
     assert wire(events)[-1]["code"] == "UPSTREAM_TRUNCATED"
 
 
-def test_json_array_cut_before_its_closing_bracket_is_a_malformed_upstream() -> None:
+def test_json_array_cut_before_its_closing_bracket_is_truncated() -> None:
     body = b"[" + orjson.dumps(response({"text": "Hi"}, finish="STOP"))
     events = decode(body)
-    assert_well_formed_run(events)
-    assert wire(events)[-1]["code"] == "UPSTREAM_MALFORMED"
+    assert_legal_run(events)
+    assert wire(events)[-1]["code"] == "UPSTREAM_TRUNCATED"
 
 
 def test_non_object_part_is_a_typed_error_not_a_crash() -> None:
@@ -180,7 +180,7 @@ def test_thought_parts_become_reasoning_closed_before_the_answer() -> None:
 def test_signature_on_empty_text_with_no_text_goes_to_a_reasoning_message() -> None:
     body = sse(response({"text": "", "thoughtSignature": "sig-z"}, finish="STOP"))
     events = decode(body)
-    assert_well_formed_run(events)
+    assert_legal_run(events)
     value = of_type(events, "REASONING_ENCRYPTED_VALUE")[0]
     reasoning = of_type(events, "REASONING_MESSAGE_START")[0]
     assert (value["subtype"], value["entityId"]) == ("message", reasoning["messageId"])
@@ -193,7 +193,7 @@ def test_code_execution_is_a_provider_executed_call_with_its_result() -> None:
         response({"text": "It prints 1."}, finish="STOP"),
     )
     events = decode(body)
-    assert_well_formed_run(events)
+    assert_legal_run(events)
     start = of_type(events, "TOOL_CALL_START")[0]
     assert start["toolCallName"] == "code_execution"
     assert start["metadata"] == {"providerExecuted": True}

@@ -5,7 +5,9 @@ split anywhere, with the provider's usage, thought signatures and function-call 
 the signatures reach the AI SDK ``providerMetadata``. Expected values come from the recordings
 themselves (parsed here independently of the decoder) and from the AG-UI 1.0 TokenUsage
 accounting (input/output are totals, reasoning and cached tokens are parts of them). The real
-clients judge the encoded output in :func:`test_corpus_runs_are_accepted_by_the_real_clients`.
+clients keep the signatures (:func:`test_the_real_clients_keep_the_signatures_and_arguments`);
+the generic checks (splits, legality, truncation, the clients' verdicts) are the decoder
+contract's (``tests/contracts/test_decoder_*.py``).
 Tool call ids and Vertex streamed arguments are checked in ``test_gemini_tool_calls.py``,
 finish reasons, errors and parts in ``test_gemini.py``.
 """
@@ -20,17 +22,15 @@ from typing import Any
 import pytest
 from ag_ui.core import Event
 from corpus import corpus_files, require_corpus
-from decoder_checks import assert_well_formed_run, wire
+from decoder_checks import assert_legal_run, wire
+from decoder_runs import client_job, client_results
 from gemini_fixtures import call_args, decode, expected_usage, of_type, upstream
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-from real_clients import replay, require_harness
+from real_clients import require_harness
 
-from agui_codecs.encoders.agui import AguiEncoder
 from agui_codecs.encoders.ai_sdk import AiSdkEncoder
 
 FILES = corpus_files("gemini")
-FILE_IDS = [p.name for p in FILES] or ["corpus-absent"]
+FILE_IDS = [p.name for p in FILES]
 
 
 def parts_of(bodies: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -53,39 +53,14 @@ def ai_sdk_chunks(events: list[Event]) -> list[Any]:
 
 
 # -- the corpus -----------------------------------------------------------------------------
-@pytest.mark.parametrize("path", FILES or [None], ids=FILE_IDS)
-def test_corpus_file_decodes_to_a_complete_successful_run(path: Path | None) -> None:
-    if path is None:
-        require_corpus("gemini")
-        return
+@pytest.mark.parametrize("path", FILES, ids=FILE_IDS)
+def test_corpus_file_decodes_to_a_successful_run(path: Path) -> None:
     events = decode(path.read_bytes())
-    assert_well_formed_run(events)
     assert wire(events)[-1]["type"] == "RUN_FINISHED"  # every recording has a finishReason
 
 
-@pytest.mark.parametrize("path", FILES or [None], ids=FILE_IDS)
-def test_corpus_file_fed_byte_by_byte_gives_identical_events(path: Path | None) -> None:
-    if path is None:
-        require_corpus("gemini")
-        return
-    data = path.read_bytes()
-    assert wire(decode(data, range(1, len(data)))) == wire(decode(data))
-
-
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.data())
-def test_corpus_random_splits_give_identical_events(data: st.DataObject) -> None:
-    path = data.draw(st.sampled_from(require_corpus("gemini")))
-    raw = path.read_bytes()
-    cuts = data.draw(st.lists(st.integers(min_value=0, max_value=len(raw)), max_size=30))
-    assert wire(decode(raw, cuts)) == wire(decode(raw))
-
-
-@pytest.mark.parametrize("path", FILES or [None], ids=FILE_IDS)
-def test_corpus_usage_equals_the_last_usage_metadata(path: Path | None) -> None:
-    if path is None:
-        require_corpus("gemini")
-        return
+@pytest.mark.parametrize("path", FILES, ids=FILE_IDS)
+def test_corpus_usage_equals_the_last_usage_metadata(path: Path) -> None:
     counted = [
         b["usageMetadata"]
         for b in upstream(path)
@@ -97,11 +72,8 @@ def test_corpus_usage_equals_the_last_usage_metadata(path: Path | None) -> None:
     ]
 
 
-@pytest.mark.parametrize("path", FILES or [None], ids=FILE_IDS)
-def test_corpus_every_thought_signature_survives(path: Path | None) -> None:
-    if path is None:
-        require_corpus("gemini")
-        return
+@pytest.mark.parametrize("path", FILES, ids=FILE_IDS)
+def test_corpus_every_thought_signature_survives(path: Path) -> None:
     parts = parts_of(upstream(path))
     events = decode(path.read_bytes())
     encrypted = of_type(events, "REASONING_ENCRYPTED_VALUE")
@@ -122,11 +94,8 @@ def test_corpus_every_thought_signature_survives(path: Path | None) -> None:
             assert event["subtype"] == "message" and event["entityId"] in texts
 
 
-@pytest.mark.parametrize("path", FILES or [None], ids=FILE_IDS)
-def test_corpus_function_call_arguments_equal_the_provider_arguments(path: Path | None) -> None:
-    if path is None:
-        require_corpus("gemini")
-        return
+@pytest.mark.parametrize("path", FILES, ids=FILE_IDS)
+def test_corpus_function_call_arguments_equal_the_provider_arguments(path: Path) -> None:
     whole = [
         p["functionCall"].get("args", {})
         for p in parts_of(upstream(path))
@@ -160,7 +129,7 @@ def test_vertex_streamed_arguments_concatenate_to_the_final_arguments() -> None:
     }
     for name, expected in cases.items():
         events = decode(files[name].read_bytes())
-        assert_well_formed_run(events)
+        assert_legal_run(events)
         names = [s["toolCallName"] for s in of_type(events, "TOOL_CALL_START")]
         assert list(zip(names, call_args(events).values(), strict=True)) == expected
         finished = wire(events)[-1]
@@ -193,27 +162,14 @@ def test_function_call_signatures_reach_ai_sdk_tool_input_provider_metadata() ->
 
 
 # -- real clients -----------------------------------------------------------------------------
-def test_corpus_runs_are_accepted_by_the_real_clients() -> None:
+def test_the_real_clients_keep_the_signatures_and_arguments() -> None:
     files = require_corpus("gemini")
     require_harness()
-    jobs: list[tuple[str, str, bytes]] = []
-    decoded = {}
-    for path in files:
-        events = decoded[path.name] = decode(path.read_bytes())
-        agui = AguiEncoder()
-        jobs.append((f"{path.name}:agui", "agui", b"".join(agui.encode(e) for e in events)))
-        for client in ("ai-v7", "ai-v6", "ai-v5"):
-            enc = AiSdkEncoder()
-            body = b"".join(enc.encode(e) for e in events) + enc.close()
-            jobs.append((f"{path.name}:{client}", client, body))
-    results = replay(jobs)
-    for job_id, result in results.items():
-        assert result["accepted"], f"{job_id}: {result['error']}"
-        assert not result["warnings"], f"{job_id}: {result['warnings']}"
-        name, client = job_id.rsplit(":", 1)
-        if client != "agui":
-            expected = wire(decoded[name])[-1]["metadata"]["finishReason"]
-            assert result["finishReason"] == expected, job_id
+    shared = client_results()  # one replay of the decoder contract suite (whole corpus)
+    results = {
+        f"{path.name}:agui": shared[client_job(f"gemini/{path.name}", "whole", "agui")]
+        for path in files
+    }
     # @ag-ui/client stores a functionCall's signature on that tool call, and a text part's
     # signature on the assistant message (REASONING_ENCRYPTED_VALUE subtype tool-call/message).
     name = "vertex-parallel-function-calls-partial-args.jsonl"

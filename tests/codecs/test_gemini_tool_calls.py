@@ -13,7 +13,7 @@ from typing import Any
 
 import orjson
 import pytest
-from decoder_checks import assert_well_formed_run, wire
+from decoder_checks import assert_legal_run, wire
 from gemini_fixtures import call_args, decode, of_type, response, sse
 
 from agui_codecs.errors import MalformedUpstreamError
@@ -36,7 +36,7 @@ def test_function_call_without_id_gets_one_synthesized_id_everywhere() -> None:
         response({"text": ""}, finish="STOP"),
     )
     events = decode(body)
-    assert_well_formed_run(events)
+    assert_legal_run(events)
     ids = {
         w["type"]: w.get("toolCallId", w.get("entityId"))
         for w in wire(events)
@@ -105,7 +105,7 @@ def test_partial_args_nested_paths_arrays_and_scalars_build_the_object() -> None
         [{"jsonPath": "$['odd key']", "nullValue": "NULL_VALUE"}],
     )
     events = decode(jsonl(*bodies, response({"text": ""}, finish="STOP")))
-    assert_well_formed_run(events)
+    assert_legal_run(events)
     assert list(call_args(events).values()) == [
         {
             "recipe": {
@@ -128,7 +128,7 @@ def test_partial_args_revisiting_an_earlier_path_still_give_valid_json() -> None
         [{"jsonPath": "$.a.y", "stringValue": "late"}],
     )
     events = decode(jsonl(*bodies, response(finish="STOP")))
-    assert_well_formed_run(events)
+    assert_legal_run(events)
     assert list(call_args(events).values()) == [{"a": {"x": 1, "y": "late"}, "b": 2}]
 
 
@@ -150,7 +150,7 @@ def test_partial_args_chunk_without_will_continue_completes_the_call() -> None:
         response({"text": "done"}, finish="STOP"),
     ]
     events = decode(jsonl(*bodies))
-    assert_well_formed_run(events)
+    assert_legal_run(events)
     types = [w["type"] for w in wire(events)]
     assert types.index("TOOL_CALL_END") < types.index("TEXT_MESSAGE_START")
     assert list(call_args(events).values()) == [{"operations": [{"price": 0.5}, {"price": 0.3}]}]
@@ -160,14 +160,14 @@ def test_keep_alive_function_call_with_only_will_continue_is_ignored() -> None:
     bodies = streamed_call("f", [{"jsonPath": "$.a", "stringValue": "1"}])
     bodies.insert(2, response({"functionCall": {"willContinue": True}}))
     events = decode(jsonl(*bodies, response(finish="STOP")))
-    assert_well_formed_run(events)
+    assert_legal_run(events)
     assert list(call_args(events).values()) == [{"a": "1"}]
 
 
 def test_streamed_call_left_open_is_completed_at_the_end_of_the_turn() -> None:
     bodies = streamed_call("f", [{"jsonPath": "$.a", "numberValue": 1}], terminal=False)
     events = decode(jsonl(*bodies, response(finish="STOP")))
-    assert_well_formed_run(events)
+    assert_legal_run(events)
     assert list(call_args(events).values()) == [{"a": 1}]
 
 
@@ -175,7 +175,7 @@ def test_partial_args_with_no_call_in_progress_is_a_malformed_upstream() -> None
     body = jsonl(response({"text": "hi"}), partial({"jsonPath": "$.a", "numberValue": 1}))
     decoder = GeminiDecoder()
     events = decoder.feed(body) + decoder.close()
-    assert_well_formed_run(events)
+    assert_legal_run(events)
     assert wire(events)[-1]["code"] == "UPSTREAM_MALFORMED"
     assert isinstance(decoder.error, MalformedUpstreamError)
 

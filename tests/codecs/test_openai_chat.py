@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import orjson
 import pytest
-from decoder_checks import assert_well_formed_run, decode_all, wire
+from decoder_checks import assert_legal_run, decode_all, wire
 
 from agui_codecs.encoders.ai_sdk import AiSdkEncoder
 
@@ -60,7 +60,7 @@ def test_two_tool_calls_each_whole_in_own_chunk_stay_separate() -> None:
         "[DONE]",
     )
     events = decode_all("openai-chat", body)
-    assert_well_formed_run(events)
+    assert_legal_run(events)
     evs = wire(events)
     starts = of_type(evs, "TOOL_CALL_START")
     assert [(s["toolCallId"], s["toolCallName"]) for s in starts] == [
@@ -112,7 +112,7 @@ def test_new_id_at_used_index_is_a_new_call() -> None:
         chunk(finish="tool_calls"),
     )
     events = decode_all("openai-chat", body)
-    assert_well_formed_run(events)
+    assert_legal_run(events)
     assert [s["toolCallId"] for s in of_type(wire(events), "TOOL_CALL_START")] == [
         "call_1",
         "call_2",
@@ -135,7 +135,7 @@ def test_tool_call_keyed_by_index_field_not_list_position() -> None:
         chunk(finish="tool_calls"),
     )
     events = decode_all("openai-chat", body)
-    assert_well_formed_run(events)
+    assert_legal_run(events)
     args: dict[str, str] = {}
     for a in of_type(wire(events), "TOOL_CALL_ARGS"):
         args[a["toolCallId"]] = args.get(a["toolCallId"], "") + a["delta"]
@@ -184,7 +184,7 @@ def test_refusal_delta_is_surfaced_not_an_empty_success() -> None:
         "[DONE]",
     )
     events = decode_all("openai-chat", body)
-    assert_well_formed_run(events)
+    assert_legal_run(events)
     evs = wire(events)
     start = of_type(evs, "TEXT_MESSAGE_START")[0]
     assert start["metadata"] == {"refusal": True}
@@ -238,7 +238,7 @@ def test_line_past_the_cap_is_a_typed_error_and_a_clean_run_error() -> None:
         ),
     )
     events = decode_all("openai-chat", body, max_event_size=4096)
-    assert_well_formed_run(events)
+    assert_legal_run(events)
     evs = wire(events)
     assert evs[-1]["type"] == "RUN_ERROR"
     assert evs[-1]["code"] == "UPSTREAM_EVENT_TOO_LARGE"
@@ -249,7 +249,7 @@ def test_line_past_the_cap_is_a_typed_error_and_a_clean_run_error() -> None:
 def test_malformed_json_mid_stream_closes_open_text_then_run_error() -> None:
     body = sse(chunk({"content": "so far"})) + b"data: {not json\n\n"
     events = decode_all("openai-chat", body)
-    assert_well_formed_run(events)
+    assert_legal_run(events)
     evs = wire(events)
     assert [e["type"] for e in evs[-2:]] == ["TEXT_MESSAGE_END", "RUN_ERROR"]
     assert evs[-1]["code"] == "UPSTREAM_MALFORMED"

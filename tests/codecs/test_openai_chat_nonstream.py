@@ -12,7 +12,7 @@ import json
 from typing import Any
 
 import orjson
-from decoder_checks import assert_well_formed_run, decode_all, decode_split, wire
+from decoder_checks import assert_legal_run, decode_all, decode_split, wire
 from real_clients import AI_SDK_CLIENTS, replay, require_harness
 
 from agui_codecs.encoders.agui import AguiEncoder
@@ -75,7 +75,7 @@ TOOL_REPLY = completion(
 
 def test_non_streamed_completion_is_a_complete_run_not_an_empty_success() -> None:
     events = decode_all("openai-chat", orjson.dumps(TOOL_REPLY))
-    assert_well_formed_run(events)
+    assert_legal_run(events)
     evs = wire(events)
     assert [e["delta"] for e in of_type(evs, "TEXT_MESSAGE_CONTENT")] == ["Checking both."]
     starts = of_type(evs, "TOOL_CALL_START")

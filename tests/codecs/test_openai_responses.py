@@ -10,7 +10,7 @@ reasoning, citations, MCP approvals) in ``test_openai_responses_items.py``.
 from __future__ import annotations
 
 import pytest
-from decoder_checks import assert_well_formed_run, decode_all, wire
+from decoder_checks import assert_legal_run, decode_all, wire
 from openai_responses_fixtures import (
     FUNCTION_CALL_ITEM,
     MESSAGE_ITEM,
@@ -109,7 +109,7 @@ def test_function_call_without_arguments_gets_empty_object_args() -> None:
 def test_refusal_is_surfaced_on_both_the_agui_and_the_ai_sdk_output() -> None:
     events = decode_all(NAME, refusal_body())
     evs = wire(events)
-    assert_well_formed_run(events)
+    assert_legal_run(events)
     start = of_type(evs, "TEXT_MESSAGE_START")[0]
     assert start["metadata"] == {"refusal": True}
     assert "".join(e["delta"] for e in of_type(evs, "TEXT_MESSAGE_CONTENT")) == REFUSAL
@@ -150,7 +150,7 @@ def test_incomplete_response_finishes_with_reason_from_incomplete_details(
         },
     )
     evs = wire(decode_all(NAME, body))
-    assert_well_formed_run(decode_all(NAME, body))
+    assert_legal_run(decode_all(NAME, body))
     assert evs[-1]["type"] == "RUN_FINISHED"
     assert evs[-1]["metadata"]["finishReason"] == finish
     assert evs[-1]["metadata"]["providerFinishReason"] == reason
@@ -195,14 +195,14 @@ def test_stream_cut_before_response_completed_is_truncated_error() -> None:
         {"type": "response.output_text.delta", **where, "delta": "Hel"},
     )
     events = decode_all(NAME, body)
-    assert_well_formed_run(events)
+    assert_legal_run(events)
     assert wire(events)[-1]["code"] == "UPSTREAM_TRUNCATED"
 
 
 def test_new_response_while_previous_is_open_ends_it_as_truncated_then_starts_a_run() -> None:
     body = sse(created("resp_a"), created("resp_b"), completed(rid="resp_b"))
     events = decode_all(NAME, body)
-    assert_well_formed_run(events)
+    assert_legal_run(events)
     assert [e["type"] for e in wire(events)] == [
         "RUN_STARTED",
         "RUN_ERROR",
@@ -241,7 +241,7 @@ def test_replayed_events_of_a_resumed_tail_are_not_sent_twice() -> None:
 def test_malformed_event_ends_the_run_with_a_typed_error_not_a_crash(payload: bytes) -> None:
     d = get_decoder(NAME)
     events = d.feed(sse(created()) + payload) + d.close()
-    assert_well_formed_run(events)
+    assert_legal_run(events)
     assert wire(events)[-1]["code"] == "UPSTREAM_MALFORMED"
     assert d.error is not None and d.ended
 

@@ -2,8 +2,8 @@
 
 Expected values come from the upstream bytes themselves (ids, arguments, usage, cost read
 straight from the recorded events) or from the real clients, which judge the encoded output in
-:func:`test_synthetic_runs_are_accepted_by_the_real_clients` (the corpus files themselves are
-replayed by ``tests/test_corpus_clients.py``). The faults are pinned by name in
+:func:`test_synthetic_runs_are_accepted_by_the_real_clients` (the corpus files themselves, and
+the generic checks, are the decoder contract's: ``tests/contracts/test_decoder_*.py``). The faults are pinned by name in
 ``test_openai_responses.py``, the output items in ``test_openai_responses_items.py``.
 """
 
@@ -14,9 +14,7 @@ from pathlib import Path
 import orjson
 import pytest
 from corpus import require_corpus
-from decoder_checks import assert_well_formed_run, decode_all, decode_split, wire
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from decoder_checks import decode_all, wire
 from openai_responses_fixtures import (
     FAMILY,
     MESSAGE_ITEM,
@@ -50,11 +48,9 @@ def test_corpus_family_is_present() -> None:
 
 
 @pytest.mark.parametrize("path", CORPUS, ids=CORPUS_IDS)
-def test_corpus_file_decodes_to_well_formed_runs(path: Path) -> None:
+def test_corpus_file_decodes_to_one_run_per_response_with_its_calls(path: Path) -> None:
     require_corpus("openai-responses")
-    events = decode_all(NAME, path.read_bytes())
-    assert_well_formed_run(events)
-    evs = wire(events)
+    evs = decoded(path)  # legality, splits, truncation: the decoder contract suite
     upstream = upstream_payloads(path)
     responses = {p["response"]["id"] for p in upstream if p.get("type") == "response.created"}
     assert len(of_type(evs, "RUN_STARTED")) == max(1, len(responses))
@@ -77,22 +73,6 @@ def test_corpus_file_decodes_to_well_formed_runs(path: Path) -> None:
             assert orjson.loads(args) == orjson.loads(expected or "{}")
         else:  # free-form input travels as a JSON string
             assert orjson.loads(args) == expected
-
-
-@pytest.mark.parametrize("path", CORPUS, ids=CORPUS_IDS)
-def test_corpus_file_byte_by_byte_gives_identical_events(path: Path) -> None:
-    require_corpus("openai-responses")
-    data = path.read_bytes()
-    assert wire(decode_split(NAME, data, list(range(1, len(data))))) == decoded(path)
-
-
-@pytest.mark.parametrize("path", CORPUS, ids=CORPUS_IDS)
-@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(data=st.data())
-def test_corpus_file_random_splits_give_identical_events(path: Path, data: st.DataObject) -> None:
-    body = path.read_bytes()
-    cuts = data.draw(st.lists(st.integers(1, max(1, len(body) - 1)), max_size=40))
-    assert wire(decode_split(NAME, body, cuts)) == decoded(path)
 
 
 @pytest.mark.parametrize("path", CORPUS, ids=CORPUS_IDS)

@@ -39,9 +39,7 @@ harness (``tests/harness``, ``npm ci``); skipped locally without them, failed un
 
 from __future__ import annotations
 
-import importlib
 import json
-import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -50,6 +48,7 @@ from typing import Any
 import httpx
 import pytest
 from agui_runtimes import ANSWER, PREAMBLE, langgraph_app, pydantic_ai_app, serve, serve_gateway
+from corpus import require_modules
 from real_clients import replay, require_harness
 
 from conformance import Report, check_bytes, run_endpoint
@@ -147,18 +146,6 @@ CHAT_BODY = {  # what ``ai`` 7 ``DefaultChatTransport`` posts for a first messag
     "trigger": "submit-message",
     "messages": [{"id": "u-chat", "role": "user", "parts": [{"type": "text", "text": PROMPT}]}],
 }
-
-
-def require_modules(*names: str) -> None:
-    """Skip when a runtime package is missing; fail instead under ``CI=true``."""
-    for name in names:
-        try:
-            importlib.import_module(name)
-        except ImportError as exc:
-            reason = f"{name} is not installed ({exc}); pip install -e '.[dev]'"
-            if os.environ.get("CI") == "true":
-                pytest.fail(reason, pytrace=False)
-            pytest.skip(reason)
 
 
 def events_of(body: bytes) -> list[dict[str, Any]]:

@@ -295,20 +295,6 @@ def test_every_agui_input_comes_out_clean() -> None:
     assert dirty == []
 
 
-def test_agui_corpus_family_comes_out_clean_and_the_real_clients_accept_it() -> None:
-    files = require_corpus("agui")
-    assert len(files) == 14
-    require_harness()
-    jobs = []
-    for path in files:
-        agui, ai = _normalized(path.read_bytes())
-        assert check_bytes(agui, protocol="agui").errors == [], path.name
-        jobs.append((f"agui|{path.name}", "agui", agui))
-        jobs += [(f"{c}|{path.name}", c, ai) for c in ("ai-v7", "ai-v6", "ai-v5")]
-    results = replay(jobs)
-    assert [(j, r["error"]) for j, r in results.items() if not r["accepted"]] == []
-
-
 def test_real_clients_accept_every_normalized_stream() -> None:
     require_harness()
     jobs = []

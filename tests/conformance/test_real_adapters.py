@@ -31,14 +31,13 @@ locally without them, failed under ``CI=true``.
 from __future__ import annotations
 
 import asyncio
-import importlib
 import json
-import os
 from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 from agui_runtimes import langgraph_app, pydantic_ai_app, serve
+from corpus import require_modules
 from real_clients import replay, require_harness
 
 from agui_codecs.encoders.agui import AguiEncoder
@@ -55,18 +54,6 @@ RUN_INPUT = {
     "context": [],
     "forwardedProps": {},
 }
-
-
-def require_modules(*names: str) -> None:
-    """Skip when an adapter package is missing; fail instead under ``CI=true``."""
-    for name in names:
-        try:
-            importlib.import_module(name)
-        except ImportError as exc:
-            reason = f"{name} is not installed ({exc}); pip install -e '.[dev]'"
-            if os.environ.get("CI") == "true":
-                pytest.fail(reason, pytrace=False)
-            pytest.skip(reason)
 
 
 def capture(url: str) -> tuple[Report, bytes]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import orjson
-from decoder_checks import assert_well_formed_run, decode_all, wire
+from decoder_checks import assert_legal_run, decode_all, wire
 from gwtest import drive
 
 from gateway.demo import DEMO_TOOL, create_demo_app, demo_chunks
@@ -26,7 +26,7 @@ def test_first_turn_streams_text_then_a_streamed_tool_call() -> None:
     usage = chunks[-2]
     assert isinstance(usage, dict) and usage["choices"] == [] and usage["usage"]["total_tokens"] > 0
     events = decode_all("openai-chat", body_of(chunks))
-    assert_well_formed_run(events)
+    assert_legal_run(events)
     evs = wire(events)
     kinds = [e["type"] for e in evs]
     assert "TEXT_MESSAGE_CONTENT" in kinds and kinds.count("TOOL_CALL_ARGS") > 1
@@ -55,7 +55,7 @@ def test_after_a_tool_result_it_answers_with_text_only() -> None:
         ]
     }
     events = decode_all("openai-chat", body_of(demo_chunks(request)))
-    assert_well_formed_run(events)
+    assert_legal_run(events)
     evs = wire(events)
     assert not [e for e in evs if e["type"].startswith("TOOL_CALL")]
     text = "".join(e["delta"] for e in evs if e["type"] == "TEXT_MESSAGE_CONTENT")

@@ -208,6 +208,43 @@ async def test_any_decoder_shape_error_quoting_upstream_values_is_masked(
     assert end["message"] == "the upstream sent a malformed stream"
 
 
+async def test_a_decoder_bug_is_an_internal_error_logged_counted_and_not_blamed_on_upstream(
+    make_app: Any,
+    router: respx.MockRouter,
+    keys: None,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    from agui_codecs.protocols.openai_chat.decoder import OpenAIChatDecoder
+
+    def buggy(self: Any, frame: Any) -> None:
+        raise KeyError(SECRET_SNIPPET)  # our own bug, whatever the upstream sent
+
+    monkeypatch.setattr(OpenAIChatDecoder, "handle", buggy)
+    router.post(OPENAI_URL).mock(return_value=httpx.Response(200, content=FIRST))
+    caplog.set_level(logging.WARNING)
+    app = make_app()
+    before = (await drive(app, "/metrics", method="GET")).body.decode()
+    end = await run_error(app)
+    assert end["code"] == "INTERNAL_DECODER_ERROR"
+    assert end["message"] == "internal gateway error"
+    error_text = await ai_sdk_error_text(make_app())
+    assert "INTERNAL_DECODER_ERROR" in error_text and SECRET_SNIPPET not in error_text
+    assert "KeyError" not in error_text
+    records = [r for r in caplog.records if r.levelno >= logging.ERROR]
+    assert {r.name for r in records} >= {"agui_codecs", "gateway.upstream"}
+    assert any(r.exc_info and r.exc_info[0] is KeyError for r in records)  # the traceback
+    assert not [r for r in caplog.records if "UPSTREAM_MALFORMED" in r.getMessage()]
+    after = (await drive(app, "/metrics", method="GET")).body.decode()
+
+    def count(body: str) -> int:
+        line = 'agui_gateway_decoder_internal_errors_total{decoder="openai-chat"} '
+        return int(next(x for x in body.splitlines() if x.startswith(line)).rsplit(" ", 1)[1])
+
+    assert count(after) - count(before) == 2  # the AG-UI and the AI SDK request
+    assert 'agui_gateway_decoder_internal_errors_total{decoder="gemini"}' in after
+
+
 async def test_oversized_event_message_is_fixed(
     make_app: Any, router: respx.MockRouter, keys: None
 ) -> None:

@@ -22,7 +22,6 @@ from corpus import CORPUS_DIR, require_corpus
 from gwtest import drive, sse
 from real_clients import replay, require_harness
 
-from agui_codecs import DECODERS
 from gateway.config import load_routes
 from gateway.errors import ConfigError
 
@@ -37,13 +36,6 @@ RESPONSES_REASONING_CALL = "openai-responses/reasoning-function-call-usage.sse"
 GEMINI_SIGNED_CALL = "gemini/function-call-thought-signature.sse"
 AISDK_TOOLS = "aisdk-ui/langgraph-react-agent-reasoning-tool-calls.json"
 AGUI_TOOL = "agui/pydantic-ai-openai-tool-call.jsonl"
-
-AGUI_REGISTERED = "agui" in DECODERS
-AGUI_SKIP = pytest.mark.skipif(
-    not AGUI_REGISTERED,
-    reason="the 'agui' decoder is not in agui_codecs.registry.DECODERS yet (being written "
-    "in codecs/agui_codecs/protocols/agui/); the agui protocol works once it is registered",
-)
 
 ROUTES = f"""
 [[routes]]
@@ -65,9 +57,7 @@ name = "sdk"
 upstream_url = "{AI_SDK_URL}"
 protocol = "ai-sdk"
 auth = {{ type = "bearer", env = "TEST_AGENT_KEY" }}
-"""
-if AGUI_REGISTERED:
-    ROUTES += f"""
+
 [[routes]]
 name = "rt"
 upstream_url = "{AGUI_URL}"
@@ -155,9 +145,8 @@ def mock_all(router: respx.MockRouter) -> dict[str, respx.Route]:
             side_effect=reply(corpus(GEMINI_SIGNED_CALL))
         ),
         "sdk": router.post(AI_SDK_URL).mock(side_effect=reply(as_sse(AISDK_TOOLS))),
+        "rt": router.post(AGUI_URL).mock(side_effect=reply(as_sse(AGUI_TOOL))),
     }
-    if AGUI_REGISTERED:
-        routes["rt"] = router.post(AGUI_URL).mock(side_effect=reply(as_sse(AGUI_TOOL)))
     return routes
 
 
@@ -287,7 +276,6 @@ async def test_ai_sdk_backend_gets_ui_messages_or_the_exact_bytes(
 # -- AG-UI runtime ---------------------------------------------------------------------------
 
 
-@AGUI_SKIP
 async def test_agui_runtime_gets_the_run_input_exactly(
     make_app: Any, router: respx.MockRouter, keys: None
 ) -> None:
@@ -316,7 +304,7 @@ async def test_agui_runtime_gets_the_run_input_exactly(
 
 
 def _outputs(make_app: Any) -> dict[str, bytes]:
-    names = ["resp", "gem", "sdk"] + (["rt"] if AGUI_REGISTERED else [])
+    names = ["resp", "gem", "sdk", "rt"]
 
     async def run() -> dict[str, bytes]:
         out = {}

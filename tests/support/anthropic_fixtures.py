@@ -4,6 +4,7 @@ Decoding whole, split or byte by byte; Anthropic-style SSE and the stream event 
 (``message_start``, content blocks, deltas, the ending); the corpus files parsed independently
 of the decoder; and :func:`assert_complete_run`, the AG-UI 1.0 verify rules
 (``docs/protocols.md`` §2.3) as data.
+They are asked of the conformance kit, plus one promise of the Anthropic decoder.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 
 from ag_ui.core import Event, EventType
 from corpus import require_corpus
+from decoder_checks import assert_legal_run
 
 from agui_codecs.encoders.ai_sdk import AiSdkEncoder
 from agui_codecs.events import event_to_wire
@@ -138,49 +140,23 @@ def ending(stop_reason: str = "end_turn", **usage: int) -> list[dict[str, Any]]:
     ]
 
 
-# AG-UI 1.0 verify rules (docs/protocols.md §2.3) as data: event type -> (part kind, id field).
-_OPENS = {
-    T.TEXT_MESSAGE_START: ("text", "messageId"),
-    T.REASONING_START: ("span", "messageId"),
-    T.REASONING_MESSAGE_START: ("reasoning", "messageId"),
-    T.TOOL_CALL_START: ("tool", "toolCallId"),
-}
-_USES = {
-    T.TEXT_MESSAGE_CONTENT: ("text", "messageId"),
-    T.REASONING_MESSAGE_CONTENT: ("reasoning", "messageId"),
-    T.REASONING_ENCRYPTED_VALUE: ("reasoning", "entityId"),  # ours: before the message ends
-    T.TOOL_CALL_ARGS: ("tool", "toolCallId"),
-}
-_CLOSES = {
-    T.TEXT_MESSAGE_END: ("text", "messageId"),
-    T.REASONING_END: ("span", "messageId"),
-    T.REASONING_MESSAGE_END: ("reasoning", "messageId"),
-    T.TOOL_CALL_END: ("tool", "toolCallId"),
-}
-
-
 def assert_complete_run(events: list[Event]) -> None:
-    """AG-UI verify rules, one terminal event last, and every call's ARGS parse as JSON at END."""
+    """One legal run (the conformance kit, :func:`decoder_checks.assert_legal_run`: AG-UI
+    verify rules, ARGS that parse as JSON at END...) with exactly one terminal event, and the
+    Anthropic decoder's own promise: a signature (REASONING_ENCRYPTED_VALUE on a reasoning
+    message) arrives while that reasoning message is still open."""
+    assert_legal_run(events)
     assert events and events[0].type == T.RUN_STARTED
-    assert events[-1].type in (T.RUN_FINISHED, T.RUN_ERROR)
     assert sum(e.type in (T.RUN_FINISHED, T.RUN_ERROR) for e in events) == 1
-    open_parts: dict[tuple[str, str], list[str]] = {}
+    reasoning: set[str] = set()
     for e in events:
         w = event_to_wire(e)
-        if e.type in _OPENS:
-            kind, field = _OPENS[e.type]
-            assert (kind, w[field]) not in open_parts, w
-            open_parts[kind, w[field]] = []
-        elif e.type in _USES:
-            kind, field = _USES[e.type]
-            open_parts[kind, w[field]].append(w.get("delta", ""))  # KeyError: not open
-        elif e.type in _CLOSES:
-            kind, field = _CLOSES[e.type]
-            fragments = open_parts.pop((kind, w[field]))
-            if kind == "tool":
-                json.loads("".join(fragments))
-        elif e.type == T.RUN_FINISHED:
-            assert not open_parts, f"RUN_FINISHED with open parts {list(open_parts)}"
+        if e.type == T.REASONING_MESSAGE_START:
+            reasoning.add(w["messageId"])
+        elif e.type == T.REASONING_MESSAGE_END:
+            reasoning.discard(w["messageId"])
+        elif e.type == T.REASONING_ENCRYPTED_VALUE and w["subtype"] == "message":
+            assert w["entityId"] in reasoning, f"signature after its reasoning ended: {w}"
 
 
 def corpus_file(name: str) -> Path:

@@ -12,6 +12,7 @@ the repository's.
 
 from __future__ import annotations
 
+import importlib
 import os
 from pathlib import Path
 
@@ -25,6 +26,7 @@ __all__ = [
     "corpus_path",
     "in_ci",
     "require_corpus",
+    "require_modules",
     "require_service",
 ]
 
@@ -91,8 +93,22 @@ def require_corpus(family: str) -> list[Path]:
 
 
 def require_service(ok: bool, reason: str) -> None:
-    """Skip a test needing an external tool or service locally; fail under ``CI=true``."""
+    """Skip a test needing an external tool or service locally; fail under ``CI=true``.
+
+    The one rule of the suite for what may be missing (Node.js and the harnesses' packages,
+    PostgreSQL, Redis, optional Python packages): call it from inside a test or fixture, never
+    at import, so collection never fails.
+    """
     if not ok:
         if in_ci():
-            pytest.fail(reason)
+            pytest.fail(reason, pytrace=False)
         pytest.skip(reason)
+
+
+def require_modules(*names: str) -> None:
+    """Skip (locally) or fail (``CI=true``) a test needing Python packages that are missing."""
+    for name in names:
+        try:
+            importlib.import_module(name)
+        except ImportError as exc:
+            require_service(False, f"{name} is not installed ({exc}); pip install -e '.[dev]'")

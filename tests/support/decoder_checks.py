@@ -1,17 +1,31 @@
-"""Shared assertions for decoder tests: a decoded run must be a legal AG-UI 1.0 run."""
+"""Decode helpers for decoder tests, and the one oracle of a decoded run: the conformance kit.
+
+:func:`assert_legal_run` asks ``conformance.check_events`` (whose error-level rules are proven
+against ``@ag-ui/client`` 1.0.0 by ``tests/conformance/test_differential.py``) and adds the one
+promise of ours the kit has no rule for, because the client does not require it: every
+RUN_ERROR carries a ``code`` (the gateway's error contract, README "Endpoints").
+"""
 
 from __future__ import annotations
 
 import random
+from collections.abc import Iterable
 from typing import Any
 
-import orjson
 from ag_ui.core import Event
 
 from agui_codecs import get_decoder
 from agui_codecs.events import event_to_wire
+from conformance import Report, check_events
 
-__all__ = ["assert_well_formed_run", "decode_all", "decode_split", "wire"]
+__all__ = [
+    "assert_legal_run",
+    "decode_all",
+    "decode_split",
+    "kit_report",
+    "random_cuts",
+    "wire",
+]
 
 
 def wire(events: list[Event]) -> list[dict[str, Any]]:
@@ -23,7 +37,7 @@ def decode_all(name: str, data: bytes, **options: Any) -> list[Event]:
     return d.feed(data) + d.close()
 
 
-def decode_split(name: str, data: bytes, cuts: list[int], **options: Any) -> list[Event]:
+def decode_split(name: str, data: bytes, cuts: Iterable[int], **options: Any) -> list[Event]:
     d = get_decoder(name, **options)
     out: list[Event] = []
     prev = 0
@@ -38,63 +52,36 @@ def random_cuts(data: bytes, seed: int, n: int = 40) -> list[int]:
     return [rng.randrange(1, max(2, len(data))) for _ in range(n)]
 
 
-def assert_well_formed_run(events: list[Event]) -> None:
-    """Check the AG-UI 1.0 verify rules (docs/protocols.md §2.3) our decoders promise, plus hygiene:
-    runs in sequence, each opened by RUN_STARTED and closed by exactly one terminal event, the
-    stream ends with a terminal event, balanced START/END per id, ARGS parse as JSON at END."""
-    evs = wire(events)
+def kit_report(events: Iterable[Event | dict[str, Any]], source: str = "<decoded>") -> Report:
+    """The kit's report on an AG-UI event sequence (``ag_ui.core`` events or wire dicts)."""
+    return check_events(events, source=source)
+
+
+def assert_legal_run(
+    events: list[Event] | list[dict[str, Any]], *, allowed_warnings: Iterable[str] = ()
+) -> Report:
+    """Assert the run is one ``@ag-ui/client`` 1.0 accepts and that it keeps our promises.
+
+    * no error-level violation of the kit (schema, chunk expansion, every ``verifyEvents``
+      rule: runs in sequence, one terminal event per run, balanced START/END per id, nothing
+      open at RUN_FINISHED);
+    * no warning either, except the rule ids in ``allowed_warnings``: the kit's hygiene rules
+      cover ``protocolVersion: "1.0"`` on RUN_STARTED, no ``null`` for optional fields, ARGS
+      that parse as JSON at END, nothing left open at RUN_ERROR, a terminal event at the end;
+    * every RUN_ERROR has a non-empty string ``code`` (no kit rule: the client does not ask).
+
+    Returns the report (for further checks).
+    """
+    evs = [e if isinstance(e, dict) else event_to_wire(e) for e in events]
     assert evs, "no events"
-    assert evs[-1]["type"] in ("RUN_FINISHED", "RUN_ERROR"), evs[-1]
-    active = False
+    report = kit_report(evs)
+    assert report.errors == [], [v.to_json() for v in report.errors]
+    allowed = set(allowed_warnings)
+    unexpected = [v.to_json() for v in report.warnings if v.rule_id not in allowed]
+    assert unexpected == [], unexpected
     for i, e in enumerate(evs):
-        if e["type"] == "RUN_STARTED":
-            assert not active, f"event {i}: RUN_STARTED while a run is active"
-            assert e.get("protocolVersion") == "1.0"
-            active = True
-        else:
-            assert active, f"event {i}: {e['type']} outside a run"
-            if e["type"] in ("RUN_FINISHED", "RUN_ERROR"):
-                active = False
-    text: set[str] = set()
-    reasoning: set[str] = set()
-    spans: set[str] = set()
-    tools: dict[str, list[str]] = {}
-    for i, e in enumerate(evs):
-        t = e["type"]
-        assert None not in e.values(), f"null field in event {i}: {e}"
-        if t == "TEXT_MESSAGE_START":
-            assert e["messageId"] not in text, f"event {i}: text {e['messageId']} already open"
-            text.add(e["messageId"])
-        elif t in ("TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_END"):
-            assert e["messageId"] in text, f"event {i}: {t} for closed text {e['messageId']}"
-            if t == "TEXT_MESSAGE_END":
-                text.discard(e["messageId"])
-        elif t == "REASONING_START":
-            assert e["messageId"] not in spans
-            spans.add(e["messageId"])
-        elif t == "REASONING_END":
-            assert e["messageId"] in spans
-            spans.discard(e["messageId"])
-        elif t == "REASONING_MESSAGE_START":
-            assert e["messageId"] not in reasoning
-            reasoning.add(e["messageId"])
-        elif t in ("REASONING_MESSAGE_CONTENT", "REASONING_MESSAGE_END"):
-            assert e["messageId"] in reasoning, f"event {i}: {t} for closed reasoning"
-            if t == "REASONING_MESSAGE_END":
-                reasoning.discard(e["messageId"])
-        elif t == "TOOL_CALL_START":
-            assert e["toolCallId"] not in tools, f"event {i}: tool call already open"
-            tools[e["toolCallId"]] = []
-        elif t == "TOOL_CALL_ARGS":
-            assert e["toolCallId"] in tools, f"event {i}: ARGS for a closed call"
-            tools[e["toolCallId"]].append(e["delta"])
-        elif t == "TOOL_CALL_END":
-            assert e["toolCallId"] in tools, f"event {i}: END for a closed call"
-            args = "".join(tools.pop(e["toolCallId"]))
-            if args:
-                orjson.loads(args)  # concatenated ARGS parse as JSON at END
-        elif t == "RUN_FINISHED":
-            assert not (text or reasoning or spans or tools), "RUN_FINISHED with parts open"
-        elif t == "RUN_ERROR":
-            assert e.get("code"), "RUN_ERROR without a code"
-            assert not (text or reasoning or spans or tools), "RUN_ERROR with parts left open"
+        if e["type"] == "RUN_ERROR":
+            assert isinstance(e.get("code"), str) and e["code"], (
+                f"event {i}: RUN_ERROR without code"
+            )
+    return report

@@ -15,6 +15,10 @@ Usage from a test (tests directly under ``tests/`` can ``import real_clients``):
         assert results["t1"]["accepted"], results["t1"]["error"]
 
 One ``replay`` call starts one Node process for all its jobs: batch them.
+
+Counting: when ``GATEWAY_TEST_REPLAY_LOG`` names a file, every ``replay`` call appends one JSON
+line ``{"test": <PYTEST_CURRENT_TEST>, "jobs": {client: n}}`` to it (see :func:`replay_totals`),
+so a suite run can report how many real-client replays it made, per client.
 """
 
 from __future__ import annotations
@@ -33,9 +37,11 @@ __all__ = [
     "AI_SDK_CLIENTS",
     "CLIENTS",
     "HARNESS_DIR",
+    "REPLAY_LOG_ENV",
     "ReplayResult",
     "available",
     "replay",
+    "replay_totals",
     "require_harness",
 ]
 
@@ -47,6 +53,9 @@ CLIENTS: Final[tuple[str, ...]] = ("agui", "ai-v7", "ai-v6", "ai-v5")
 
 AI_SDK_CLIENTS: Final[tuple[str, ...]] = ("ai-v7", "ai-v6", "ai-v5")
 """The AI SDK majors, newest first."""
+
+REPLAY_LOG_ENV: Final[str] = "GATEWAY_TEST_REPLAY_LOG"
+"""Environment variable naming the file :func:`replay` appends its job counts to."""
 
 _REQUIRED_PACKAGES: Final[tuple[str, ...]] = ("@ag-ui/client", "ai", "ai-v6", "ai-v5")
 _MIN_NODE_MAJOR: Final[int] = 20
@@ -139,18 +148,13 @@ def require_harness() -> None:
     """Skip the calling test when the harness is unavailable; fail it instead under CI.
 
     Raises:
-        pytest's ``Skipped`` outcome (via ``pytest.skip``) when unavailable and the environment
-        variable ``CI`` is not ``"true"``; pytest's ``Failed`` outcome (via ``pytest.fail``) when
-        ``CI`` is ``"true"``, so real-client tests never silently skip in CI.
+        pytest's ``Skipped`` outcome locally, ``Failed`` under ``CI=true``
+        (:func:`corpus.require_service`), so real-client tests never silently skip in CI.
     """
-    import pytest
+    from corpus import require_service
 
     ok, reason = available()
-    if ok:
-        return
-    if os.environ.get("CI") == "true":
-        pytest.fail(f"real-client harness unavailable in CI: {reason}", pytrace=False)
-    pytest.skip(f"real-client harness unavailable: {reason}")
+    require_service(ok, f"real-client harness unavailable: {reason}")
 
 
 Job = tuple[str, str, bytes] | tuple[str, str, bytes, Mapping[str, Any]]
@@ -219,6 +223,7 @@ def replay(
         request["timeout_ms"] = timeout_ms
     if concurrency is not None:
         request["concurrency"] = concurrency
+    _log_counts(request_jobs)
     timeout_s = _BASE_TIMEOUT_S + _PER_JOB_TIMEOUT_S * len(request_jobs)
     node = shutil.which("node") or "node"
     try:
@@ -259,3 +264,35 @@ def replay(
         details = "; ".join(f"{r['id']}: {r.get('error')}" for r in broken)
         raise RuntimeError(f"the harness itself failed (not a client verdict): {details}")
     return by_id
+
+
+def _log_counts(jobs: Sequence[Mapping[str, Any]]) -> None:
+    log = os.environ.get(REPLAY_LOG_ENV)
+    if not log:
+        return
+    counts: dict[str, int] = {}
+    for job in jobs:
+        counts[job["client"]] = counts.get(job["client"], 0) + 1
+    line = {"test": os.environ.get("PYTEST_CURRENT_TEST", ""), "jobs": counts}
+    with open(log, "a", encoding="utf-8") as out:
+        out.write(json.dumps(line) + "\n")
+
+
+def replay_totals(log: str | os.PathLike[str]) -> dict[str, int]:
+    """Sum a ``GATEWAY_TEST_REPLAY_LOG`` file: ``{client: jobs, ..., "calls": replay calls}``.
+
+    Usage: ``python tests/support/real_clients.py <log>`` prints the totals as JSON.
+    """
+    totals: dict[str, int] = {"calls": 0}
+    for text in Path(log).read_text("utf-8").splitlines():
+        if text.strip():
+            totals["calls"] += 1
+            for client, n in json.loads(text)["jobs"].items():
+                totals[client] = totals.get(client, 0) + n
+    return totals
+
+
+if __name__ == "__main__":
+    import sys
+
+    print(json.dumps(replay_totals(sys.argv[1]), sort_keys=True))

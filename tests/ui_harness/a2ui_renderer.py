@@ -89,15 +89,12 @@ def available() -> tuple[bool, str]:
 
 
 def require_renderer() -> None:
-    """Skip the calling test when the harness is unavailable; fail it when ``CI=true``."""
-    import pytest
+    """Skip the calling test when the harness is unavailable; fail it when ``CI=true``
+    (:func:`corpus.require_service`, the suite's one rule)."""
+    from corpus import require_service
 
     ok, reason = available()
-    if ok:
-        return
-    if os.environ.get("CI") == "true":
-        pytest.fail(f"A2UI renderer harness unavailable in CI: {reason}", pytrace=False)
-    pytest.skip(f"A2UI renderer harness unavailable: {reason}")
+    require_service(ok, f"A2UI renderer harness unavailable: {reason}")
 
 
 def render(jobs: Mapping[str, Sequence[Mapping[str, Any]]]) -> dict[str, dict[str, RenderResult]]:

@@ -95,6 +95,7 @@ class _AguiRun(RunBuilder):
         self.start()
         self.close_all()
         self.ended = self.norm.ended = True
+        self.error_code = code
         self._out.append(
             RunErrorEvent(message=message, code=code, metadata=self.norm.terminal_metadata())
         )

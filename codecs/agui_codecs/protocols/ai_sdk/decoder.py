@@ -383,7 +383,7 @@ class AiSdkUpstreamDecoder(StreamDecoder):
     def _complete(self) -> None:
         """``[DONE]`` or EOF after ``finish``: emit RUN_FINISHED."""
         raw = (self._finish or {}).get("finishReason")
-        if raw in FINISH_REASONS:
+        if isinstance(raw, str) and raw in FINISH_REASONS:
             reason = str(raw)
         elif raw is not None:
             reason = "other"

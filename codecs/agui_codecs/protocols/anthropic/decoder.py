@@ -112,6 +112,12 @@ class _Block:
         self.args_final = False  # tool arguments already sent whole
 
 
+def _kind(item: dict[str, Any]) -> str | None:
+    """The ``type`` of an object, when it is a string."""
+    kind = item.get("type")
+    return kind if isinstance(kind, str) else None
+
+
 def _count(value: Any) -> int | None:
     """A token count, or ``None`` when ``value`` is not a non-negative integer."""
     if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
@@ -206,7 +212,7 @@ class AnthropicDecoder(StreamDecoder):
         self._note_stop(message)
         # Normally empty when streaming; pre-filled for deferred programmatic tool calls, and
         # the whole answer for a non-streaming message. Keys stay apart from block indices.
-        for i, block in enumerate(message.get("content") or []):
+        for i, block in enumerate(self.arr(message.get("content"), "message.content")):
             self._start_block(("content", i), self.obj(block, "message.content[]"))
             self._stop_block(("content", i))
 
@@ -228,9 +234,12 @@ class AnthropicDecoder(StreamDecoder):
         if not u:
             return None
         counts = {f: _count(u.get(f)) for f in _USAGE_FIELDS}
-        iterations = [it for it in u.get("iterations") or [] if isinstance(it, dict)]
+        listed = u.get("iterations")  # usage is advisory: a malformed list counts as absent
+        iterations = (
+            [it for it in listed if isinstance(it, dict)] if isinstance(listed, list) else []
+        )
         if not any(it.get("type") == "fallback_message" for it in iterations):
-            executor = [it for it in iterations if it.get("type") in _EXECUTOR_ITERATIONS]
+            executor = [it for it in iterations if _kind(it) in _EXECUTOR_ITERATIONS]
             if executor:
                 counts = {f: sum(_count(it.get(f)) or 0 for it in executor) for f in _USAGE_FIELDS}
         fresh, output = counts["input_tokens"], counts["output_tokens"]
@@ -296,7 +305,7 @@ class AnthropicDecoder(StreamDecoder):
             self._blocks[key] = _Block("text")
             text = block.get("text")
             run.text(text if isinstance(text, str) else "", key=_TEXT)
-            for citation in block.get("citations") or []:
+            for citation in self.arr(block.get("citations"), "text block citations"):
                 self._cite(citation)
             return
         run.close_text()  # any other block ends the continuing text message

@@ -427,19 +427,21 @@ class GeminiDecoder(StreamDecoder):
         grounding = candidate.get("groundingMetadata")
         if isinstance(grounding, dict) and grounding:
             self._grounding = grounding
-            for chunk in grounding.get("groundingChunks") or []:
+            for chunk in self.arr(grounding.get("groundingChunks"), "groundingChunks"):
                 if isinstance(chunk, dict):
                     self._grounding_chunk(chunk)
         url_context = candidate.get("urlContextMetadata")
         if isinstance(url_context, dict) and url_context:
             self._url_context = url_context
-            for meta in url_context.get("urlMetadata") or []:
-                status = meta.get("urlRetrievalStatus") if isinstance(meta, dict) else None
-                if status in (None, "URL_RETRIEVAL_STATUS_SUCCESS"):
+            for meta in self.arr(url_context.get("urlMetadata"), "urlMetadata"):
+                if not isinstance(meta, dict):
+                    continue
+                if meta.get("urlRetrievalStatus") in (None, "URL_RETRIEVAL_STATUS_SUCCESS"):
                     self._url_source(meta.get("retrievedUrl"), None)
         citations = candidate.get("citationMetadata")
         if isinstance(citations, dict):
-            for cite in citations.get("citationSources") or citations.get("citations") or []:
+            listed = citations.get("citationSources") or citations.get("citations")
+            for cite in self.arr(listed, "citationMetadata.citationSources"):
                 if isinstance(cite, dict):
                     self._url_source(cite.get("uri"), cite.get("title"))
 

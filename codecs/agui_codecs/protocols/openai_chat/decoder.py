@@ -50,6 +50,16 @@ FINISH_REASONS = {
 }
 
 
+def _text(value: Any) -> str | None:
+    """A non-empty string id or label, else ``None`` (hosts send ``""``, ``null`` or worse)."""
+    return value if isinstance(value, str) and value else None
+
+
+def _mapping(value: Any) -> dict[str, Any]:
+    """An optional details object of ``usage``; anything but an object counts as absent."""
+    return value if isinstance(value, dict) else {}
+
+
 class _DocumentFrames(FrameDecoder):
     """Input framing that also reads one pretty-printed JSON document (a non-streamed reply).
 
@@ -130,18 +140,19 @@ class OpenAIChatDecoder(StreamDecoder):
             self._complete()
             return
         chunk = self.obj(frame.data, "chat.completion.chunk")
+        upstream_id, model = _text(chunk.get("id")), _text(chunk.get("model"))
         if frame.event == "error" or chunk.get("error"):
-            self.run.start(upstream_id=chunk.get("id") or None, model=chunk.get("model") or None)
+            self.run.start(upstream_id=upstream_id, model=model)
             code, message = upstream_error(chunk.get("error", chunk))
             self.run.fail(code, message, usage=self._token_usage())
             return
         if not self.run.started and not chunk.get("id") and not chunk.get("choices"):
             return  # Azure's leading prompt_filter_results chunk: nothing to say yet
-        self.run.start(upstream_id=chunk.get("id") or None, model=chunk.get("model") or None)
-        usage = chunk.get("usage") or (chunk.get("x_groq") or {}).get("usage")
+        self.run.start(upstream_id=upstream_id, model=model)
+        usage = chunk.get("usage") or self.obj(chunk.get("x_groq") or {}, "x_groq").get("usage")
         if usage:
             self._usage = self.obj(usage, "usage")
-        choices = [self.obj(choice, "choice") for choice in chunk.get("choices") or []]
+        choices = [self.obj(c, "choice") for c in self.arr(chunk.get("choices"), "choices")]
         # A non-streamed reply: ``message`` in place of ``delta`` (the ``object`` label alone is
         # not trusted: a stream chunk carries a ``delta`` whatever it is called).
         streamed = any(choice.get("delta") is not None for choice in choices)
@@ -170,7 +181,7 @@ class OpenAIChatDecoder(StreamDecoder):
                 run.reasoning(value)
                 break
         else:
-            for detail in delta.get("reasoning_details") or []:
+            for detail in self.arr(delta.get("reasoning_details"), "delta.reasoning_details"):
                 if isinstance(detail, dict):
                     if isinstance(detail.get("text"), str) and detail["text"]:
                         run.reasoning(detail["text"])
@@ -188,12 +199,12 @@ class OpenAIChatDecoder(StreamDecoder):
         if isinstance(refusal, str) and refusal:
             self._refusal.append(refusal)
             run.text(refusal, key="refusal", metadata={"refusal": True})
-        for position, call in enumerate(delta.get("tool_calls") or []):
+        for position, call in enumerate(self.arr(delta.get("tool_calls"), "delta.tool_calls")):
             call = self.obj(call, "tool_calls[]")
             if whole and "index" not in call:  # a message lists each call once, whole
                 call = {**call, "index": position}
             self._tool_delta(call)
-        for annotation in delta.get("annotations") or []:
+        for annotation in self.arr(delta.get("annotations"), "delta.annotations"):
             if isinstance(annotation, dict) and annotation.get("type") == "url_citation":
                 cite = annotation.get("url_citation") or {}
                 if isinstance(cite, dict) and cite.get("url"):
@@ -225,14 +236,17 @@ class OpenAIChatDecoder(StreamDecoder):
         index = call.get("index", 0)
         if not isinstance(index, int):
             raise MalformedUpstreamError("tool_calls[].index is not an integer")
-        function = call.get("function") or {}
-        new_id = call.get("id")
-        name = function.get("name")
+        function = self.obj(call.get("function") or {}, "tool_calls[].function")
+        new_id, name = call.get("id"), function.get("name")
+        if new_id is not None and not isinstance(new_id, str):
+            raise MalformedUpstreamError("tool_calls[].id is not a string")
+        if name is not None and not isinstance(name, str):
+            raise MalformedUpstreamError("tool_calls[].function.name is not a string")
         if (new_id and self._call_ids.get(index) != new_id) or not self.run.tool_is_open(index):
             if not new_id and not name:
                 # Arguments for an index never announced: nothing to attach them to.
                 raise MalformedUpstreamError(f"tool call index {index} has no id or name")
-            self._call_ids[index] = self.run.tool_start(index, str(name or ""), new_id or None)
+            self._call_ids[index] = self.run.tool_start(index, name or "", new_id or None)
         arguments = function.get("arguments")
         if isinstance(arguments, str) and arguments:
             self.run.tool_args(index, arguments)
@@ -243,8 +257,8 @@ class OpenAIChatDecoder(StreamDecoder):
         u = self._usage
         if not u:
             return None
-        prompt_details = u.get("prompt_tokens_details") or {}
-        completion_details = u.get("completion_tokens_details") or {}
+        prompt_details = _mapping(u.get("prompt_tokens_details"))
+        completion_details = _mapping(u.get("completion_tokens_details"))
         return self.run.usage(
             input_tokens=u.get("prompt_tokens"),
             output_tokens=u.get("completion_tokens"),

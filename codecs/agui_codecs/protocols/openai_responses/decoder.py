@@ -151,7 +151,9 @@ class OpenAIResponsesDecoder(ToolCalls):
     def begins_next_run(self, frame: Frame) -> bool:
         """A new response after the previous one ended begins the next AG-UI run."""
         data = frame.data
-        if not (isinstance(data, dict) and data.get("type") in _STARTERS):
+        if not (isinstance(data, dict) and isinstance(data.get("type"), str)):
+            return False
+        if data["type"] not in _STARTERS:
             return False
         response = data.get("response")
         if isinstance(response, dict) and response.get("id") == self._response_id:
@@ -171,6 +173,8 @@ class OpenAIResponsesDecoder(ToolCalls):
             etype = frame.event  # the SSE event name stands in for a missing JSON type
         if not isinstance(etype, str) or not etype:
             raise MalformedUpstreamError("Responses stream event without a type")
+        if payload.get("type") != etype:
+            payload = {**payload, "type": etype}  # handlers read the type from the payload
         response = payload.get("response")
         response = response if isinstance(response, dict) else None
         rid = response.get("id") if response else None
@@ -246,7 +250,7 @@ class OpenAIResponsesDecoder(ToolCalls):
     def _on_item_done(self, payload: dict[str, Any]) -> None:
         key, state, item, itype = self._item(payload)
         if itype == "message":
-            for index, part in enumerate(item.get("content") or []):
+            for index, part in enumerate(self.arr(item.get("content"), "message item content")):
                 self._part_done(key, index, part)
             self.run.end_text(("text", key))
             self.run.end_text(("refusal", key))
@@ -298,7 +302,7 @@ class OpenAIResponsesDecoder(ToolCalls):
             self._text_done(key, ("refusal", index), part.get("refusal"), True)
         elif ptype == "output_text":
             self._text_done(key, ("text", index), part.get("text"), False)
-            for annotation in part.get("annotations") or []:
+            for annotation in self.arr(part.get("annotations"), "output_text annotations"):
                 self._cite(annotation)
         elif ptype == "reasoning_text":
             self._reasoning_done_part(key, (_CONTENT, index), part.get("text"))
@@ -372,7 +376,7 @@ class OpenAIResponsesDecoder(ToolCalls):
 
     def _reasoning_done(self, key: Hashable, state: ItemState, item: dict[str, Any]) -> None:
         for kind, field in ((_SUMMARY, "summary"), (_CONTENT, "content")):
-            for index, part in enumerate(item.get(field) or []):
+            for index, part in enumerate(self.arr(item.get(field), f"reasoning item {field}")):
                 if isinstance(part, dict):
                     self._reasoning_done_part(key, (kind, index), part.get("text"))
         encrypted = item.get("encrypted_content")
