@@ -7,6 +7,8 @@ Settings come from the environment through pydantic-settings (prefix ``GATEWAY_`
     GATEWAY_MAX_EVENT_SIZE      cap in bytes on one upstream SSE event (default 8 MiB)
     GATEWAY_MAX_REQUEST_BYTES   cap in bytes on a client request body (default 32 MiB)
     GATEWAY_CORS_ORIGINS        comma-separated origins allowed cross-origin (default: none)
+    GATEWAY_DEMO                1: mount the demo upstream at /demo/openai even when no route
+                                uses it (default: mounted only for a ``self:/demo/openai`` route)
 
 Durable runs (issue 3; :class:`Settings` lists the run-core tunables too)::
 
@@ -374,6 +376,9 @@ class Settings(BaseSettings):
         cors_origins: comma-separated browser origins allowed to call the gateway
             cross-origin (``https://app.example.com,http://localhost:3000``, or ``*``); empty
             (default): no CORS headers, so browsers only let same-origin pages read replies.
+        demo: mount the scripted demo upstream (:mod:`gateway.demo`) at ``/demo/openai``
+            even when no route's ``upstream_url`` is ``self:/demo/openai...`` (it is mounted
+            for such a route, as in the embedded default routes, whatever this says).
     """
 
     model_config = SettingsConfigDict(env_prefix="GATEWAY_", extra="ignore")
@@ -395,6 +400,7 @@ class Settings(BaseSettings):
     reader_recheck: float = Field(default=_RUN_DEFAULTS.reader_idle_recheck, gt=0)
     on_disconnect: OnDisconnect = "continue"
     cors_origins: str = ""
+    demo: bool = False
 
     @field_validator("cors_origins")
     @classmethod

@@ -1,10 +1,11 @@
 """A scripted OpenAI Chat Completions upstream, so the gateway runs with no key and no network.
 
 Mounted by :func:`gateway.app.create_app` at ``/demo/openai`` (endpoint
-``POST /demo/openai/v1/chat/completions``); the embedded route ``demo`` reaches it in process
-(``upstream_url = "self:/demo/openai/v1"``). It streams what a real Chat Completions
-``stream: true`` response looks like (``chat.completion.chunk`` objects as in the API
-reference, shapes checked against ``tests/corpus/openai-chat/gpt4o-tool-call-streamed-args.sse``):
+``POST /demo/openai/v1/chat/completions``) when a route uses it or with ``GATEWAY_DEMO=1``;
+the embedded route ``demo`` reaches it in process (``upstream_url = "self:/demo/openai/v1"``).
+It streams what a real Chat Completions ``stream: true`` response looks like
+(``chat.completion.chunk`` objects as in the API reference, shapes checked against
+``tests/corpus/openai-chat/gpt4o-tool-call-streamed-args.sse``):
 
 * when the last message is not a tool result: a few text deltas ("Let me check the weather in
   <city>."), then a ``get_weather`` tool call whose ``arguments`` ``{"city": "<city>"}`` arrive

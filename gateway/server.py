@@ -129,7 +129,7 @@ def build_server(
         lifespan="on",
         timeout_graceful_shutdown=SHUTDOWN_GRACE_SECONDS,
     )
-    return GatewayServer(config, routes=app.state.gateway.routes, out=out)
+    return GatewayServer(config, routes=app.state.services.routes, out=out)
 
 
 def serve(config_path: str | None, host: str = "127.0.0.1", port: int = 8000) -> None:

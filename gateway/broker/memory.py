@@ -16,8 +16,7 @@ from collections.abc import Callable, Sequence
 from types import TracebackType
 from typing import Self
 
-from ..store.cursor import Cursor
-from ..store.models import JsonObject, RunEvent
+from ..types import Cursor, JsonObject, RunEvent
 from .protocol import DEFAULT_MAXLEN, DEFAULT_TTL
 
 __all__ = ["InProcessBroker"]

@@ -22,8 +22,7 @@ from collections.abc import Sequence
 from types import TracebackType
 from typing import Protocol, Self, runtime_checkable
 
-from ..store.cursor import Cursor
-from ..store.models import JsonObject, RunEvent
+from ..types import Cursor, JsonObject, RunEvent
 
 __all__ = ["DEFAULT_MAXLEN", "DEFAULT_TTL", "Broker", "Subscription"]
 

@@ -27,8 +27,7 @@ import orjson
 import redis.asyncio as aioredis
 from redis.exceptions import RedisError, ResponseError
 
-from ..store.cursor import Cursor
-from ..store.models import JsonObject, RunEvent
+from ..types import Cursor, JsonObject, RunEvent
 from .protocol import DEFAULT_MAXLEN, DEFAULT_TTL
 
 __all__ = ["DEFAULT_PREFIX", "RedisStreamsBroker"]

@@ -5,9 +5,10 @@ Public API (re-exported here; the modules are implementation detail)::
     store = await open_store("sqlite+aiosqlite:///./agui-gateway.db")   # or postgresql+asyncpg://
     run = await store.create_run(run_id=..., thread_id=..., owner=replica_id)
     await store.append_events(run.id, run.epoch, [NewEvent(1, wire)])
-    for ev in await store.read_events(run.id, after=Cursor.parse("1.7")): ...
+    for ev in await store.read_events(run.id, after=parse_cursor("1.7")): ...
 
-See ``docs/runs.md`` §1-§2 for the cursor/epoch design.
+See ``docs/runs.md`` §1-§2 for the cursor/epoch design. ``Cursor``, ``RunEvent`` and
+``JsonObject`` are the neutral :mod:`gateway.types` (shared with the broker), re-exported.
 """
 
 from __future__ import annotations

@@ -1,4 +1,8 @@
-"""Resume cursors: ``<epoch>.<seq>``, the ``id:`` of every durable event of a run.
+"""Parsing resume cursors: ``<epoch>.<seq>``, the ``id:`` of every durable event of a run.
+
+The :class:`~gateway.types.Cursor` value lives in the neutral :mod:`gateway.types` (the broker
+uses it too); this module is where client text becomes one, refused with the store's
+:class:`~gateway.store.errors.InvalidCursorError` (400 ``INVALID_CURSOR``).
 
 Design (``docs/runs.md`` §1 cursors and §2 latency against durability):
 
@@ -18,47 +22,14 @@ Clients treat the cursor as opaque; only the gateway parses it.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Final
 
+from ..types import MAX_CURSOR_PART, Cursor
 from .errors import InvalidCursorError
 
 __all__ = ["MAX_CURSOR_PART", "Cursor", "parse_cursor"]
 
-MAX_CURSOR_PART: Final[int] = 2**53 - 1
-"""Largest epoch or seq accepted (JSON-safe integer)."""
-
 _CURSOR_RE: Final[re.Pattern[str]] = re.compile(r"([1-9][0-9]{0,15})\.([1-9][0-9]{0,15})")
-
-
-@dataclass(frozen=True, order=True, slots=True)
-class Cursor:
-    """Position of one event in one run; ordered by ``(epoch, seq)``.
-
-    Attributes:
-        epoch: lease epoch of the producer that assigned the event (>= 1).
-        seq: per-run sequence number (>= 1).
-    """
-
-    epoch: int
-    seq: int
-
-    def __str__(self) -> str:
-        return f"{self.epoch}.{self.seq}"
-
-    @classmethod
-    def parse(cls, text: str) -> Cursor:
-        """Parse ``"<epoch>.<seq>"``; see :func:`parse_cursor`."""
-        return parse_cursor(text)
-
-    def follows(self, previous: Cursor | None) -> bool:
-        """True when this cursor is the immediate successor of ``previous`` in one epoch.
-
-        ``previous is None`` means "before the first event": seq 1 follows it.
-        """
-        if previous is None:
-            return self.seq == 1
-        return self.epoch == previous.epoch and self.seq == previous.seq + 1
 
 
 def parse_cursor(text: str) -> Cursor:

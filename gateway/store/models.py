@@ -2,6 +2,8 @@
 
 All are frozen dataclasses; JSON payloads are plain ``dict`` / ``list`` values (AG-UI wire
 dicts for events, history items for messages). Times are timezone-aware UTC ``datetime``.
+The types the broker shares (``JsonObject``, ``RunEvent``, ``TERMINAL_EVENT_TYPES``) live in
+the neutral :mod:`gateway.types` and are re-exported here.
 """
 
 from __future__ import annotations
@@ -11,9 +13,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Final, Literal
 
-import orjson
-
-from .cursor import Cursor
+from ..types import TERMINAL_EVENT_TYPES, Cursor, JsonObject, RunEvent
 from .errors import CursorMismatchError
 
 __all__ = [
@@ -32,9 +32,6 @@ __all__ = [
     "StoredEvent",
 ]
 
-JsonObject = dict[str, Any]
-"""A JSON object (AG-UI wire event, history item, usage...)."""
-
 RunStatus = Literal["queued", "running", "completed", "failed", "cancelled", "interrupted"]
 """Lifecycle of a run: ``queued`` -> ``running`` -> one terminal status."""
 
@@ -45,50 +42,6 @@ TERMINAL_STATUSES: Final[frozenset[str]] = frozenset(
     {"completed", "failed", "cancelled", "interrupted"}
 )
 """Statuses of a run that ended (its terminal event is durable)."""
-
-TERMINAL_EVENT_TYPES: Final[frozenset[str]] = frozenset({"RUN_FINISHED", "RUN_ERROR"})
-"""AG-UI event types that end a run (a run of the gateway holds exactly one AG-UI run)."""
-
-
-@dataclass(frozen=True, slots=True)
-class RunEvent:
-    """One event of a run with its cursor, as readers deliver it.
-
-    Attributes:
-        cursor: the event's position (its SSE ``id:``).
-        event: the AG-UI 1.0 wire dict (camelCase, optional fields omitted); shared, do not
-            mutate.
-    """
-
-    cursor: Cursor
-    event: JsonObject
-
-    @property
-    def type(self) -> str:
-        """The AG-UI event ``type`` (e.g. ``"TEXT_MESSAGE_CONTENT"``)."""
-        return str(self.event.get("type", ""))
-
-    @property
-    def terminal(self) -> bool:
-        """True for RUN_FINISHED and RUN_ERROR."""
-        return self.event.get("type") in TERMINAL_EVENT_TYPES
-
-    def sse_frame(self, *, event_line: bool = True) -> bytes:
-        """This event as the runs endpoint's AG-UI SSE frame, straight from the wire dict:
-        ``event: <type>`` (with ``event_line``), ``id: <cursor>``, ``data: <compact JSON>``.
-
-        Equal, byte for byte, to ``AguiEncoder(event_lines=event_line).encode(
-        parse_event(self.event), id=str(self.cursor))`` for every event the pump stored from
-        ``ag_ui.core`` events (the HTTP layer's source: their wire dicts are already
-        ``event_to_wire`` output) and every event the gateway synthesises (RUN_STARTED,
-        closing events, RUN_ERROR), without building a pydantic model. An event a pump
-        received as a wire dict is framed as it was stored, without validation.
-        """
-        wire = self.event
-        head = b"event: " + str(wire["type"]).encode() + b"\n" if event_line else b""
-        return (
-            head + b"id: " + str(self.cursor).encode() + b"\ndata: " + orjson.dumps(wire) + b"\n\n"
-        )
 
 
 @dataclass(frozen=True, slots=True)

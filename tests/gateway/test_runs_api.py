@@ -70,7 +70,7 @@ def durable_app(make_app: Any, tmp_path: Path, keys: None) -> Callable[..., Star
 
 
 def manager(app: Starlette) -> Any:
-    return app.state.gateway.runs.manager
+    return app.state.services.manager
 
 
 async def wait_terminal(app: Starlette, run_id: str) -> Any:

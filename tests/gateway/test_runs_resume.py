@@ -34,7 +34,7 @@ from durable_support import (
     running,
 )
 
-from gateway.store import Cursor
+from gateway.store import parse_cursor
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -155,7 +155,7 @@ async def test_resume_with_random_drops_while_the_run_is_live_loses_and_repeats_
                 app, "GET", "/api/v1/agent/runs/t1/events?runId=r1", headers=headers, stop=enough
             )
             received += data_frames(reply.body)
-        stored = await app.state.gateway.runs.manager.store.read_events("r1")
+        stored = await app.state.services.manager.store.read_events("r1")
     assert rounds > 3
     assert [f.id for f in received] == [str(s.cursor) for s in stored]
     assert [f.data for f in received] == [s.event for s in stored]
@@ -182,7 +182,7 @@ async def test_snapshot_replay_mid_run_is_valid_and_sends_everything_once(
     app = app_factory()
     async with running(app):
         await start_run(app)
-        store = app.state.gateway.runs.manager.store
+        store = app.state.services.manager.store
 
         async def cut_is_durable() -> bool:
             return any(e.type == last_stored for e in await store.read_events("r1"))
@@ -201,8 +201,8 @@ async def test_snapshot_replay_mid_run_is_valid_and_sends_everything_once(
     assert kinds[:2] == ["RUN_STARTED", "MESSAGES_SNAPSHOT"]
     prelude_end = next(i for i, f in enumerate(sent) if f.id is not None)
     assert reopened in kinds[: prelude_end + 1]  # the open item is re-opened with its content
-    mark = Cursor.parse(sent[prelude_end].id or "")  # the last prelude event: what the client holds
-    assert sent[prelude_end + 1 :] == [f for f in full if Cursor.parse(f.id or "") > mark]
+    mark = parse_cursor(sent[prelude_end].id or "")  # the last prelude event: what the client holds
+    assert sent[prelude_end + 1 :] == [f for f in full if parse_cursor(f.id or "") > mark]
     assert kinds[-1] == "RUN_FINISHED"
     assert tool_args_delivered([f.data for f in sent]) == {"c1": '{"city": "Paris"}'}
     assert agui_errors(reply.body) == []
@@ -283,7 +283,7 @@ async def test_ai_sdk_post_records_under_the_chat_id_with_its_message_id(
     async with running(app):
         reply = await call(app, "POST", "/v1/ai-sdk/gpt", CHAT_REQUEST)
         start = events_of(reply.body)[0]
-        runs = await app.state.gateway.runs.manager.store.list_runs("chat-1")
+        runs = await app.state.services.manager.store.list_runs("chat-1")
     assert len(runs) == 1 and runs[0].status == "completed"
     assert runs[0].message_id == start["messageId"]
     assert orjson.loads(orjson.dumps(events_of(reply.body)[-1]))["type"] == "finish"

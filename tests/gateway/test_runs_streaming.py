@@ -54,13 +54,13 @@ def mock_upstream(router: respx.MockRouter, *streams: GatedStream) -> None:
 
 
 async def only_run(app: Any) -> Any:
-    runs = await app.state.gateway.runs.manager.store.list_runs("t1")
+    runs = await app.state.services.manager.store.list_runs("t1")
     assert len(runs) == 1
     return runs[0]
 
 
 async def wait_terminal(app: Any) -> Any:
-    manager = app.state.gateway.runs.manager
+    manager = app.state.services.manager
 
     async def ended() -> bool:
         runs = await manager.store.list_runs("t1")
@@ -160,7 +160,7 @@ async def test_a_taken_run_id_on_a_stream_is_recorded_under_a_fresh_one(
     async with running(app):
         first = await call(app, "POST", "/v1/agui/gpt", run_input("t1", "r1"))
         second = await call(app, "POST", "/v1/agui/gpt", run_input("t1", "r1"))
-        runs = await app.state.gateway.runs.manager.store.list_runs("t1")
+        runs = await app.state.services.manager.store.list_runs("t1")
     assert events_of(first.body)[0]["runId"] == "r1"
     renamed = events_of(second.body)[0]["runId"]
     assert renamed.startswith("r1-") and renamed != "r1"
@@ -179,13 +179,13 @@ async def test_shutdown_ends_the_local_runs_as_interrupted(
         await call(
             app, "POST", "/api/v1/agent/runs", {"route": "gpt", "input": run_input("t1", "r1")}
         )
-        store = app.state.gateway.runs.manager.store
+        store = app.state.services.manager.store
         await eventually(lambda: _stored_at_least(store, 2), what="the run's first events")
-    assert app.state.gateway.runs.manager is None
+    assert app.state.services.manager is None
     later = app_factory()  # the next process over the same database
     async with running(later):
         reply = await call(later, "GET", "/api/v1/agent/runs/t1/events?runId=r1")
-        run = await later.state.gateway.runs.manager.get_run("r1")
+        run = await later.state.services.manager.get_run("r1")
     assert run.status == "interrupted"
     last = events_of(reply.body)[-1]
     assert (last["type"], last["code"]) == ("RUN_ERROR", "RUN_INTERRUPTED")

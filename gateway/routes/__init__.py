@@ -1,0 +1,67 @@
+"""The gateway's HTTP endpoints, one module per room; :func:`endpoints` is the URL table.
+
+==========================================================  ===========  ======================
+method and path                                             handler      reply
+==========================================================  ===========  ======================
+``POST /v1/agui/{route}``                                   ``stream``   AG-UI SSE
+``POST /v1/ai-sdk/{route}``                                 ``stream``   UIMessageChunk SSE
+``GET  /v1/ai-sdk/{route}/{chat_id}/stream``                ``runs``     204, or AI SDK SSE
+``POST /api/v1/agent/runs``                                 ``runs``     201 JSON
+``POST /api/v1/agent/runs/{thread_id}/cancel?runId=``       ``runs``     200 JSON
+``GET  /api/v1/agent/runs/{thread_id}/events?runId=``       ``runs``     AG-UI SSE
+``GET  /api/v1/agent/history?threadId=``                    ``history``  200 JSON
+``GET  /healthz``, ``GET /metrics``                         ``health``   JSON, Prometheus text
+==========================================================  ===========  ======================
+
+The shape of every room: a handler parses the request (:mod:`._http`), calls the app's
+:class:`~gateway.services.Services`, answers. Every endpoint is registered through
+:func:`~._endpoint.endpoint`, the one place a request's caller is resolved and checked
+(:func:`~._endpoint.admit`); :class:`~._access.AccessLog` writes one access record per
+request; :data:`~._http.EXCEPTION_HANDLERS` turn typed errors into the JSON refusal
+``{"error": {"code", "message"}, "detail"?}``.
+"""
+
+from __future__ import annotations
+
+from starlette.routing import BaseRoute, Route
+
+from ..services import Services
+from . import health, history, runs, stream
+from ._access import ACCESS_LOGGER, AccessLog, annotate
+from ._endpoint import ANONYMOUS, Call, Caller, Handler, admit, endpoint
+from ._http import EXCEPTION_HANDLERS, json_response
+
+__all__ = [
+    "ACCESS_LOGGER",
+    "ANONYMOUS",
+    "EXCEPTION_HANDLERS",
+    "AccessLog",
+    "Call",
+    "Caller",
+    "Handler",
+    "admit",
+    "annotate",
+    "endpoint",
+    "endpoints",
+    "json_response",
+]
+
+_TABLE: tuple[tuple[str, str, Handler], ...] = (
+    ("GET", "/healthz", health.healthz),
+    ("GET", "/metrics", health.metrics),
+    ("POST", "/v1/agui/{route}", stream.agui),
+    ("POST", "/v1/ai-sdk/{route}", stream.ai_sdk),
+    ("GET", "/v1/ai-sdk/{route}/{chat_id}/stream", runs.ai_sdk_resume),
+    ("POST", "/api/v1/agent/runs", runs.create_run),
+    ("POST", "/api/v1/agent/runs/{thread_id}/cancel", runs.cancel_run),
+    ("GET", "/api/v1/agent/runs/{thread_id}/events", runs.events),
+    ("GET", "/api/v1/agent/history", history.history),
+)
+
+
+def endpoints(services: Services) -> list[BaseRoute]:
+    """The starlette routes of every endpoint (the table above), bound to ``services``."""
+    return [
+        Route(path, endpoint(handler, services), methods=[method])
+        for method, path, handler in _TABLE
+    ]

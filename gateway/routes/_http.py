@@ -1,0 +1,240 @@
+"""Request and response helpers every room of :mod:`gateway.routes` shares.
+
+* :func:`read_json`: the JSON body, refused before it is parsed when it is not declared JSON
+  (415 ``UNSUPPORTED_MEDIA_TYPE``) or exceeds the size cap (413 ``REQUEST_TOO_LARGE``), then
+  validated against a pydantic model (422 ``INVALID_REQUEST``, ``detail`` = pydantic's error
+  list without input echoes);
+* :func:`json_response`: compact JSON (orjson); :func:`sse_response`: an encoder's SSE stream
+  with the settings' keep-alive;
+* query and id parsing: :func:`query_param`, :func:`positive_int_param` (400
+  ``INVALID_PARAMETER``), :func:`run_ref` (``{thread_id}`` + ``?runId=``), :func:`last_event_id`
+  (``Last-Event-ID`` header, else ``?lastEventId=``);
+* :data:`EXCEPTION_HANDLERS`: the one place typed errors become JSON refusals
+  ``{"error": {"code", "message"}, "detail"?}`` (before any stream started).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
+from typing import TypeVar
+
+import orjson
+from pydantic import BaseModel, ValidationError
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import Response
+
+from agui_codecs.errors import CodecError
+
+from ..config import Settings
+from ..errors import InvalidRequestError, RequestError
+from ..pipeline import Encoder
+from ..sse_response import SSEResponse
+from ..store import MAX_CURSOR_PART, RunStoreError
+
+__all__ = [
+    "EXCEPTION_HANDLERS",
+    "json_response",
+    "last_event_id",
+    "positive_int_param",
+    "query_param",
+    "read_json",
+    "run_ref",
+    "sse_response",
+]
+
+_M = TypeVar("_M", bound=BaseModel)
+
+
+def json_response(
+    body: object, status: int = 200, headers: dict[str, str] | None = None
+) -> Response:
+    """A compact JSON response (orjson; values it cannot encode become strings)."""
+    return Response(
+        orjson.dumps(body, default=str),
+        status_code=status,
+        media_type="application/json",
+        headers=headers,
+    )
+
+
+def sse_response(
+    body: AsyncGenerator[bytes, None], encoder: Encoder, settings: Settings
+) -> SSEResponse:
+    """``body`` as an SSE response with ``encoder``'s headers and the keep-alive interval of
+    ``settings`` (``GATEWAY_KEEPALIVE_SECONDS``)."""
+    return SSEResponse(
+        body, keepalive_seconds=settings.keepalive_seconds, headers=type(encoder).headers
+    )
+
+
+# -- the request body -------------------------------------------------------------------------
+
+
+def _is_json_media_type(content_type: str) -> bool:
+    media = content_type.split(";", 1)[0].strip().lower()
+    return media == "application/json" or (
+        media.startswith("application/") and media.endswith("+json")
+    )
+
+
+def _require_json(request: Request) -> None:
+    """Refuse a body that is not declared JSON (415).
+
+    A cross-site page may POST ``text/plain``, form or multipart bodies without a CORS
+    preflight ("simple requests"); JSON is only sent after the preflight, which the gateway
+    answers only for ``GATEWAY_CORS_ORIGINS``. So a ``text/plain`` body holding JSON must not
+    start a (paid) run.
+
+    Raises:
+        RequestError: 415 ``UNSUPPORTED_MEDIA_TYPE``.
+    """
+    content_type = request.headers.get("content-type", "")
+    if not _is_json_media_type(content_type):
+        got = content_type.split(";", 1)[0].strip()[:100] or "none"
+        raise RequestError(
+            f"request body must be JSON: send content-type: application/json (got {got})",
+            code="UNSUPPORTED_MEDIA_TYPE",
+            status=415,
+        )
+
+
+def _too_large(limit: int) -> RequestError:
+    return RequestError(f"request body exceeds {limit} bytes", code="REQUEST_TOO_LARGE", status=413)
+
+
+async def read_json(request: Request, model: type[_M], *, limit: int) -> tuple[_M, bytes]:
+    """The request body validated as ``model``, with its raw bytes (passthrough routes
+    forward them as received).
+
+    Args:
+        request: the request; its body is read incrementally.
+        model: the pydantic model of the endpoint's body.
+        limit: the size cap in bytes (``GATEWAY_MAX_REQUEST_BYTES``); a declared
+            ``content-length`` above it is refused before reading.
+
+    Raises:
+        RequestError: 415 ``UNSUPPORTED_MEDIA_TYPE`` (a cross-site "simple" POST
+            cannot start a run), 413
+            ``REQUEST_TOO_LARGE``.
+        InvalidRequestError: 422 ``INVALID_REQUEST``, the body is not a valid ``model``.
+    """
+    _require_json(request)
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limit:
+        raise _too_large(limit)
+    raw = bytearray()
+    async for chunk in request.stream():
+        raw += chunk
+        if len(raw) > limit:
+            raise _too_large(limit)
+    body = bytes(raw)
+    try:
+        return model.model_validate_json(body), body
+    except ValidationError as exc:
+        raise InvalidRequestError(
+            f"request body is not a valid {model.__name__}",
+            detail=exc.errors(include_url=False, include_input=False),
+        ) from exc
+
+
+# -- query parameters and ids -----------------------------------------------------------------
+
+
+def query_param(request: Request, name: str, *, required: bool = False) -> str | None:
+    """The query parameter ``name`` (None when absent or empty).
+
+    Raises:
+        RequestError: 400 ``INVALID_PARAMETER`` when ``required`` and it is missing.
+    """
+    value = request.query_params.get(name) or None
+    if value is None and required:
+        raise RequestError(f"query parameter {name!r} is required", code="INVALID_PARAMETER")
+    return value
+
+
+def positive_int_param(request: Request, name: str) -> int | None:
+    """The query parameter ``name`` as an integer in ``1 .. 2**53-1`` (None when absent).
+
+    Raises:
+        RequestError: 400 ``INVALID_PARAMETER`` for anything but ASCII digits of a positive
+            integer (at most 16 digits) in range.
+    """
+    text = query_param(request, name)
+    if text is None:
+        return None
+    if not (text.isascii() and text.isdigit()) or len(text) > 16 or int(text) < 1:
+        raise RequestError(
+            f"query parameter {name!r} must be a positive integer, got {text[:40]!r}",
+            code="INVALID_PARAMETER",
+        )
+    value = int(text)
+    if value > MAX_CURSOR_PART:
+        raise RequestError(f"query parameter {name!r} is out of range", code="INVALID_PARAMETER")
+    return value
+
+
+def run_ref(request: Request) -> tuple[str, str]:
+    """``(thread_id, run_id)`` of a run URL: the ``{thread_id}`` path segment and ``?runId=``.
+
+    Raises:
+        RequestError: 400 ``INVALID_PARAMETER``, ``runId`` is missing.
+    """
+    run_id = query_param(request, "runId", required=True)
+    assert run_id is not None
+    return request.path_params["thread_id"], run_id
+
+
+def last_event_id(request: Request) -> str | None:
+    """The resume cursor as the client sent it: the ``Last-Event-ID`` header, else
+    ``?lastEventId=`` (the header wins: a browser ``EventSource`` reconnects to the same URL
+    with a newer header); None when neither is given. Parsed by the run core
+    (400 ``INVALID_CURSOR``)."""
+    return request.headers.get("last-event-id", "").strip() or query_param(request, "lastEventId")
+
+
+# -- typed errors -> JSON refusals ------------------------------------------------------------
+
+
+async def _request_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, RequestError)
+    return json_response(exc.to_json(), exc.status)
+
+
+async def _codec_error(request: Request, exc: Exception) -> Response:
+    """A codec error before any stream started: its ``status_hint`` (422 for a request that has
+    no equivalent upstream) with its code and message; without a hint, a 500."""
+    assert isinstance(exc, CodecError)
+    if exc.status_hint is None:
+        raise exc
+    return json_response({"error": {"code": exc.code, "message": exc.message}}, exc.status_hint)
+
+
+async def _store_error(request: Request, exc: Exception) -> Response:
+    """A run-store error before any stream started (404 run, 400 cursor, 409 run id, 500)."""
+    assert isinstance(exc, RunStoreError)
+    return json_response({"error": {"code": exc.code, "message": exc.message}}, exc.status)
+
+
+_HTTP_CODES = {404: "NOT_FOUND", 405: "METHOD_NOT_ALLOWED"}
+
+
+async def _http_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, HTTPException)
+    code = _HTTP_CODES.get(exc.status_code, f"HTTP_{exc.status_code}")
+    response = json_response({"error": {"code": code, "message": exc.detail}}, exc.status_code)
+    if exc.headers:
+        response.headers.update(exc.headers)
+    return response
+
+
+EXCEPTION_HANDLERS: Mapping[type[Exception], Callable[[Request, Exception], Awaitable[Response]]]
+EXCEPTION_HANDLERS = {
+    RequestError: _request_error,
+    CodecError: _codec_error,
+    RunStoreError: _store_error,
+    HTTPException: _http_error,
+}
+"""Starlette exception handlers: :class:`~gateway.errors.RequestError` (its status and code),
+codec errors with a ``status_hint``, run-store errors (their ``status``), and starlette's own
+404 ``NOT_FOUND`` / 405 ``METHOD_NOT_ALLOWED`` for unknown paths and methods."""

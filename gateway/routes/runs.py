@@ -1,0 +1,162 @@
+"""The durable-run endpoints (issue 3; invariants in ``docs/runs.md``)::
+
+    POST /api/v1/agent/runs                             {route, input} -> 201 {threadId, runId}
+    GET  /api/v1/agent/runs/{thread_id}/events?runId=   AG-UI SSE, resumable (Last-Event-ID)
+    POST /api/v1/agent/runs/{thread_id}/cancel?runId=   200 {threadId, runId, status,
+                                                        cancelRequested}
+    GET  /v1/ai-sdk/{route}/{chat_id}/stream            AI SDK resume: 204, or the chat's
+                                                        active run from its first chunk
+
+``POST /api/v1/agent/runs`` starts the run in the background and answers at once (``location``
+names its events URL); a taken ``runId`` is ``409 RUN_EXISTS`` (a retried create never starts
+a second run). The events endpoint frames ``event: <TYPE>`` / ``id: <cursor>`` /
+``data: <json>`` and closes after the run's terminal event; with ``Last-Event-ID`` (or
+``?lastEventId=``) it resumes strictly after that event; without one, ``?replay=full``
+(default) starts at RUN_STARTED and ``?replay=snapshot`` sends the snapshot prelude and then
+the events after it. Cancel is idempotent.
+
+Errors before a stream starts are JSON ``{"error": {"code", "message"}}``: 400
+``INVALID_PARAMETER`` / ``INVALID_CURSOR``, 404 ``RUN_NOT_FOUND`` (also for a run of another
+thread), 409 ``RUN_EXISTS``, 503 ``RUNS_UNAVAILABLE`` (the app runs without its lifespan, so
+no store is open).
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from ag_ui.core import RunAgentInput
+from pydantic import BaseModel, ConfigDict
+from starlette.responses import Response
+
+from agui_codecs.encoders.agui import AguiEncoder
+from agui_codecs.encoders.ai_sdk import AiSdkEncoder
+from agui_codecs.protocols import ClientRequest
+
+from ..errors import RequestError
+from ..pipeline import encode_run_events
+from ..store import RunNotFoundError, RunRecord
+from ._access import annotate
+from ._endpoint import Call
+from ._http import json_response, last_event_id, query_param, read_json, run_ref, sse_response
+
+__all__ = ["REPLAY_MODES", "RunRequest", "ai_sdk_resume", "cancel_run", "create_run", "events"]
+
+REPLAY_MODES: Final[tuple[str, ...]] = ("full", "snapshot")
+"""Values of ``?replay=`` on the events endpoint."""
+
+
+class RunRequest(BaseModel):
+    """Body of ``POST /api/v1/agent/runs``.
+
+    Attributes:
+        route: name of the route to run on (as in ``/v1/agui/{route}``).
+        input: the AG-UI 1.0 ``RunAgentInput`` (camelCase keys).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    route: str
+    input: RunAgentInput
+
+
+async def create_run(call: Call) -> Response:
+    """``POST /api/v1/agent/runs``: start the run, answer ``201 {threadId, runId}``.
+
+    Raises:
+        RequestError: 503 without a store; 404 unknown route; 422 when the input has no
+            upstream equivalent.
+        RunExistsError: 409, ``runId`` is taken.
+    """
+    services = call.services
+    services.runs()
+    limit = services.settings.max_request_bytes
+    body, _raw = await read_json(call.request, RunRequest, limit=limit)
+    route = services.route(body.route)
+    annotate(call.request, route=route.name)
+    run = await services.start_run(
+        route,
+        ClientRequest(body.input, wire="agui"),
+        accept_language=call.request.headers.get("accept-language"),
+        rename=False,
+    )
+    annotate(call.request, run_id=run.id)
+    location = f"/api/v1/agent/runs/{run.thread_id}/events?runId={run.id}"
+    return json_response(
+        {"threadId": run.thread_id, "runId": run.id}, 201, headers={"location": location}
+    )
+
+
+async def _run_of(call: Call) -> RunRecord:
+    """The run named by ``{thread_id}`` and ``?runId=``; 404 when it is of another thread."""
+    thread_id, run_id = run_ref(call.request)
+    annotate(call.request, run_id=run_id)
+    run = await call.services.runs().get_run(run_id)
+    if run.thread_id != thread_id:
+        raise RunNotFoundError(f"thread {thread_id!r} has no run {run_id!r}")
+    return run
+
+
+async def cancel_run(call: Call) -> Response:
+    """``POST /api/v1/agent/runs/{thread_id}/cancel?runId=``: cancel (idempotent).
+
+    The answer is the run as it was when flagged: ``status`` (still ``running`` while the pump
+    closes it, or the terminal status when it had already ended) and ``cancelRequested``
+    (False when there was nothing left to cancel).
+    """
+    run = await _run_of(call)
+    record = await call.services.runs().cancel(run.id)
+    return json_response(
+        {
+            "threadId": record.thread_id,
+            "runId": record.id,
+            "status": record.status,
+            "cancelRequested": not record.is_terminal,
+        }
+    )
+
+
+async def events(call: Call) -> Response:
+    """``GET /api/v1/agent/runs/{thread_id}/events``: the run's AG-UI SSE (see the module)."""
+    run = await _run_of(call)
+    manager = call.services.runs()
+    cursor = last_event_id(call.request)
+    replay = query_param(call.request, "replay") or "full"
+    if replay not in REPLAY_MODES:
+        raise RequestError(
+            f"replay must be one of {', '.join(REPLAY_MODES)}, got {replay!r}",
+            code="INVALID_PARAMETER",
+        )
+    settings = call.services.settings
+    encoder = AguiEncoder(event_lines=True)
+    if cursor is not None or replay == "full":
+        reader = await manager.reader(run.id, after=cursor)
+        return sse_response(encode_run_events(reader, encoder, ids=True), encoder, settings)
+    prelude = await manager.snapshot_prelude(run.id)
+    tail = None if prelude.ended else await manager.reader(run.id, after=prelude.cursor)
+    body = encode_run_events(
+        tail, encoder, ids=True, prelude=prelude.events, prelude_cursor=prelude.cursor
+    )
+    return sse_response(body, encoder, settings)
+
+
+async def ai_sdk_resume(call: Call) -> Response:
+    """``GET /v1/ai-sdk/{route}/{chat_id}/stream``: 204, or the chat's active run from its start
+    and then live (``ai`` ``DefaultChatTransport.reconnectToStream``).
+
+    ``chat_id`` is the thread id (the AI SDK POST records its runs under the chat ``id``). The
+    ``start`` chunk carries the run's recorded messageId, else (an AI SDK backend that chose
+    its own) RUN_STARTED ``metadata.messageId`` as recorded: the live stream's id. The route
+    addressed gives the clients' ``ai_sdk_major``.
+    """
+    services = call.services
+    route = services.route(call.request.path_params["route"])
+    annotate(call.request, route=route.name)
+    manager = services.runs()
+    run = await manager.active_run(call.request.path_params["chat_id"])
+    if run is None:
+        return Response(status_code=204)
+    annotate(call.request, run_id=run.id)
+    reader = await manager.reader(run.id)
+    encoder = AiSdkEncoder(message_id=run.message_id, ai_sdk_major=route.ai_sdk_major)
+    return sse_response(encode_run_events(reader, encoder), encoder, services.settings)

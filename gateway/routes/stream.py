@@ -1,0 +1,102 @@
+"""The streaming endpoints: one run per POST, answered as the client's own stream.
+
+* ``POST /v1/agui/{route}``: body ``RunAgentInput`` (AG-UI 1.0, ``ag_ui.core``), as
+  ``@ag-ui/client`` ``HttpAgent`` posts it -> AG-UI SSE
+  (:class:`~agui_codecs.encoders.agui.AguiEncoder`), one ``id: <cursor>`` per event;
+* ``POST /v1/ai-sdk/{route}``: body ``{id, messages: UIMessage[], trigger, messageId?, ...}``
+  (``ai`` 7 ``DefaultChatTransport``) -> UIMessageChunk SSE
+  (:class:`~agui_codecs.encoders.ai_sdk.AiSdkEncoder`) ending with ``data: [DONE]``; the chat
+  ``id`` is the thread id.
+
+Both run the same pipeline (upstream -> decoder -> UI stage) and differ only in the request
+model and the encoder. While the app lifespan runs, the run is recorded and pumped in the
+background (:meth:`~gateway.services.Services.start_run`) and the response is a reader of it,
+so the run does not depend on the connection: when the client goes away it goes on, or ends
+as cancelled with ``GATEWAY_ON_DISCONNECT=cancel``. A taken ``runId`` is recorded as
+``<runId>-<8 hex>`` (a stock client cannot handle a 409); RUN_STARTED carries the recorded
+id. Without the lifespan the run streams unrecorded.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+from ag_ui.core import RunAgentInput
+from starlette.responses import Response
+
+from agui_codecs.encoders.agui import AguiEncoder
+from agui_codecs.encoders.ai_sdk import AiSdkEncoder
+from agui_codecs.protocols import ClientRequest
+from agui_codecs.protocols.ai_sdk.chat_request import (
+    AiSdkChatRequest,
+    response_message_id,
+    to_run_agent_input,
+)
+
+from ..config import RouteConfig
+from ..pipeline import Encoder, encode_batches, encode_run_events
+from ._access import annotate
+from ._endpoint import Call
+from ._http import read_json, sse_response
+
+__all__ = ["agui", "ai_sdk"]
+
+
+async def agui(call: Call) -> Response:
+    """``POST /v1/agui/{route}``: RunAgentInput -> AG-UI SSE."""
+    route = call.services.route(call.request.path_params["route"])
+    annotate(call.request, route=route.name)
+    limit = call.services.settings.max_request_bytes
+    run_input, raw = await read_json(call.request, RunAgentInput, limit=limit)
+    client = ClientRequest(run_input, wire="agui", raw=raw)
+    return await _stream(call, route, client, AguiEncoder())
+
+
+async def ai_sdk(call: Call) -> Response:
+    """``POST /v1/ai-sdk/{route}``: AI SDK chat request -> UIMessageChunk SSE + [DONE]."""
+    route = call.services.route(call.request.path_params["route"])
+    annotate(call.request, route=route.name)
+    limit = call.services.settings.max_request_bytes
+    chat, raw = await read_json(call.request, AiSdkChatRequest, limit=limit)
+    run_input = to_run_agent_input(chat, run_id=f"run_{uuid.uuid4().hex}")
+    message_id = response_message_id(chat)
+    if message_id is None and route.protocol != "ai-sdk":
+        # An AI SDK backend picks its own messageId (``start``, kept in RUN_STARTED
+        # metadata), which the encoder falls back to; other upstreams have none.
+        message_id = f"msg_{uuid.uuid4().hex}"
+    client = ClientRequest(run_input, wire="ai-sdk", raw=raw)
+    encoder = AiSdkEncoder(message_id=message_id, ai_sdk_major=route.ai_sdk_major)
+    return await _stream(call, route, client, encoder, message_id=message_id)
+
+
+async def _stream(
+    call: Call,
+    route: RouteConfig,
+    client: ClientRequest,
+    encoder: Encoder,
+    *,
+    message_id: str | None = None,
+) -> Response:
+    services = call.services
+    settings = services.settings
+    language = call.request.headers.get("accept-language")
+    manager = services.manager
+    if manager is None:
+        batches = services.live(route, client, accept_language=language)
+        return sse_response(encode_batches(batches, encoder), encoder, settings)
+    run = await services.start_run(
+        route, client, accept_language=language, message_id=message_id, rename=True
+    )
+    annotate(call.request, run_id=run.id)
+    events = await manager.reader(run.id)
+
+    async def abandon() -> None:
+        await manager.cancel(run.id)
+
+    body = encode_run_events(
+        events,
+        encoder,
+        ids=isinstance(encoder, AguiEncoder),
+        on_abandon=abandon if settings.on_disconnect == "cancel" else None,
+    )
+    return sse_response(body, encoder, settings)
