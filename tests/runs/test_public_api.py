@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 
 import gateway.broker
 import gateway.runs
 import gateway.store
+import gateway.types
 from gateway.store import Cursor, InvalidCursorError, parse_cursor
 
 PUBLIC = {
@@ -56,6 +60,7 @@ PUBLIC = {
         "Subscription",
         "open_broker",
     },
+    gateway.types: {"MAX_CURSOR_PART", "TERMINAL_EVENT_TYPES", "Cursor", "JsonObject", "RunEvent"},
     gateway.runs: {
         "BATCHED_TYPES",
         "CANCELED_MESSAGE",
@@ -104,3 +109,23 @@ def test_open_broker_and_store_urls() -> None:
     assert gateway.store.normalize_url("postgres://u@h/db").drivername == "postgresql+asyncpg"
     with pytest.raises(ValueError):
         gateway.store.normalize_url("mysql://u@h/db")
+
+
+def test_store_and_broker_share_the_neutral_value_types() -> None:
+    for name in ("Cursor", "RunEvent", "JsonObject", "TERMINAL_EVENT_TYPES", "MAX_CURSOR_PART"):
+        assert getattr(gateway.store, name) is getattr(gateway.types, name), name
+
+
+@pytest.mark.parametrize("module", ["gateway.broker", "gateway.types"])
+def test_the_broker_does_not_load_the_store(module: str) -> None:
+    """The broker builds on :mod:`gateway.types` only: importing it (in a fresh interpreter)
+    loads neither the store package nor its database libraries."""
+    code = (
+        f"import sys, {module}\n"
+        "loaded = sorted(m for m in ('gateway.store', 'sqlalchemy', 'alembic') if m in sys.modules)\n"
+        "print(','.join(loaded))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert out.stdout.strip() == ""
