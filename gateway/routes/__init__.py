@@ -29,7 +29,7 @@ from ..services import Services
 from . import health, history, runs, stream
 from ._access import ACCESS_LOGGER, AccessLog, annotate
 from ._endpoint import ANONYMOUS, Call, Caller, Handler, admit, endpoint
-from ._http import EXCEPTION_HANDLERS, json_response
+from ._http import EXCEPTION_HANDLERS
 
 __all__ = [
     "ACCESS_LOGGER",
@@ -43,7 +43,6 @@ __all__ = [
     "annotate",
     "endpoint",
     "endpoints",
-    "json_response",
 ]
 
 _TABLE: tuple[tuple[str, str, Handler], ...] = (
