@@ -22,6 +22,7 @@ on, so one stream shows all its faults. Hygiene (``agui/hygiene/*``) follows
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -29,9 +30,12 @@ from typing import Any
 
 from agui_codecs.transitions import AGUI_TERMINAL, AguiVerifier, Phase
 
+from .agui_extra import AguiExtraChecks, Finding
 from .framing import AguiSplitter, JsonError, Payload, parse_json
+from .profiles import agui_profile
 from .report import Report, Violation
-from .schema import strip_unknown, validate
+from .rules import RULES, Severity
+from .schema import strip_and_validate
 
 __all__ = ["AguiChecker", "agui_event_schema"]
 
@@ -117,10 +121,27 @@ class AguiChecker:
 
     Args:
         source: name shown in the report (file name or URL).
+        profile: ``1.0`` (the stock client, default) or ``1.1`` (the AG-UI 1.1 spec), see
+            :mod:`conformance.profiles`.
+        on_event: called with every event as the client's reducer would get it (after chunk
+            expansion and verification), for callers that rebuild the conversation.
+
+    Raises:
+        ValueError: unknown profile.
     """
 
-    def __init__(self, source: str = "<stream>") -> None:
-        self.report = Report(source, "agui")
+    def __init__(
+        self,
+        source: str = "<stream>",
+        *,
+        profile: str = "1.0",
+        on_event: Callable[[dict[str, Any]], None] | None = None,
+    ) -> None:
+        self.profile = agui_profile(profile)
+        self.report = Report(source, self.profile.name)
+        self._extra = AguiExtraChecks(self.profile)
+        self._on_event = on_event
+        self._line: int | None = None
         self._splitter = AguiSplitter()
         self._verifier = AguiVerifier()
         self._lanes: dict[str | None, _Lane] = {}
@@ -151,10 +172,12 @@ class AguiChecker:
         out = [v for p in self._splitter.close() for v in self._payload(p)]
         return out + self.finish()
 
-    def feed_payload(self, value: Any) -> list[Violation]:
-        """Check one already-decoded event (a JSON line or array element)."""
+    def feed_payload(self, value: Any, *, line: int | None = None) -> list[Violation]:
+        """Check one already-decoded event (a JSON line or array element; ``line``: where it
+        is in the input, 1-based, when known)."""
         index = self.report.events
         self.report.events += 1
+        self._line = line
         return self._event(value, index)
 
     def finish(self) -> list[Violation]:
@@ -171,15 +194,41 @@ class AguiChecker:
         return []
 
     # -- stages -----------------------------------------------------------------------------
-    def _add(self, rule_id: str, index: int | None, message: str, *ids: str) -> list[Violation]:
-        violation = Violation(rule_id, index, message, tuple(ids))
+    def _add(
+        self,
+        rule_id: str,
+        index: int | None,
+        message: str,
+        *ids: str,
+        level: Severity | None = None,
+    ) -> list[Violation]:
+        severity = level or RULES[rule_id].severity_in(self.profile.name)
+        if severity is None:
+            return []
+        line = self._line if index is not None else None
+        violation = Violation(rule_id, index, message, tuple(ids), severity, line)
         self.report.violations.append(violation)
         return [violation]
+
+    def _found(self, findings: list[Finding], index: int) -> list[Violation]:
+        out: list[Violation] = []
+        for rule_id, message, ids, level in findings:
+            out += self._add(rule_id, index, message, *ids, level=level)
+        return out
 
     def _payload(self, payload: Payload) -> list[Violation]:
         index = self.report.events
         self.report.events += 1
+        self._line = payload.line
         out: list[Violation] = []
+        for line in payload.dropped_lines:
+            out += self._add(
+                "agui/sse/line-without-data", index, f"line dropped by the client: {line[:60]!r}"
+            )
+        if payload.invalid_utf8:
+            out += self._add(
+                "agui/sse/invalid-utf8", index, "bytes that are not UTF-8 read as U+FFFD"
+            )
         if payload.crlf and not self._crlf_seen:
             self._crlf_seen = True
             out += self._add(
@@ -213,7 +262,7 @@ class AguiChecker:
                 index,
                 f"unknown event type {event['type']!r}: dropped",
             )
-        event, removed = strip_unknown(event, schema)
+        event, removed, issues = strip_and_validate(event, schema)
         for path, what in removed:
             rid = (
                 "agui/schema/unknown-field"
@@ -221,7 +270,6 @@ class AguiChecker:
                 else "agui/schema/unknown-union-member"
             )
             out += self._add(rid, index, f"{event['type']}: removed unrecognised {what} at {path}")
-        issues = validate(event, schema)
         for issue in issues:
             rid = f"agui/schema/{issue.kind}-field"
             out += self._add(rid, index, f"{event['type']}: {issue.message}")
@@ -437,6 +485,9 @@ class AguiChecker:
         if found is not None:
             out += self._add(f"agui/verify/{found.fault.value}", index, found.message, *found.ids)
         out += self._hygiene(ev, index, before_open)
+        out += self._found(self._extra.event(ev), index)
+        if self._on_event is not None:
+            self._on_event(ev)
         return out
 
     def _hygiene(
@@ -457,12 +508,6 @@ class AguiChecker:
                         eid,
                     )
         if etype == "RUN_STARTED":
-            if ev.get("protocolVersion") != "1.0":
-                out += self._add(
-                    "agui/hygiene/missing-protocol-version",
-                    index,
-                    'RUN_STARTED should carry protocolVersion "1.0"',
-                )
             inp = ev.get("input")
             self._note_messages(inp.get("messages") if isinstance(inp, dict) else None)
         elif etype == "MESSAGES_SNAPSHOT":

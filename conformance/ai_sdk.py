@@ -21,7 +21,8 @@ from agui_codecs.transitions import PORTABLE_FINISH_REASONS, UI_MAJORS, UiChunkT
 from .ai_sdk_schema import chunk_schema, known_in
 from .framing import EventSourceSplitter, JsonError, has_proto_key, parse_json
 from .report import Report, Violation
-from .schema import validate
+from .rules import RULES
+from .schema import validate_cached
 
 __all__ = ["AiSdkChecker"]
 
@@ -55,6 +56,7 @@ class AiSdkChecker:
         self._finished = False
         self._sse = False
         self._after_error_warned = False
+        self._line: int | None = None
 
     # -- input -----------------------------------------------------------------------------
     def feed(self, data: bytes) -> list[Violation]:
@@ -64,6 +66,11 @@ class AiSdkChecker:
         for payload in self._splitter.feed(data):
             index = self.report.events
             self.report.events += 1
+            self._line = payload.line
+            if payload.invalid_utf8:
+                out += self._add(
+                    "ai-sdk/sse/invalid-utf8", index, "bytes that are not UTF-8 read as U+FFFD"
+                )
             if payload.text == "[DONE]":
                 self._done = True
                 continue
@@ -101,10 +108,11 @@ class AiSdkChecker:
             )
         return out + self.finish()
 
-    def feed_payload(self, value: Any) -> list[Violation]:
-        """Check one already-parsed chunk object."""
+    def feed_payload(self, value: Any, *, line: int | None = None) -> list[Violation]:
+        """Check one already-parsed chunk object (``line``: where it is in the input)."""
         index = self.report.events
         self.report.events += 1
+        self._line = line
         return self._chunk(value, index)
 
     def finish(self) -> list[Violation]:
@@ -124,7 +132,11 @@ class AiSdkChecker:
 
     # -- checks ----------------------------------------------------------------------------------
     def _add(self, rule_id: str, index: int | None, message: str, *ids: str) -> list[Violation]:
-        violation = Violation(rule_id, index, message, tuple(ids))
+        severity = RULES[rule_id].severity_in(self.report.profile)
+        if severity is None:
+            return []
+        line = self._line if index is not None else None
+        violation = Violation(rule_id, index, message, tuple(ids), severity, line)
         self.report.violations.append(violation)
         return [violation]
 
@@ -166,7 +178,7 @@ class AiSdkChecker:
                 index,
                 f"unknown chunk type {ctype!r} for ai v{self.major}{hint}",
             )
-        issues = validate(value, schema)
+        issues = validate_cached(value, schema)
         for issue in issues:
             rid = (
                 "ai-sdk/schema/unsupported-finish-reason"

@@ -2,15 +2,19 @@
 
 Usage::
 
-    agui-conformance check FILE|URL [--protocol agui|ai-sdk|auto] [--ai-sdk-major 5|6|7]
+    agui-conformance check FILE|URL [--protocol agui|ai-sdk|auto] [--ai-sdk-major 5|6|7|all]
     agui-conformance run URL --input run.json
     agui-conformance corpus DIR [--progress]
-    agui-conformance rules
+    agui-conformance rules [--markdown]
+    agui-conformance explain RULE
 
-Common options: ``--format table|json|junit`` (default ``table``), ``--all`` (table: list
-every violation, not five per rule). Exit status: 0 when no stream has an error-level
-violation, 1 when one has, 2 on a usage or I/O error. The progress bar of ``corpus`` goes to
-stderr, only when stderr is a terminal or ``--progress`` is given.
+Common options: ``--format table|json|junit|sarif`` (default ``table``), ``--all`` (table:
+list every violation, not five per rule), ``--profile 1.0|1.1`` (AG-UI: the stock 1.0 client
+or the 1.1 specification), ``--fail-on error|warning|info|never`` (default ``error``).
+Exit status (:data:`EXIT_CODES`, also in ``--help``): 0 when no violation is at least as
+severe as ``--fail-on``, 1 when one is, 2 on a usage error or an input that cannot be read.
+The progress bar of ``corpus`` goes to stderr, only when stderr is a terminal or
+``--progress`` is given.
 """
 
 from __future__ import annotations
@@ -25,9 +29,19 @@ from typing import TextIO
 from .inputs import check_bytes, detect_protocol
 from .net import NetError, fetch, run_endpoint
 from .report import Report, Violation, format_json, format_junit, format_table
+from .rule_docs import explain, rules_markdown
 from .rules import RULES
+from .sarif import format_sarif
 
-__all__ = ["main"]
+__all__ = ["EXIT_CODES", "main"]
+
+EXIT_CODES = {
+    0: "no violation at or above --fail-on (default: no stream rejected)",
+    1: "a violation at or above --fail-on (default: a real client rejects a stream)",
+    2: "usage error, unknown rule, or an input that cannot be read (file missing, endpoint "
+    "unreachable before any byte)",
+}
+"""The exit statuses of ``agui-conformance``."""
 
 _SKIP_SUFFIXES = frozenset({".md", ".txt", ".py", ".mjs", ".yaml", ".yml", ".toml"})
 
@@ -37,6 +51,8 @@ def _render(reports: Sequence[Report], fmt: str, *, show_all: bool) -> str:
         return format_json(reports)
     if fmt == "junit":
         return format_junit(reports)
+    if fmt == "sarif":
+        return format_sarif(reports)
     return format_table(reports, limit_per_rule=None if show_all else 5)
 
 
@@ -44,10 +60,12 @@ def _majors(value: str) -> list[int]:
     return [5, 6, 7] if value == "all" else [int(value)]
 
 
-def _check_one(data: bytes, source: str, protocol: str, majors: list[int]) -> list[Report]:
+def _check_one(
+    data: bytes, source: str, protocol: str, majors: list[int], profile: str = "1.0"
+) -> list[Report]:
     proto = detect_protocol(data) if protocol == "auto" else protocol
     if proto == "agui":
-        return [check_bytes(data, protocol="agui", source=source)]
+        return [check_bytes(data, protocol="agui", source=source, profile=profile)]
     return [check_bytes(data, protocol="ai-sdk", major=m, source=source) for m in majors]
 
 
@@ -78,7 +96,7 @@ def _cmd_check(args: argparse.Namespace) -> list[Report]:
         data = fetch(source, timeout=args.timeout)
     else:
         data = Path(source).read_bytes()
-    return _check_one(data, source, args.protocol, _majors(args.ai_sdk_major))
+    return _check_one(data, source, args.protocol, _majors(args.ai_sdk_major), args.profile)
 
 
 def _cmd_run(args: argparse.Namespace) -> list[Report]:
@@ -111,29 +129,55 @@ def _cmd_corpus(args: argparse.Namespace) -> list[Report]:
     for done, path in enumerate(files, 1):
         progress.update(done, path.name)
         name = str(path.relative_to(root))
-        reports += _check_one(path.read_bytes(), name, args.protocol, _majors(args.ai_sdk_major))
+        majors = _majors(args.ai_sdk_major)
+        reports += _check_one(path.read_bytes(), name, args.protocol, majors, args.profile)
     progress.close()
     return reports
 
 
-def _cmd_rules(_: argparse.Namespace) -> list[Report]:
+def _cmd_rules(args: argparse.Namespace) -> list[Report]:
+    if args.markdown:
+        sys.stdout.write(rules_markdown())
+        return []
     for rule in RULES.values():
         print(f"{rule.id:<50} {rule.severity:<8} {rule.summary}")
     return []
 
 
+def _cmd_explain(args: argparse.Namespace) -> list[Report]:
+    if args.rule not in RULES:
+        near = [r for r in RULES if args.rule in r]
+        hint = f"; did you mean {', '.join(near[:5])}?" if near else ""
+        raise ValueError(f"no rule {args.rule!r}{hint} (agui-conformance rules lists them)")
+    sys.stdout.write(explain(args.rule))
+    return []
+
+
 def _parser() -> argparse.ArgumentParser:
+    epilog = "exit status:\n" + "\n".join(f"  {k}  {v}" for k, v in EXIT_CODES.items())
     parser = argparse.ArgumentParser(
         prog="agui-conformance",
         description="Check AG-UI and AI SDK UI message streams against the rules of the real "
-        "clients (@ag-ui/client 1.0.0; ai 5, 6, 7).",
+        "clients (@ag-ui/client 1.0.0; ai 5, 6, 7) and the AG-UI 1.1 specification.",
+        epilog=epilog,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     sub = parser.add_subparsers(dest="command", required=True)
 
     def common(p: argparse.ArgumentParser) -> None:
-        p.add_argument("--format", choices=("table", "json", "junit"), default="table")
+        p.add_argument("--format", choices=("table", "json", "junit", "sarif"), default="table")
         p.add_argument("--all", action="store_true", help="table: list every violation")
         p.add_argument("--timeout", type=float, default=60.0, help="network timeout (s)")
+        p.add_argument(
+            "--fail-on", choices=("error", "warning", "info", "never"), default="error",
+            help="lowest severity that makes the exit status 1 (default error)",
+        )  # fmt: skip
+        p.add_argument(
+            "--profile", choices=("1.0", "1.1"), default="1.0",
+            help="AG-UI: the stock @ag-ui/client 1.0.0 (default) or the AG-UI 1.1 spec",
+        )  # fmt: skip
+        p.epilog = epilog
+        p.formatter_class = argparse.RawDescriptionHelpFormatter
 
     def protocol(p: argparse.ArgumentParser) -> None:
         p.add_argument("--protocol", choices=("agui", "ai-sdk", "auto"), default="auto")
@@ -162,12 +206,17 @@ def _parser() -> argparse.ArgumentParser:
     corpus.set_defaults(func=_cmd_corpus)
 
     rules = sub.add_parser("rules", help="list the rule ids")
+    rules.add_argument("--markdown", action="store_true", help="the rules page (every rule)")
     rules.set_defaults(func=_cmd_rules)
+
+    explain_ = sub.add_parser("explain", help="what a rule means, why, and how to fix it")
+    explain_.add_argument("rule", help="a rule id, e.g. agui/verify/tool-args-without-start")
+    explain_.set_defaults(func=_cmd_explain)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of ``agui-conformance``; returns the exit status (0, 1 or 2)."""
+    """Entry point of ``agui-conformance``; returns the exit status (:data:`EXIT_CODES`)."""
     parser = _parser()
     args = parser.parse_args(argv)
     try:
@@ -175,10 +224,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (OSError, NetError, ValueError) as exc:
         print(f"agui-conformance: {exc}", file=sys.stderr)
         return 2
-    if args.command == "rules":
+    if args.command in ("rules", "explain"):
         return 0
     sys.stdout.write(_render(reports, args.format, show_all=getattr(args, "all", False)))
-    return 1 if any(r.rejected for r in reports) else 0
+    return 1 if any(r.failed(args.fail_on) for r in reports) else 0
 
 
 if __name__ == "__main__":  # pragma: no cover

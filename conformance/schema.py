@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any, Literal
 
-__all__ = ["Issue", "strip_unknown", "validate"]
+__all__ = ["Issue", "strip_and_validate", "strip_unknown", "validate", "validate_cached"]
 
 Schema = dict[str, Any]
 
@@ -285,4 +285,94 @@ def validate(value: Any, schema: Schema) -> list[Issue]:
     """Return every :class:`Issue` of ``value`` against ``schema`` (empty when valid)."""
     issues: list[Issue] = []
     _validate(value, schema, "", issues)
+    return issues
+
+
+_PURE_KEYS = frozenset({"type", "minimum", "maximum"})
+_CONST_KEYS = frozenset({"type", "const", "enum"})
+_VALID: dict[tuple[int, tuple[Any, ...]], Schema] = {}
+"""Shapes of flat objects already found valid, per schema (the schema is kept in the value so
+that its id stays unique); bounded by :data:`_VALID_MAX`."""
+_VALID_MAX = 4096
+_PLANS: dict[int, tuple[Schema, dict[str, tuple[Any, ...]]]] = {}
+
+
+def _plan(schema: Schema) -> dict[str, tuple[Any, ...]]:
+    """Per described property: ``("c",)`` (const / enum: the value decides), ``("p", low,
+    high)`` (a plain type check, with a numeric range) or nothing (not cacheable)."""
+    cached = _PLANS.get(id(schema))
+    if cached is not None:
+        return cached[1]
+    plan: dict[str, tuple[Any, ...]] = {}
+    for name, sub in schema["properties"].items():
+        if ("const" in sub or "enum" in sub) and sub.keys() <= _CONST_KEYS:
+            plan[name] = ("c",)
+        elif sub.keys() <= _PURE_KEYS:
+            plan[name] = ("p", sub.get("minimum", -math.inf), sub.get("maximum", math.inf))
+    _PLANS[id(schema)] = (schema, plan)
+    return plan
+
+
+def _flat_key(value: Any, schema: Schema) -> tuple[Any, ...] | None:
+    """A hashable shape of ``value`` that decides its validity against ``schema`` when no
+    stripping applies, or ``None`` (nested values, patterns, unknown keys, open objects)."""
+    if type(value) is not dict or "properties" not in schema or schema.get("specOpen"):
+        return None
+    plan = _plan(schema)
+    key: list[Any] = []
+    for name, item in value.items():
+        step = plan.get(name)
+        if step is None:
+            return None
+        kind = type(item)
+        if step[0] == "c":
+            if kind is dict or kind is list:
+                return None
+            key.append((name, kind, item))
+        elif kind is str or kind is bool or item is None:
+            key.append((name, kind))
+        elif kind is int or kind is float:
+            finite = math.isfinite(item)
+            whole = finite and float(item).is_integer()
+            key.append((name, whole, finite, step[1] <= item <= step[2]))
+        else:
+            return None
+    return tuple(key)
+
+
+def strip_and_validate(
+    value: Any, schema: Schema
+) -> tuple[Any, list[tuple[str, str]], list[Issue]]:
+    """:func:`strip_unknown` then :func:`validate` (``(value, removed, issues)``).
+
+    A flat object (only primitive values, every key described by a plain type, const or enum
+    schema) whose shape was already found valid against the same schema is valid again: the
+    result is returned without walking the schema. That keeps the per-event cost of the
+    delta events that make up most of a stream small; the verdict is the same.
+    """
+    key = _flat_key(value, schema)
+    cache_key = (id(schema), key) if key is not None else None
+    if cache_key is not None and _VALID.get(cache_key) is schema:
+        return value, [], []
+    stripped, removed = strip_unknown(value, schema)
+    issues = validate(stripped, schema)
+    if cache_key is not None and not removed and not issues:
+        if len(_VALID) >= _VALID_MAX:
+            _VALID.clear()
+        _VALID[cache_key] = schema
+    return stripped, removed, issues
+
+
+def validate_cached(value: Any, schema: Schema) -> list[Issue]:
+    """:func:`validate` with the flat-shape cache of :func:`strip_and_validate` (no stripping:
+    for the AI SDK's loose objects)."""
+    key = _flat_key(value, schema)
+    cache_key = (-id(schema), key) if key is not None else None
+    if cache_key is not None and _VALID.get(cache_key) is schema:
+        return []
+    issues = validate(value, schema)
+    if cache_key is not None and not issues:
+        if len(_VALID) >= _VALID_MAX:
+            _VALID.clear()
+        _VALID[cache_key] = schema
     return issues

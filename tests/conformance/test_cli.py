@@ -40,8 +40,9 @@ def test_check_json_format_is_machine_readable(capsys: pytest.CaptureFixture[str
     assert report["rejected"] and report["profile"] == "agui" and body["rejected"] == 1
     assert report["violations"][0] == {
         "rule": "agui/verify/tool-args-without-start", "severity": "error", "index": 4,
-        "ids": ["a"], "message": "TOOL_CALL_ARGS: no open tool-call with id 'a'",
+        "ids": ["a"], "message": "TOOL_CALL_ARGS: no open tool-call with id 'a'", "line": 9,
     }  # fmt: skip
+    assert report["fatal"] == 0 and report["cascade"] == []
 
 
 def test_check_junit_has_one_failure_per_error(capsys: pytest.CaptureFixture[str]) -> None:

@@ -24,9 +24,12 @@ def test_rule_ids_are_stable_and_well_formed() -> None:
     for rule_id, rule in RULES.items():
         assert rule.id == rule_id
         assert re.fullmatch(
-            r"(agui|ai-sdk)/(sse|compat|schema|chunks|verify|stream|hygiene)/[a-z0-9-]+", rule_id
+            r"(agui|ai-sdk)/(sse|compat|schema|chunks|verify|stream|hygiene|lifecycle|transport)"
+            r"/[a-z0-9-]+",
+            rule_id,
         )
-        assert rule.severity in ("error", "warning")
+        assert rule.severity in ("error", "warning", "info")
+        assert all(s in ("error", "warning", "info", None) for s in rule.profiles.values())
         assert rule.summary and rule.source
     assert {f"agui/verify/{f.value}" for f in Fault} <= set(RULES)
     assert {f"ai-sdk/stream/{f.value}" for f in UiFault} <= set(RULES)
@@ -34,7 +37,8 @@ def test_rule_ids_are_stable_and_well_formed() -> None:
 
 def test_every_rule_has_a_witness_or_is_in_process_only() -> None:
     witnessed = set(diffcorpus.AGUI_WITNESSES) | set(diffcorpus.AI_SDK_WITNESSES)
-    missing = set(RULES) - witnessed - IN_PROCESS_ONLY - {"agui/sse/buffer-overflow"}
+    live_only = {r for r in RULES if "/transport/" in r}  # tests/conformance/test_live.py
+    missing = set(RULES) - witnessed - IN_PROCESS_ONLY - live_only - {"agui/sse/buffer-overflow"}
     assert missing == set()
 
 

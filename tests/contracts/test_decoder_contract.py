@@ -49,11 +49,19 @@ KNOWN_WARNINGS: dict[str, frozenset[str]] = {
     # The agui decoder relays the runtime's own ids: a parentMessageId naming a message the
     # runtime never streamed, a tool call id reused as the result message id (.NET), a call
     # streamed with no arguments (pydantic-ai). Legal for the client; not ours to rewrite.
+    # ag-ui-langgraph closes the run with its own internal runId (corpus
+    # agui/langgraph-*.jsonl), which the decoder relays: accepted by the 1.0 client, fatal
+    # under AG-UI 1.1 (agui/lifecycle/run-id-mismatch, issue 17). The LlamaIndex AG-UI
+    # router stamps events in seconds and its MESSAGES_SNAPSHOT re-ids the streamed answer
+    # (corpus agui/llamaindex-*.jsonl): silent-loss warnings of the runtime, relayed.
     "agui": frozenset(
         {
+            "agui/hygiene/timestamp-in-seconds",
+            "agui/hygiene/snapshot-renames-message",
             "agui/hygiene/parent-message-unknown",
             "agui/hygiene/id-shared-across-kinds",
             "agui/hygiene/tool-call-without-args",
+            "agui/lifecycle/run-id-mismatch",
         }
     ),
 }

@@ -12,6 +12,7 @@ the way the client would have, had it not stopped, so one defect is reported onc
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -152,6 +153,9 @@ class UiChunkTracker:
 
     ``step(chunk)`` returns ``(fault, message)`` or ``None``. ``open_parts`` holds the text
     and reasoning part ids open now; ``tool_inputs`` the tool calls with streamed input.
+    Every step is O(1) in the number of tool parts (they are indexed by call id), and
+    metadata merges in place into the tracker's own copy, so a stream is checked in linear
+    time.
     """
 
     major: UiMajor
@@ -162,6 +166,8 @@ class UiChunkTracker:
     tool_parts: list[_ToolPart] = field(default_factory=list)
     step_index: int = 0
     metadata: Any = None
+    _by_call: dict[str, list[_ToolPart]] = field(default_factory=dict, repr=False)
+    _approvals: set[str] = field(default_factory=set, repr=False)
 
     def step(self, chunk: Mapping[str, Any]) -> tuple[UiFault, str] | None:
         """Apply one chunk; return the fault process-ui-message-stream.ts raises, or None."""
@@ -186,7 +192,7 @@ class UiChunkTracker:
             self._make_tool(chunk)
         elif ctype in _TOOL_PART_USERS:
             call_id = str(chunk.get("toolCallId"))
-            found = [p for p in self.tool_parts if p.call_id == call_id]
+            found = self._by_call.get(call_id, [])
             if self.major.tool_lookup_by_dynamic:
                 found = [p for p in found if p.dynamic == bool(chunk.get("dynamic"))]
             if not found:
@@ -195,10 +201,13 @@ class UiChunkTracker:
                     f"{ctype} for tool call {call_id!r} with no tool part",
                 )
             if ctype == "tool-approval-request":
+                if found[-1].approval_id is not None:  # replaced: the old id no longer matches
+                    self._approvals.discard(found[-1].approval_id)
                 found[-1].approval_id = str(chunk.get("approvalId"))
+                self._approvals.add(found[-1].approval_id)
         elif ctype == "tool-approval-response":
             approval = str(chunk.get("approvalId"))
-            if not any(p.approval_id == approval for p in self.tool_parts):
+            if approval not in self._approvals:
                 return UiFault.APPROVAL_UNKNOWN, f"no tool call has approval {approval!r}"
         elif ctype in ("start", "finish", "message-metadata"):
             return self._metadata(chunk.get("messageMetadata"))
@@ -212,6 +221,10 @@ class UiChunkTracker:
                 ids.clear()
             self.tool_inputs.clear()
             self.tool_parts = [p for p in self.tool_parts if p.step != self.step_index]
+            self._by_call = {}
+            for kept in self.tool_parts:
+                self._by_call.setdefault(kept.call_id, []).append(kept)
+            self._approvals = {p.approval_id for p in self.tool_parts if p.approval_id}
         return None
 
     def _metadata(self, value: Any) -> tuple[UiFault, str] | None:
@@ -220,10 +233,13 @@ class UiChunkTracker:
         if value is None:
             return None
         if self.metadata is None:
-            self.metadata = value
+            self.metadata = copy.deepcopy(value)
             return None
         try:
-            self.metadata = _merge_objects(self.metadata, value)
+            if isinstance(self.metadata, dict) and isinstance(value, dict):
+                _merge_into(self.metadata, value)
+            else:
+                self.metadata = _merge_objects(self.metadata, value)
         except TypeError:
             return (
                 UiFault.METADATA_NOT_MERGEABLE,
@@ -235,8 +251,11 @@ class UiChunkTracker:
     def _make_tool(self, chunk: Mapping[str, Any]) -> None:
         call_id = str(chunk.get("toolCallId"))
         dynamic = bool(chunk.get("dynamic"))
-        if not any(p.call_id == call_id and p.dynamic == dynamic for p in self.tool_parts):
-            self.tool_parts.append(_ToolPart(call_id, dynamic, self.step_index))
+        parts = self._by_call.setdefault(call_id, [])
+        if not any(p.dynamic == dynamic for p in parts):
+            made = _ToolPart(call_id, dynamic, self.step_index)
+            self.tool_parts.append(made)
+            parts.append(made)
 
 
 def _js_keys(value: Any) -> list[str]:
@@ -254,6 +273,19 @@ def _js_get(value: Any, key: str) -> Any:
     if isinstance(value, list | str) and key.isdigit() and int(key) < len(value):
         return value[int(key)]
     return None
+
+
+def _merge_into(base: dict[str, Any], overrides: dict[str, Any]) -> None:
+    """:func:`_merge_objects` of two objects, written into ``base`` (which the caller owns:
+    nested objects taken from ``overrides`` are copied first)."""
+    for key, value in overrides.items():
+        if key in ("__proto__", "constructor", "prototype"):
+            continue
+        current = base.get(key)
+        if isinstance(value, dict) and isinstance(current, dict):
+            _merge_into(current, value)
+        else:
+            base[key] = copy.deepcopy(value) if isinstance(value, dict) else value
 
 
 def _merge_objects(base: Any, overrides: Any) -> Any:
