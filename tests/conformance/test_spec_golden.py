@@ -32,7 +32,6 @@ from typing import Any
 import pytest
 from corpus import CORPUS_DIR
 from diffcorpus import frame
-
 from real_clients import replay, require_harness
 
 from conformance import check_bytes
