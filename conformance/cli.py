@@ -3,7 +3,10 @@
 Usage::
 
     agui-conformance check FILE|URL [--protocol agui|ai-sdk|auto] [--ai-sdk-major 5|6|7|all]
-    agui-conformance run URL --input run.json
+                           [--post input.json] [--header K:V]
+    agui-conformance run URL [--input run.json] [--protocol agui|ai-sdk] [--header K:V]
+                         [--save capture.sse]
+    agui-conformance scenarios URL [--model-port 8765] [--only NAME] [--clients DIR]
     agui-conformance corpus DIR [--progress]
     agui-conformance rules [--markdown]
     agui-conformance explain RULE
@@ -24,10 +27,11 @@ import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from .inputs import check_bytes, detect_protocol
-from .net import NetError, fetch, run_endpoint
+from .live import default_input, run_live
+from .net import NetError, fetch
 from .report import Report, Violation, format_json, format_junit, format_table
 from .rule_docs import explain, rules_markdown
 from .rules import RULES
@@ -53,6 +57,8 @@ def _render(reports: Sequence[Report], fmt: str, *, show_all: bool) -> str:
         return format_junit(reports)
     if fmt == "sarif":
         return format_sarif(reports)
+    if fmt == "none":
+        return ""
     return format_table(reports, limit_per_rule=None if show_all else 5)
 
 
@@ -90,8 +96,39 @@ class _Progress:
             self.stream.flush()
 
 
+def _headers(values: list[str] | None) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for value in values or []:
+        name, sep, text = value.partition(":")
+        if not sep or not name.strip():
+            raise ValueError(f"--header {value!r}: expected NAME: VALUE")
+        out[name.strip()] = text.strip()
+    return out
+
+
+def _read_input(path: str | None, protocol: str) -> dict[str, Any]:
+    if path is None:
+        return default_input("ai-sdk" if protocol == "ai-sdk" else "agui")
+    value = json.loads(Path(path).read_text("utf-8"))
+    if not isinstance(value, dict):
+        raise ValueError(f"{path} does not hold a JSON object (a request body)")
+    return value
+
+
 def _cmd_check(args: argparse.Namespace) -> list[Report]:
     source: str = args.source
+    if source.startswith(("http://", "https://")) and args.post is not None:
+        protocol = "ai-sdk" if args.protocol == "ai-sdk" else "agui"
+        live = run_live(
+            source,
+            _read_input(args.post, protocol),
+            protocol=protocol,  # type: ignore[arg-type]
+            major=_majors(args.ai_sdk_major)[0],
+            profile=args.profile,
+            headers=_headers(args.header),
+            timeout=args.timeout,
+        )
+        return [live.report]
     if source.startswith(("http://", "https://")):
         data = fetch(source, timeout=args.timeout)
     else:
@@ -100,19 +137,51 @@ def _cmd_check(args: argparse.Namespace) -> list[Report]:
 
 
 def _cmd_run(args: argparse.Namespace) -> list[Report]:
-    run_input = json.loads(Path(args.input).read_text("utf-8"))
-    if not isinstance(run_input, dict):
-        raise ValueError(f"{args.input} does not hold a JSON object (a RunAgentInput)")
-    live = args.format == "table"
+    protocol = args.protocol
+    run_input = _read_input(args.input, protocol)
+    show_live = args.format == "table"
 
     def show(violation: Violation) -> None:
         where = "-" if violation.index is None else violation.index
         print(f"  {violation.severity:<7} {where!s:>5}  {violation.rule_id}  {violation.message}")
 
-    report = run_endpoint(
-        args.url, run_input, timeout=args.timeout, on_violation=show if live else None
+    live = run_live(
+        args.url,
+        run_input,
+        protocol=protocol,
+        major=int(args.ai_sdk_major),
+        profile=args.profile,
+        headers=_headers(args.header),
+        timeout=args.timeout,
+        max_gap=args.max_gap,
+        on_violation=show if show_live else None,
     )
-    return [report]
+    if args.save:
+        Path(args.save).write_bytes(live.capture)
+    return [live.report]
+
+
+def _cmd_scenarios(args: argparse.Namespace) -> list[Report]:
+    from .scenarios import ModelServer, format_results, run_scenarios
+
+    with ModelServer(port=args.model_port) as server:
+        print(f"scripted model at {server.url}/v1 (OpenAI Chat, Responses; Anthropic Messages)")
+        results = run_scenarios(
+            args.url,
+            server,
+            names=args.only or None,
+            protocol=args.protocol,
+            major=int(args.ai_sdk_major),
+            headers=_headers(args.header),
+            timeout=args.timeout,
+            clients=Path(args.clients) if args.clients else None,
+        )
+    if args.format == "table":
+        print(format_results(results))
+        args.format = "none"
+    # a failed data check or a client rejection fails the run like an error
+    args.scenario_failed = any(not r.ok for r in results)
+    return [rep for r in results for rep in r.reports]
 
 
 def _cmd_corpus(args: argparse.Namespace) -> list[Report]:
@@ -169,34 +238,82 @@ def _parser() -> argparse.ArgumentParser:
         p.add_argument("--all", action="store_true", help="table: list every violation")
         p.add_argument("--timeout", type=float, default=60.0, help="network timeout (s)")
         p.add_argument(
-            "--fail-on", choices=("error", "warning", "info", "never"), default="error",
+            "--fail-on",
+            choices=("error", "warning", "info", "never"),
+            default="error",
             help="lowest severity that makes the exit status 1 (default error)",
-        )  # fmt: skip
+        )
         p.add_argument(
-            "--profile", choices=("1.0", "1.1"), default="1.0",
+            "--profile",
+            choices=("1.0", "1.1"),
+            default="1.0",
             help="AG-UI: the stock @ag-ui/client 1.0.0 (default) or the AG-UI 1.1 spec",
-        )  # fmt: skip
+        )
         p.epilog = epilog
         p.formatter_class = argparse.RawDescriptionHelpFormatter
 
     def protocol(p: argparse.ArgumentParser) -> None:
         p.add_argument("--protocol", choices=("agui", "ai-sdk", "auto"), default="auto")
         p.add_argument(
-            "--ai-sdk-major", choices=("5", "6", "7", "all"), default="7",
+            "--ai-sdk-major",
+            choices=("5", "6", "7", "all"),
+            default="7",
             help="AI SDK major whose client rules apply (default 7)",
-        )  # fmt: skip
+        )
+
+    def header(p: argparse.ArgumentParser) -> None:
+        p.add_argument(
+            "--header",
+            action="append",
+            metavar="NAME: VALUE",
+            help="request header (repeatable), e.g. 'authorization: Bearer ...'",
+        )
 
     check = sub.add_parser("check", help="check a captured stream (file or URL)")
     check.add_argument("source", help="SSE body, JSON lines or JSON array; or an http(s) URL")
+    check.add_argument(
+        "--post",
+        metavar="INPUT.json",
+        help="URL: POST this request body (live check) instead of a GET",
+    )
     protocol(check)
+    header(check)
     common(check)
     check.set_defaults(func=_cmd_check)
 
-    run = sub.add_parser("run", help="POST a RunAgentInput to an AG-UI endpoint and check it live")
+    run = sub.add_parser("run", help="POST a run to an AG-UI or AI SDK endpoint, check it live")
     run.add_argument("url")
-    run.add_argument("--input", required=True, help="JSON file holding the RunAgentInput")
+    run.add_argument("--input", help="JSON request body (default: a one-message run)")
+    run.add_argument("--protocol", choices=("agui", "ai-sdk"), default="agui")
+    run.add_argument("--ai-sdk-major", choices=("5", "6", "7"), default="7")
+    run.add_argument("--save", metavar="FILE", help="write the captured body there")
+    run.add_argument(
+        "--max-gap", type=float, default=30.0, help="longest silence (s) before an idle-gap warning"
+    )
+    header(run)
     common(run)
     run.set_defaults(func=_cmd_run)
+
+    scen = sub.add_parser("scenarios", help="drive an adapter with scripted models")
+    scen.add_argument("url", help="the adapter's AG-UI (or AI SDK) endpoint")
+    scen.add_argument(
+        "--model-port",
+        type=int,
+        default=8765,
+        help="port of the scripted model on 127.0.0.1 (point the adapter at "
+        "http://127.0.0.1:PORT/v1)",
+    )
+    scen.add_argument("--only", action="append", help="run only this scenario (repeatable)")
+    scen.add_argument("--protocol", choices=("agui", "ai-sdk"), default="agui")
+    scen.add_argument("--ai-sdk-major", choices=("5", "6", "7"), default="7")
+    scen.add_argument(
+        "--clients",
+        metavar="DIR",
+        help="a client harness (replay.mjs + node_modules) for the real verdict",
+    )
+    header(scen)
+    common(scen)
+    scen.set_defaults(func=_cmd_scenarios)
 
     corpus = sub.add_parser("corpus", help="check every capture under a directory")
     corpus.add_argument("dir")
@@ -227,6 +344,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command in ("rules", "explain"):
         return 0
     sys.stdout.write(_render(reports, args.format, show_all=getattr(args, "all", False)))
+    if getattr(args, "scenario_failed", False) and args.fail_on != "never":
+        return 1
     return 1 if any(r.failed(args.fail_on) for r in reports) else 0
 
 
