@@ -1,0 +1,602 @@
+"""RunBuilder: the shared bookkeeping every decoder uses to emit a well-formed AG-UI run.
+
+Provider decoders only say *what* happened ("text delta for block 0", "tool call 1 got
+arguments", "the upstream reported overloaded_error"); the builder owns *how* that becomes a
+legal AG-UI 1.0 event sequence (``@ag-ui/client`` 1.0 ``verifyEvents``, see
+``docs/protocols.md`` §2.3):
+
+* RUN_STARTED (``protocolVersion: "1.0"``) exactly once, first;
+* TEXT_MESSAGE_START/CONTENT/END, REASONING_START + REASONING_MESSAGE_START/CONTENT/END +
+  REASONING_END, TOOL_CALL_START/ARGS/END opened lazily, keyed by a decoder-chosen ``key``
+  (Anthropic block index, OpenAI tool-call ``index``) so parallel parts stay apart;
+* everything still open is closed before the terminal event, RUN_FINISHED or RUN_ERROR, and
+  nothing is emitted after it.
+
+Message ids are deterministic (derived from the upstream message id, else from the run id), so
+feeding the same bytes in any split gives identical events.
+
+Conventions the encoders rely on (documented in ARCHITECTURE.md):
+
+* RUN_FINISHED ``metadata``: ``finishReason`` (AI SDK vocabulary: stop, length, tool-calls,
+  content-filter, error, other), ``providerFinishReason`` (the upstream's own value),
+  ``provider``, ``model``; ``refusal`` (text) when the model refused.
+* Citations: CUSTOM ``{name: "source", value: {sourceType: "url"|"document", sourceId, url?,
+  title?, ...}}``, the shape of the AI SDK ``source-url`` / ``source-document`` chunks.
+* Provider-executed tools: TOOL_CALL_START ``metadata.providerExecuted = true``.
+* REASONING_ENCRYPTED_VALUE ``metadata``: ``{provider, field}`` naming where the provider
+  expects the value back (``signature`` or ``redactedData`` for Anthropic).
+* Cost: RUN_FINISHED / RUN_ERROR ``metadata`` carry the keys of
+  :func:`agui_codecs.cost.price_usage` (``cost`` in USD, ``currency``, ``costSource``, ...)
+  whenever the run has usage or a provider-reported cost.
+* Incomplete tool calls: a run that fails (:meth:`RunBuilder.fail`) while tool calls are open
+  closes each with TOOL_CALL_END ``metadata: {"incomplete": true}``: AG-UI needs the END
+  before RUN_ERROR, but the arguments streamed so far may be cut short and must not be taken
+  for a complete call (the AI SDK encoder sends ``tool-input-error`` for it).
+* RUN_STARTED ``metadata`` (optional, :attr:`RunBuilder.start_metadata`): e.g. ``messageId``,
+  the assistant message id the upstream chose (AI SDK ``start.messageId``).
+
+One builder may carry several runs in sequence (AG-UI 1.0 allows RUN_STARTED again after
+RUN_FINISHED / RUN_ERROR): :meth:`RunBuilder.next_run` resets it for the next one.
+
+Every method is all-or-nothing: the event is built (and validated by its ``ag_ui.core`` model)
+before any state changes, so a method that raises (a decoder passing a non-string id, say)
+leaves nothing half open, and :meth:`RunBuilder.fail` can still close the run cleanly.
+Arguments of the wrong type raise :class:`~agui_codecs.errors.LocalProtocolError` (ids given
+to :meth:`RunBuilder.start`) or pydantic's ``ValidationError`` (event fields): both are the
+calling decoder's bug, which the decoder base reports as ``INTERNAL_DECODER_ERROR``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+from typing import Any
+
+from ag_ui.core import (
+    CustomEvent,
+    Event,
+    ReasoningEncryptedValueEvent,
+    ReasoningEncryptedValueSubtype,
+    ReasoningEndEvent,
+    ReasoningMessageContentEvent,
+    ReasoningMessageEndEvent,
+    ReasoningMessageStartEvent,
+    ReasoningStartEvent,
+    RunErrorEvent,
+    RunFinishedEvent,
+    RunFinishedOutcome,
+    RunFinishedSuccessOutcome,
+    RunStartedEvent,
+    StepFinishedEvent,
+    StepStartedEvent,
+    TextMessageContentEvent,
+    TextMessageEndEvent,
+    TextMessageStartEvent,
+    TokenUsage,
+    ToolCallArgsEvent,
+    ToolCallEndEvent,
+    ToolCallResultEvent,
+    ToolCallStartEvent,
+)
+
+from .cost import price_usage
+from .errors import LocalProtocolError
+
+__all__ = ["FINISH_REASONS", "RunBuilder"]
+
+PROTOCOL_VERSION = "1.0"
+
+FINISH_REASONS = frozenset({"stop", "length", "tool-calls", "content-filter", "error", "other"})
+"""Canonical finish reasons (AI SDK ``FinishReason`` names accepted by ai v5, v6 and v7)."""
+
+
+class _ToolCall:
+    __slots__ = ("args", "id", "name")
+
+    def __init__(self, tool_call_id: str, name: str) -> None:
+        self.id = tool_call_id
+        self.name = name
+        self.args: list[str] = []
+
+
+class RunBuilder:
+    """Accumulates the AG-UI events of one run; decoders call its methods, then :meth:`drain`.
+
+    Args:
+        thread_id: the AG-UI threadId; default ``"thread_" + <upstream id>``.
+        run_id: the AG-UI runId; default ``"run_" + <upstream id>``.
+        provider: provider label used in usage and metadata (``"openai"``, ``"anthropic"``).
+    """
+
+    def __init__(
+        self, *, thread_id: str | None = None, run_id: str | None = None, provider: str
+    ) -> None:
+        self.thread_id = thread_id
+        self.run_id = run_id
+        self.provider = provider
+        self.model: str | None = None
+        self.message_id: str | None = None  # base assistant message id
+        self.error_code: str | None = None  # code of the last RUN_ERROR emitted
+        self.started = False
+        self.ended = False
+        self._out: list[Event] = []
+        self._text: dict[Hashable, str] = {}  # key -> open text message id
+        self._reasoning: dict[Hashable, str] = {}  # key -> open reasoning message id
+        self._tools: dict[Hashable, _ToolCall] = {}  # key -> open tool call
+        self._seq: dict[str, int] = {}
+        self._last_text_id: str | None = None
+        self._pending_tools: list[str] = []  # client tool calls announced, not yet answered
+        self._runs = 1  # runs begun on this builder (see next_run)
+        self._first_run_id: str | None = None
+        self._steps: list[str] = []  # active step names, oldest first
+        self.start_metadata: dict[str, Any] | None = None
+        """RUN_STARTED ``metadata`` (set before :meth:`start`), e.g. ``{"messageId": ...}``."""
+
+    # -- ids and lifecycle ----------------------------------------------------------------
+    def drain(self) -> list[Event]:
+        """Return and forget the events emitted since the last call."""
+        out, self._out = self._out, []
+        return out
+
+    def start(self, *, upstream_id: str | None = None, model: str | None = None) -> None:
+        """Emit RUN_STARTED if not yet done; fix the ids from ``upstream_id`` when not given.
+
+        RUN_STARTED carries :attr:`start_metadata` when it is set.
+
+        Raises:
+            LocalProtocolError: ``upstream_id`` or ``model`` is given and not a string (the
+                decoder must check upstream values first).
+        """
+        for what, value in (("upstream_id", upstream_id), ("model", model)):
+            if value is not None and not isinstance(value, str):
+                raise LocalProtocolError(f"RunBuilder.start({what}=...) takes a string")
+        if model and not self.model:
+            self.model = model
+        if self.started:
+            return
+        base = upstream_id or self.run_id or "upstream"
+        message_id = self.message_id or upstream_id or f"msg_{base}"
+        run_id = self.run_id or f"run_{base}"
+        thread_id = self.thread_id or f"thread_{base}"
+        event = RunStartedEvent(
+            thread_id=thread_id,
+            run_id=run_id,
+            protocol_version=PROTOCOL_VERSION,
+            metadata=self.start_metadata or None,
+        )
+        self.started = True
+        self.message_id, self.run_id, self.thread_id = message_id, run_id, thread_id
+        if self._first_run_id is None:
+            self._first_run_id = self.run_id
+        self._out.append(event)
+
+    def next_run(self) -> None:
+        """Prepare the next run of the same stream, after the current one ended.
+
+        The thread id is kept; the run id becomes ``<first run id>-<n>`` (``-2``, ``-3``...);
+        the model, the message ids and :attr:`start_metadata` are derived afresh at the next
+        :meth:`start`. Events not yet drained stay queued, so one :meth:`drain` returns the end
+        of one run and the beginning of the next in order.
+
+        Raises:
+            LocalProtocolError: the current run has not ended (or never started).
+        """
+        if not self.ended:
+            raise LocalProtocolError("RunBuilder.next_run() before the current run ended")
+        self._runs += 1
+        self.run_id = f"{self._first_run_id}-{self._runs}"
+        self.model = None
+        self.message_id = None
+        self.start_metadata = None
+        self.started = False
+        self.ended = False
+        self._seq.clear()
+        self._last_text_id = None
+        self._pending_tools.clear()
+
+    def _peek_id(self, kind: str) -> str:
+        """The id :meth:`_next_id` will return next for ``kind`` (the run must have started)."""
+        n = self._seq.get(kind, 0)
+        base = self.message_id or f"msg_{self.run_id}"
+        prefix = base if kind == "text" else f"{base}-{kind}"
+        return prefix if n == 0 else f"{prefix}-{n}"
+
+    def _next_id(self, kind: str) -> str:
+        self.start()
+        message_id = self._peek_id(kind)
+        self._seq[kind] = self._seq.get(kind, 0) + 1
+        return message_id
+
+    # -- text ---------------------------------------------------------------------------
+    def text(
+        self, delta: str, *, key: Hashable = "text", metadata: dict[str, Any] | None = None
+    ) -> str:
+        """Append ``delta`` to the text message open under ``key``, opening one if needed.
+
+        Opening closes any open reasoning (reasoning precedes the answer). Returns the id.
+        """
+        message_id = self._text.get(key)
+        if message_id is None:
+            self.start()
+            start = TextMessageStartEvent(
+                message_id=self._peek_id("text"), role="assistant", metadata=metadata
+            )
+            content = (
+                TextMessageContentEvent(message_id=start.message_id, delta=delta) if delta else None
+            )
+            self.close_reasoning()
+            message_id = self._next_id("text")
+            self._text[key] = message_id
+            self._last_text_id = message_id
+            self._out.append(start)
+            if content is not None:
+                self._out.append(content)
+        elif delta:
+            self._out.append(TextMessageContentEvent(message_id=message_id, delta=delta))
+        return message_id
+
+    def text_id(self, key: Hashable = "text") -> str | None:
+        """The id of the text message open under ``key``, if any."""
+        return self._text.get(key)
+
+    @property
+    def last_text_id(self) -> str | None:
+        """The id of the most recently opened text message (open or closed), if any."""
+        return self._last_text_id
+
+    def end_text(self, key: Hashable = "text") -> None:
+        """Close the text message open under ``key`` (no-op when none is open)."""
+        message_id = self._text.pop(key, None)
+        if message_id is not None:
+            self._out.append(TextMessageEndEvent(message_id=message_id))
+
+    def close_text(self) -> None:
+        """Close every open text message."""
+        for key in list(self._text):
+            self.end_text(key)
+
+    # -- reasoning ----------------------------------------------------------------------
+    def _open_reasoning(self, key: Hashable) -> str:
+        message_id = self._reasoning.get(key)
+        if message_id is None:
+            message_id = self._next_id("reasoning")
+            self._reasoning[key] = message_id
+            self._out.append(ReasoningStartEvent(message_id=message_id))
+            self._out.append(ReasoningMessageStartEvent(message_id=message_id))
+        return message_id
+
+    def reasoning(self, delta: str, *, key: Hashable = "reasoning") -> str:
+        """Append ``delta`` to the reasoning message open under ``key``, opening one if needed."""
+        if delta and not isinstance(delta, str):
+            raise LocalProtocolError("RunBuilder.reasoning() takes a string delta")
+        message_id = self._open_reasoning(key)
+        if delta:
+            self._out.append(ReasoningMessageContentEvent(message_id=message_id, delta=delta))
+        return message_id
+
+    def reasoning_encrypted(
+        self, value: str, *, key: Hashable = "reasoning", field: str = "encryptedValue"
+    ) -> None:
+        """Emit REASONING_ENCRYPTED_VALUE for the reasoning message under ``key``.
+
+        ``field`` names where the provider wants the value back (metadata ``field``).
+        """
+        if not isinstance(value, str):
+            raise LocalProtocolError("RunBuilder.reasoning_encrypted() takes a string value")
+        message_id = self._open_reasoning(key)
+        self.encrypted(value, subtype="message", entity_id=message_id, field=field)
+
+    def encrypted(
+        self,
+        value: str,
+        *,
+        subtype: ReasoningEncryptedValueSubtype,
+        entity_id: str,
+        field: str,
+        provider: str | None = None,
+    ) -> None:
+        """Emit REASONING_ENCRYPTED_VALUE attached to an entity of this run.
+
+        Args:
+            value: the provider's opaque artefact, verbatim.
+            subtype: ``"tool-call"`` (``entity_id`` is a tool call id) or ``"message"`` (a text
+                or reasoning message id).
+            entity_id: the id the value belongs to.
+            field: where the provider expects the value back (metadata ``field``, e.g.
+                ``signature``, ``thoughtSignature``).
+            provider: provider namespace of the value (default: the builder's provider).
+        """
+        self.start()
+        self._out.append(
+            ReasoningEncryptedValueEvent(
+                subtype=subtype,
+                entity_id=entity_id,
+                encrypted_value=value,
+                metadata={"provider": provider or self.provider, "field": field},
+            )
+        )
+
+    def end_reasoning(self, key: Hashable = "reasoning") -> None:
+        """Close the reasoning message and span open under ``key``."""
+        message_id = self._reasoning.pop(key, None)
+        if message_id is not None:
+            self._out.append(ReasoningMessageEndEvent(message_id=message_id))
+            self._out.append(ReasoningEndEvent(message_id=message_id))
+
+    def close_reasoning(self) -> None:
+        """Close every open reasoning message."""
+        for key in list(self._reasoning):
+            self.end_reasoning(key)
+
+    # -- tool calls ---------------------------------------------------------------------
+    def tool_start(
+        self,
+        key: Hashable,
+        name: str,
+        tool_call_id: str | None = None,
+        *,
+        provider_executed: bool = False,
+        metadata: dict[str, Any] | None = None,
+    ) -> str:
+        """Open a tool call under ``key``; an id is synthesized when the provider gave none.
+
+        A call already open under ``key`` is closed first. Open text is closed (the call
+        follows it) and becomes the call's ``parentMessageId``. Returns the tool call id.
+        """
+        self.start()
+        meta = dict(metadata or {})
+        if provider_executed:
+            meta["providerExecuted"] = True
+        event = ToolCallStartEvent(
+            tool_call_id=tool_call_id or self._peek_id("call"),
+            tool_call_name=name,
+            parent_message_id=self._last_text_id,
+            metadata=meta or None,
+        )
+        self.end_tool(key)
+        self.close_text()
+        self.close_reasoning()
+        if not tool_call_id:
+            tool_call_id = self._next_id("call")
+        self._tools[key] = _ToolCall(tool_call_id, name)
+        self._out.append(event)
+        if not provider_executed:
+            self._pending_tools.append(tool_call_id)
+        return tool_call_id
+
+    def tool_args(self, key: Hashable, delta: str) -> None:
+        """Append an arguments fragment to the call open under ``key`` (ignored if none)."""
+        call = self._tools.get(key)
+        if call is not None and delta:
+            event = ToolCallArgsEvent(tool_call_id=call.id, delta=delta)
+            call.args.append(delta)
+            self._out.append(event)
+
+    def tool_is_open(self, key: Hashable) -> bool:
+        """True when a tool call is open under ``key``."""
+        return key in self._tools
+
+    def tool_id(self, key: Hashable) -> str | None:
+        """The id of the tool call open under ``key``, if any."""
+        call = self._tools.get(key)
+        return call.id if call else None
+
+    def tool_has_args(self, key: Hashable) -> bool:
+        """True when the call open under ``key`` has received argument text."""
+        call = self._tools.get(key)
+        return bool(call and call.args)
+
+    def end_tool(self, key: Hashable, *, incomplete: bool = False) -> None:
+        """Close the tool call open under ``key`` (no-op when none is open).
+
+        ``incomplete``: the call was cut off before its arguments completed; TOOL_CALL_END
+        carries ``metadata: {"incomplete": true}``.
+        """
+        call = self._tools.pop(key, None)
+        if call is not None:
+            meta = {"incomplete": True} if incomplete else None
+            self._out.append(ToolCallEndEvent(tool_call_id=call.id, metadata=meta))
+
+    def close_tools(self, *, incomplete: bool = False) -> None:
+        """Close every open tool call (``incomplete``: see :meth:`end_tool`)."""
+        for key in list(self._tools):
+            self.end_tool(key, incomplete=incomplete)
+
+    def tool_result(
+        self, tool_call_id: str, content: str, *, metadata: dict[str, Any] | None = None
+    ) -> None:
+        """Emit TOOL_CALL_RESULT (used for provider-executed tools); ``metadata`` e.g. isError."""
+        self.start()
+        event = ToolCallResultEvent(
+            message_id=f"{tool_call_id}-result",
+            tool_call_id=tool_call_id,
+            content=content,
+            role="tool",
+            metadata=metadata,
+        )
+        if tool_call_id in self._pending_tools:
+            self._pending_tools.remove(tool_call_id)
+        self._out.append(event)
+
+    @property
+    def pending_tool_call_ids(self) -> tuple[str, ...]:
+        """Client tool calls announced in this run and not yet answered by a result."""
+        return tuple(self._pending_tools)
+
+    # -- steps --------------------------------------------------------------------------
+    def step_start(self, name: str) -> None:
+        """Emit STEP_STARTED ``name``; a step of that name still active is finished first."""
+        self.start()
+        event = StepStartedEvent(step_name=name)
+        if name in self._steps:
+            self.step_end(name)
+        self._steps.append(name)
+        self._out.append(event)
+
+    def step_end(self, name: str | None = None) -> None:
+        """Emit STEP_FINISHED for ``name`` (default: the latest active step); no-op if none."""
+        if name is None:
+            if not self._steps:
+                return
+            name = self._steps[-1]
+        if name not in self._steps:
+            return
+        self._steps.remove(name)
+        self._out.append(StepFinishedEvent(step_name=name))
+
+    @property
+    def active_steps(self) -> tuple[str, ...]:
+        """Names of the steps started and not yet finished, oldest first."""
+        return tuple(self._steps)
+
+    # -- misc ---------------------------------------------------------------------------
+    def source(self, value: dict[str, Any]) -> None:
+        """Emit a citation as CUSTOM ``source`` (shaped like AI SDK ``source-url`` chunks)."""
+        self.start()
+        self._out.append(CustomEvent(name="source", value=value))
+
+    def custom(self, name: str, value: Any) -> None:
+        """Emit a CUSTOM event."""
+        self.start()
+        self._out.append(CustomEvent(name=name, value=value))
+
+    def close_all(self) -> None:
+        """Close every open tool call, text and reasoning message, then every active step."""
+        self.close_tools()
+        self.close_text()
+        self.close_reasoning()
+        for name in reversed(self._steps):
+            self._out.append(StepFinishedEvent(step_name=name))
+        self._steps.clear()
+
+    # -- terminal events ----------------------------------------------------------------
+    def finish(
+        self,
+        *,
+        finish_reason: str,
+        provider_finish_reason: str | None = None,
+        usage: TokenUsage | None = None,
+        metadata: dict[str, Any] | None = None,
+        outcome: RunFinishedOutcome | None = None,
+        provider_cost: float | None = None,
+        provider_cost_complete: bool = False,
+    ) -> None:
+        """Close everything and emit RUN_FINISHED.
+
+        Args:
+            finish_reason: canonical reason, one of :data:`FINISH_REASONS`.
+            provider_finish_reason: the upstream's own value, carried in ``metadata``.
+            usage: token usage, emitted as ``usage: [usage]``.
+            metadata: extra keys for ``metadata`` (e.g. ``refusal``).
+            outcome: ``interrupt`` / ``cancelled`` outcome; default ``success`` (with
+                ``pendingToolCallIds`` when ``finish_reason`` is ``tool-calls``).
+            provider_cost: cost in USD the provider reported for the call, if any; with
+                ``usage`` it is priced into ``metadata`` by :func:`~agui_codecs.cost.price_usage`.
+            provider_cost_complete: True when ``provider_cost`` covers the whole call.
+        """
+        if self.ended:
+            return
+        self.start()
+        meta: dict[str, Any] = {"finishReason": finish_reason, "provider": self.provider}
+        if provider_finish_reason is not None:
+            meta["providerFinishReason"] = provider_finish_reason
+        if self.model:
+            meta["model"] = self.model
+        meta.update(
+            price_usage(
+                usage, provider_cost=provider_cost, provider_cost_complete=provider_cost_complete
+            )
+        )
+        if metadata:
+            meta.update(metadata)
+        if outcome is None:
+            pending = self._pending_tools if finish_reason == "tool-calls" else None
+            outcome = RunFinishedSuccessOutcome(pending_tool_call_ids=pending or None)
+        assert self.thread_id is not None and self.run_id is not None
+        event = RunFinishedEvent(
+            thread_id=self.thread_id,
+            run_id=self.run_id,
+            outcome=outcome,
+            usage=[usage] if usage is not None else None,
+            metadata=meta,
+        )
+        self.close_all()
+        self.ended = True
+        self._out.append(event)
+
+    def fail(
+        self,
+        code: str,
+        message: str,
+        *,
+        usage: TokenUsage | None = None,
+        provider_cost: float | None = None,
+        provider_cost_complete: bool = False,
+    ) -> None:
+        """Close everything and emit RUN_ERROR with ``code`` (no-op once the run ended).
+
+        Tool calls still open were cut off before their arguments completed: their
+        TOOL_CALL_END carries ``metadata: {"incomplete": true}``. ``usage`` and the provider
+        cost are priced into ``metadata`` as in :meth:`finish`.
+        """
+        if self.ended:
+            return
+        self.start()
+        meta: dict[str, Any] = {"provider": self.provider}
+        if self.model:
+            meta["model"] = self.model
+        meta.update(
+            price_usage(
+                usage, provider_cost=provider_cost, provider_cost_complete=provider_cost_complete
+            )
+        )
+        event = RunErrorEvent(
+            message=message,
+            code=code,
+            usage=[usage] if usage is not None else None,
+            metadata=meta,
+        )
+        self.error_code = code
+        self.close_tools(incomplete=True)
+        self.close_all()
+        self.ended = True
+        self._out.append(event)
+
+    def abort(self, code: str, message: str) -> None:
+        """Last resort: end the run with RUN_ERROR at once, closing nothing (no-op once ended).
+
+        For the decoder base only, when :meth:`fail` itself raised (a bug): RUN_STARTED first
+        if the run never started, then RUN_ERROR; open parts are forgotten, not closed.
+        ``@ag-ui/client`` 1.0 accepts RUN_ERROR in any phase, so the stream stays legal.
+        """
+        if self.ended:
+            return
+        if not self.started:
+            self.started = True
+            self.thread_id = self.thread_id or "thread_upstream"
+            self.run_id = self.run_id or "run_upstream"
+            self._out.append(
+                RunStartedEvent(
+                    thread_id=self.thread_id, run_id=self.run_id, protocol_version=PROTOCOL_VERSION
+                )
+            )
+        self._text.clear()
+        self._reasoning.clear()
+        self._tools.clear()
+        self._steps.clear()
+        self.ended = True
+        self.error_code = code
+        self._out.append(RunErrorEvent(message=message, code=code))
+
+    def usage(self, **counts: int | None) -> TokenUsage | None:
+        """Build a TokenUsage labelled with provider and model; ``None`` when no count is set.
+
+        Counts that are not non-negative integers are dropped rather than failing the run.
+        """
+        clean = {
+            k: v
+            for k, v in counts.items()
+            if isinstance(v, int) and not isinstance(v, bool) and 0 <= v < 2**53
+        }
+        if not clean:
+            return None
+        return TokenUsage(provider=self.provider, model=self.model, **clean)

@@ -1,0 +1,190 @@
+"""Normalized cost of a run: USD from the provider's own figure, else from a bundled price catalog.
+
+:func:`price_usage` turns one AG-UI ``TokenUsage`` (ag-ui-protocol 1.0, ``spec/1.0/schema.json``:
+``inputTokens`` and ``outputTokens`` are totals, ``cachedInputTokens``, ``cacheWriteInputTokens``
+and ``reasoningTokens`` are parts of them) into the cost keys that
+:class:`~agui_codecs.builder.RunBuilder` merges into RUN_FINISHED / RUN_ERROR ``metadata``:
+
+==================  ==========================================================================
+key                 value
+==================  ==========================================================================
+``cost``            float, US dollars; **absent** when no trustworthy figure exists
+``currency``        always ``"USD"``
+``costSource``      which rule produced (or would have produced) ``cost``, see below
+``costProvider``    catalog provider id used (``"openai"``), when the catalog priced the run
+``costModel``       catalog model id matched (``"gpt-4o"`` for ``gpt-4o-2024-08-06``), likewise
+``providerCost``    the provider's partial figure, when it was reported but not complete
+``costWarning``     why ``cost`` is absent or approximate (unknown model, missing counts)
+==================  ==========================================================================
+
+``costSource`` values, first matching rule wins:
+
+* ``provider``: the provider reported a complete cost for the call (OpenRouter ``usage.cost``
+  without BYOK); it is used as is and the catalog is not consulted.
+* ``incomplete_usage_fallback``: no complete provider cost, and the usage lacks ``inputTokens``
+  or ``outputTokens``; the catalog prices the counts that are there (a missing total is taken
+  as the sum of its reported parts, else 0), so the figure is a lower bound. ``costWarning``
+  names the missing counts.
+* ``catalog_fallback_incomplete_provider_cost``: the provider reported a cost that it marked as
+  partial (e.g. OpenRouter BYOK: the fee only, without the upstream inference cost); the full
+  usage is priced from the catalog and the partial figure is kept as ``providerCost``.
+* ``catalog_fallback``: no provider cost at all; the full usage is priced from the catalog.
+
+An unknown model (or provider), or a usage without a model, never raises: ``cost`` is left out
+and ``costWarning`` says why, so the usage still reaches the client unpriced.
+
+The catalog is the PyPI package ``genai-prices`` (pydantic/genai-prices), read **only from the
+data bundled in the installed version**: its ``UpdatePrices`` background fetcher is never
+started, so pricing is deterministic per installed version and works offline. Its accounting
+matches AG-UI's (``input_tokens`` includes ``cache_read_tokens`` / ``cache_write_tokens``,
+``output_tokens`` includes reasoning), so the counts are passed through unchanged and reasoning
+is never added twice. ``genai_prices`` is imported lazily on the first call: its package
+``__init__`` imports ``httpx2``/``asyncio`` for the optional fetcher, which a sans-I/O module
+must not pull in at import time.
+"""
+
+from __future__ import annotations
+
+import math
+from datetime import datetime
+from typing import Any, Final, Literal
+
+from ag_ui.core import TokenUsage
+
+__all__ = ["COST_KEYS", "COST_SOURCES", "CostSource", "price_usage"]
+
+CostSource = Literal[
+    "provider",
+    "catalog_fallback",
+    "catalog_fallback_incomplete_provider_cost",
+    "incomplete_usage_fallback",
+]
+COST_SOURCES: Final[tuple[CostSource, ...]] = (
+    "provider",
+    "catalog_fallback",
+    "catalog_fallback_incomplete_provider_cost",
+    "incomplete_usage_fallback",
+)
+"""The values of ``costSource`` (module docstring gives their meaning)."""
+
+COST_KEYS: Final[tuple[str, ...]] = (
+    "cost",
+    "currency",
+    "costSource",
+    "costProvider",
+    "costModel",
+    "providerCost",
+    "costWarning",
+)
+"""Every key :func:`price_usage` may return (encoders copy these from run metadata)."""
+
+
+def _count(value: int | None) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+
+def _money(value: float | None) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value) if math.isfinite(value) and value >= 0 else None
+
+
+def price_usage(
+    usage: TokenUsage | None,
+    *,
+    provider_cost: float | None = None,
+    provider_cost_complete: bool = False,
+    at: datetime | None = None,
+) -> dict[str, Any]:
+    """Return the cost metadata of one call (keys and ``costSource`` rules: module docstring).
+
+    Args:
+        usage: the call's token usage; ``usage.provider`` and ``usage.model`` select the catalog
+            entry (the provider is tried first, then any provider whose models match).
+        provider_cost: the cost in USD the provider reported, if any (ignored unless a finite
+            number >= 0).
+        provider_cost_complete: True when ``provider_cost`` covers the whole call.
+        at: when the call was made, for catalog prices that changed over time (default: now).
+
+    Returns:
+        A dict with at least ``currency`` and ``costSource``; ``{}`` when there is neither
+        usage nor a provider cost. Never raises for unknown models or odd counts.
+    """
+    reported = _money(provider_cost)
+    if reported is not None and provider_cost_complete:
+        return {"cost": reported, "currency": "USD", "costSource": "provider"}
+    if usage is None:
+        if reported is None:
+            return {}
+        return {
+            "currency": "USD",
+            "costSource": "catalog_fallback_incomplete_provider_cost",
+            "providerCost": reported,
+            "costWarning": "partial provider cost and no token usage to price",
+        }
+    counts = {
+        "input_tokens": _count(usage.input_tokens),
+        "output_tokens": _count(usage.output_tokens),
+        "cache_read_tokens": _count(usage.cached_input_tokens),
+        "cache_write_tokens": _count(usage.cache_write_input_tokens),
+    }
+    missing = [
+        name
+        for name, key in (("inputTokens", "input_tokens"), ("outputTokens", "output_tokens"))
+        if counts[key] is None
+    ]
+    source: CostSource
+    if missing:
+        source = "incomplete_usage_fallback"
+    elif reported is not None:
+        source = "catalog_fallback_incomplete_provider_cost"
+    else:
+        source = "catalog_fallback"
+    out: dict[str, Any] = {"currency": "USD", "costSource": source}
+    if reported is not None:
+        out["providerCost"] = reported
+    warnings: list[str] = []
+    if missing:
+        warnings.append(f"usage lacks {' and '.join(missing)}; priced the counts reported")
+        if counts["input_tokens"] is None:  # the cache counts are parts of the input total
+            parts = [c for c in (counts["cache_read_tokens"], counts["cache_write_tokens"]) if c]
+            counts["input_tokens"] = sum(parts) if parts else None
+        if counts["output_tokens"] is None:
+            counts["output_tokens"] = _count(usage.reasoning_tokens)
+    priced = {k: v for k, v in counts.items() if v is not None}
+    if not usage.model:
+        warnings.append("no model named in the usage")
+    elif not priced:
+        warnings.append("no token counts to price")
+    else:
+        try:
+            out.update(_catalog(priced, usage.model, usage.provider, at))
+        except LookupError as exc:
+            warnings.append(f"not in the genai-prices catalog: {exc}")
+        except (ValueError, ArithmeticError) as exc:
+            warnings.append(f"catalog could not price this usage: {exc}")
+    if warnings:
+        out["costWarning"] = "; ".join(warnings)
+    return {key: out[key] for key in COST_KEYS if key in out}
+
+
+def _catalog(
+    counts: dict[str, int], model: str, provider: str | None, at: datetime | None
+) -> dict[str, Any]:
+    """Price ``counts`` (genai-prices usage keys) for ``model``; LookupError when unknown."""
+    from genai_prices import Usage, calc_price  # lazy: see the module docstring
+
+    usage = Usage(**counts)
+    try:
+        result = calc_price(usage, model, provider_id=provider, genai_request_timestamp=at)
+    except LookupError:
+        if provider is None:
+            raise
+        # OpenAI-compatible hosts are labelled with the protocol's provider; let the model
+        # name find its real provider (``deepseek-v4-flash`` -> deepseek).
+        result = calc_price(usage, model, genai_request_timestamp=at)
+    return {
+        "cost": float(result.total_price),
+        "costProvider": result.provider.id,
+        "costModel": result.model.id,
+    }

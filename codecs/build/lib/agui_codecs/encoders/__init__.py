@@ -1,0 +1,1 @@
+"""Encoders: AG-UI 1.0 events → client bytes."""

@@ -1,0 +1,300 @@
+"""Input framing: split an upstream body into JSON payloads, whatever wraps them.
+
+Three framings occur in the wild (see ``tests/corpus/MANIFEST.md``):
+
+* ``sse``: a ``text/event-stream`` body; each event's ``data`` is one JSON document and the
+  literal ``[DONE]`` (OpenAI) ends the stream;
+* ``jsonl``: one JSON document per line, no SSE framing (recorded fixtures, NDJSON endpoints);
+* ``json``: one JSON array streamed element by element (Gemini ``streamGenerateContent``
+  without ``alt=sse``).
+
+``auto`` picks by the first non-blank byte after an optional BOM: ``{`` means ``jsonl``, ``[``
+means ``json``, anything else ``sse``.
+
+Sans-I/O: ``feed(bytes) -> list[Frame]``, ``close() -> list[Frame]``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Final, Literal
+
+import orjson
+
+from .errors import (
+    EventTooLargeError,
+    LocalProtocolError,
+    MalformedUpstreamError,
+    RemoteProtocolError,
+)
+from .sse import DEFAULT_MAX_EVENT_SIZE, SSEDecoder
+
+__all__ = ["DONE", "Frame", "FrameDecoder", "Framing"]
+
+Framing = Literal["auto", "sse", "jsonl", "json"]
+
+
+class _Done:
+    """Sentinel type of :data:`DONE`."""
+
+    def __repr__(self) -> str:
+        return "DONE"
+
+
+DONE: Final = _Done()
+"""Payload of the frame produced by an SSE ``data: [DONE]`` terminator."""
+
+
+@dataclass(frozen=True, slots=True)
+class Frame:
+    """One upstream payload.
+
+    Attributes:
+        data: the decoded JSON value, or :data:`DONE` (``None`` for an error frame).
+        event: the SSE event type (``"message"`` when none was given; ``None`` outside SSE).
+        error: set on the last frame when the body turned out malformed at that point; the
+            frames before it are good and must still be handled.
+    """
+
+    data: Any
+    event: str | None = None
+    error: RemoteProtocolError | None = None
+
+
+def _loads(raw: bytes | str, where: str) -> Any:
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        snippet = raw[:80] if isinstance(raw, str) else raw[:80].decode("utf-8", "replace")
+        raise MalformedUpstreamError(f"{where} is not valid JSON ({exc}): {snippet!r}") from exc
+
+
+class FrameDecoder:
+    """Incremental splitter of an upstream body into :class:`Frame` objects.
+
+    Args:
+        framing: ``"auto"``, ``"sse"``, ``"jsonl"`` or ``"json"``.
+        max_event_size: cap in bytes on one SSE line/event, one JSON line or one array element.
+
+    A malformed body (a payload that is not JSON, a payload larger than ``max_event_size``,
+    bytes after a JSON array's end, a JSON array cut short) does not raise: the frames decoded
+    before the fault are returned, followed by one frame whose ``error`` is the typed
+    :class:`RemoteProtocolError` (:class:`MalformedUpstreamError`, :class:`EventTooLargeError`,
+    or code ``UPSTREAM_TRUNCATED`` for an array that never closed); later input is ignored.
+
+    Raises:
+        LocalProtocolError: ``feed()`` after ``close()``.
+    """
+
+    def __init__(
+        self, framing: Framing = "auto", *, max_event_size: int = DEFAULT_MAX_EVENT_SIZE
+    ) -> None:
+        if framing not in ("auto", "sse", "jsonl", "json"):
+            raise LocalProtocolError(f"unknown framing {framing!r}")
+        self.framing: Framing = framing
+        self.max_event_size = max_event_size
+        self._sse: SSEDecoder | None = None
+        self._pending = bytearray()  # bytes held while framing is undecided, or jsonl/json tail
+        self._closed = False
+        # JSON-array scanner state
+        self._depth = 0
+        self._in_string = False
+        self._escape = False
+        self._elem_start = -1
+        self._array_open = False
+        self._array_done = False
+        self._scan = 0
+        self._failed = False
+        self._out: list[Frame] = []
+
+    def feed(self, data: bytes) -> list[Frame]:
+        """Consume bytes; return the payloads they complete (see the class docstring)."""
+        if self._closed:
+            raise LocalProtocolError("FrameDecoder.feed() called after close()")
+        if self._failed:
+            return []
+        try:
+            self._feed(data)
+        except RemoteProtocolError as exc:
+            self._fail(exc)
+        out, self._out = self._out, []
+        return out
+
+    def close(self) -> list[Frame]:
+        """Signal EOF; return any payload completed by it (and an error frame if cut short)."""
+        if self._closed:
+            return []
+        self._closed = True
+        if not self._failed:
+            try:
+                self._close()
+            except RemoteProtocolError as exc:
+                self._fail(exc)
+        out, self._out = self._out, []
+        return out
+
+    def _fail(self, exc: RemoteProtocolError) -> None:
+        self._failed = True
+        self._pending.clear()
+        self._out.append(Frame(None, None, exc))
+
+    def _feed(self, data: bytes) -> None:
+        if self.framing == "auto":
+            self._pending += data
+            stripped = bytes(self._pending).lstrip(b"\xef\xbb\xbf \t\r\n")
+            if not stripped:
+                if len(self._pending) > self.max_event_size:
+                    raise EventTooLargeError(
+                        "leading whitespace too long", limit=self.max_event_size
+                    )
+                return
+            first = stripped[:1]
+            self.framing = "jsonl" if first == b"{" else "json" if first == b"[" else "sse"
+            data = bytes(self._pending)
+            self._pending.clear()
+        if self.framing == "sse":
+            self._feed_sse(data)
+        elif self.framing == "jsonl":
+            self._feed_jsonl(data, final=False)
+        else:
+            self._feed_json_array(data)
+
+    def _close(self) -> None:
+        if self.framing == "sse":
+            if self._sse is not None:
+                self._sse.close()
+        elif self.framing == "jsonl":
+            self._feed_jsonl(b"", final=True)
+        elif self.framing == "json":
+            if self._array_open and not self._array_done:
+                if self._depth == 0 and not self._in_string and self._elem_start >= 0:
+                    try:  # a last element that is whole still counts; half of one does not
+                        self._flush_element(self._pending, len(self._pending), self._out)
+                    except MalformedUpstreamError:
+                        pass
+                raise RemoteProtocolError(  # cut short, like a stream without its end
+                    "JSON array stream ended before its closing ']'", code="UPSTREAM_TRUNCATED"
+                )
+        # auto with nothing but whitespace: an empty body, nothing to say
+
+    # -- SSE -----------------------------------------------------------------------------
+    def _feed_sse(self, data: bytes) -> None:
+        if self._sse is None:
+            self._sse = SSEDecoder(max_event_size=self.max_event_size)
+        frames = self._out
+        for ev in self._sse.feed(data):
+            payload = ev.data
+            if payload.strip() == "[DONE]":
+                frames.append(Frame(DONE, ev.event))
+            elif not payload.strip():
+                continue  # a blank data field carries nothing; skip rather than fail
+            else:
+                frames.append(Frame(_loads(payload, f"SSE {ev.event!r} event data"), ev.event))
+
+    # -- JSON lines ----------------------------------------------------------------------
+    def _feed_jsonl(self, data: bytes, *, final: bool) -> None:
+        buf = self._pending
+        buf += data
+        frames = self._out
+        start = 0
+        try:
+            while True:
+                nl = buf.find(b"\n", start)
+                if nl < 0:
+                    break
+                line = bytes(buf[start:nl]).strip()
+                start = nl + 1
+                if line:
+                    frames.append(self._jsonl_frame(line))
+        finally:
+            del buf[:start]
+        if len(buf) > self.max_event_size:
+            raise EventTooLargeError(
+                f"JSON line longer than {self.max_event_size} bytes", limit=self.max_event_size
+            )
+        if final:
+            line = bytes(buf).strip()
+            buf.clear()
+            if line:
+                frames.append(self._jsonl_frame(line))
+
+    @staticmethod
+    def _jsonl_frame(line: bytes) -> Frame:
+        if line.startswith(b"\xef\xbb\xbf"):
+            line = line[3:]
+        if line.startswith(b"data:"):  # tolerate SSE-style prefixes in line-delimited dumps
+            line = line[5:].strip()
+            if line == b"[DONE]":
+                return Frame(DONE)
+        return Frame(_loads(line, "JSON line"))
+
+    # -- JSON array ----------------------------------------------------------------------
+    def _feed_json_array(self, data: bytes) -> None:
+        buf = self._pending
+        buf += data
+        frames = self._out
+        i = self._scan
+        n = len(buf)
+        while i < n:
+            c = buf[i]
+            if self._array_done:
+                if c not in (0x20, 0x09, 0x0A, 0x0D):
+                    raise MalformedUpstreamError("trailing bytes after the JSON array")
+            elif self._in_string:
+                if self._escape:
+                    self._escape = False
+                elif c == 0x5C:  # backslash
+                    self._escape = True
+                elif c == 0x22:  # quote
+                    self._in_string = False
+            elif c == 0x22:
+                self._in_string = True
+                if self._elem_start < 0:
+                    self._elem_start = i
+            elif c in (0x7B, 0x5B):  # { [
+                if not self._array_open:
+                    if c != 0x5B:
+                        raise MalformedUpstreamError("JSON stream does not start with '['")
+                    self._array_open = True
+                else:
+                    if self._depth == 0:
+                        self._elem_start = i
+                    self._depth += 1
+            elif c in (0x7D, 0x5D):  # } ]
+                if self._depth == 0:
+                    if c == 0x5D and self._array_open:
+                        self._flush_element(buf, i, frames)
+                        self._array_done = True
+                    else:
+                        raise MalformedUpstreamError("unbalanced bracket in JSON array stream")
+                else:
+                    self._depth -= 1
+            elif c == 0x2C and self._depth == 0:  # comma between elements
+                self._flush_element(buf, i, frames)
+            elif (
+                self._array_open
+                and self._depth == 0
+                and self._elem_start < 0
+                and c not in (0x20, 0x09, 0x0A, 0x0D, 0xEF, 0xBB, 0xBF)
+            ):
+                self._elem_start = i  # a scalar element
+            i += 1
+        # Drop consumed bytes, keeping the element in progress.
+        keep = self._elem_start if self._elem_start >= 0 else n
+        del buf[:keep]
+        self._scan = n - keep
+        if self._elem_start >= 0:
+            self._elem_start = 0
+        if len(buf) > self.max_event_size:
+            raise EventTooLargeError(
+                f"JSON array element larger than {self.max_event_size} bytes",
+                limit=self.max_event_size,
+            )
+
+    def _flush_element(self, buf: bytearray, end: int, frames: list[Frame]) -> None:
+        if self._elem_start < 0:
+            return
+        raw = bytes(buf[self._elem_start : end]).strip()
+        self._elem_start = -1
+        if raw:
+            frames.append(Frame(_loads(raw, "JSON array element")))

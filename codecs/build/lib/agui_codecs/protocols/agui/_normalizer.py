@@ -1,0 +1,548 @@
+"""Sans-I/O AG-UI repair behind the ``agui`` decoder: upstream wire dicts in, legal wire dicts out.
+
+:class:`AguiNormalizer` cleans each event against ``ag_ui.core`` (unknown events and fields,
+snake_case, nulls, THINKING_*, reshaped TOOL_CALL_RESULT / RUN_ERROR), expands ``*_CHUNK``
+events, repairs the bracket sequence and passes every output through
+:class:`~agui_codecs.transitions.AguiVerifier`. The repair keys it counts are listed in
+:mod:`agui_codecs.protocols.agui.decoder`, which wraps it as a :class:`StreamDecoder`.
+"""
+
+from __future__ import annotations
+
+import typing
+from collections import Counter
+from typing import Any
+
+import orjson
+from ag_ui.core import Event
+from pydantic import BaseModel, ValidationError
+
+from ...errors import MalformedUpstreamError
+from ...events import event_to_wire, parse_event
+from ...transitions import AGUI_TERMINAL, LIFECYCLE_BY_EVENT, AguiVerifier, Fault
+
+__all__ = ["AguiNormalizer", "Wire"]
+
+Wire = dict[str, Any]
+
+_MODELS: dict[str, type[BaseModel]] = {
+    str(m.model_fields["type"].default.value): m for m in typing.get_args(typing.get_args(Event)[0])
+}
+_THINKING = {
+    "THINKING_START": "REASONING_START",
+    "THINKING_END": "REASONING_END",
+    "THINKING_TEXT_MESSAGE_START": "REASONING_MESSAGE_START",
+    "THINKING_TEXT_MESSAGE_CONTENT": "REASONING_MESSAGE_CONTENT",
+    "THINKING_TEXT_MESSAGE_END": "REASONING_MESSAGE_END",
+}
+_CHUNKS = {  # chunk type -> (lifecycle kind, id field, START, CONTENT)
+    "TEXT_MESSAGE_CHUNK": (
+        "text-message",
+        "messageId",
+        "TEXT_MESSAGE_START",
+        "TEXT_MESSAGE_CONTENT",
+    ),
+    "TOOL_CALL_CHUNK": ("tool-call", "toolCallId", "TOOL_CALL_START", "TOOL_CALL_ARGS"),
+    "REASONING_MESSAGE_CHUNK": (
+        "reasoning-message",
+        "messageId",
+        "REASONING_MESSAGE_START",
+        "REASONING_MESSAGE_CONTENT",
+    ),
+}
+_NO_LANE_CLOSE = frozenset(
+    {"RAW", "ACTIVITY_SNAPSHOT", "ACTIVITY_DELTA", "REASONING_ENCRYPTED_VALUE", "SUBAGENT_STARTED"}
+)
+_END = {
+    "text-message": "TEXT_MESSAGE_END",
+    "tool-call": "TOOL_CALL_END",
+    "reasoning-message": "REASONING_MESSAGE_END",
+    "reasoning-span": "REASONING_END",
+}
+_ARG_KEYS = ("args", "arguments", "input", "toolCallArgs", "tool_call_args")
+
+
+def _fields(model: type[BaseModel]) -> dict[str, tuple[str, bool]]:
+    """wire name -> (wire name, optional); python names map to the wire name too."""
+    out: dict[str, tuple[str, bool]] = {}
+    for name, info in model.model_fields.items():
+        wire = info.alias or name
+        entry = (wire, not info.is_required() and info.default is None)
+        out[wire] = out[name] = entry
+    return out
+
+
+_FIELDS = {t: _fields(m) for t, m in _MODELS.items()}
+
+
+def _arg_text(value: Any) -> str | None:
+    if isinstance(value, str) and value.strip():
+        return value
+    if isinstance(value, dict):
+        return orjson.dumps(value).decode()
+    return None
+
+
+def _args_in(obj: Any, call_id: str, depth: int = 0) -> str | None:
+    """Arguments of tool call ``call_id`` carried by a raw event, a result or a snapshot, as
+    JSON text: a nested tool call object with that id (``{id, function: {arguments}}`` as in
+    AG-UI messages, ``{id, args}`` as in LangChain), or ``args`` / ``arguments`` / ``input`` /
+    ``function.arguments`` at the top of the payload itself."""
+    if depth > 8:
+        return None
+    if isinstance(obj, list):
+        return next((a for o in obj if (a := _args_in(o, call_id, depth + 1)) is not None), None)
+    if not isinstance(obj, dict):
+        return None
+    own = obj.get("id")
+    if own == call_id or (depth == 0 and own is None):
+        function = obj.get("function")
+        if isinstance(function, dict) and (text := _arg_text(function.get("arguments"))):
+            return text
+        for key in _ARG_KEYS:
+            if (text := _arg_text(obj.get(key))) is not None:
+                return text
+    return next(
+        (a for v in obj.values() if (a := _args_in(v, call_id, depth + 1)) is not None), None
+    )
+
+
+def _without(
+    event: Wire, loc: tuple[Any, ...], fields: dict[str, tuple[str, bool]], error: str
+) -> Wire | None:
+    """``event`` minus the part a validation error points at, or None when nothing may go.
+
+    An unknown union tag removes the nearest enclosing list element (or optional field);
+    any other error removes only an optional top-level field.
+    """
+    if not loc or not isinstance(loc[0], str) or loc[0] not in event:
+        return None
+    if error == "union_tag_invalid":
+        path: list[Any] = []
+        node: Any = event
+        cut: list[Any] | None = None
+        for step in loc:
+            if isinstance(node, list) and isinstance(step, int) and step < len(node):
+                cut = [*path, step]
+            elif not isinstance(node, dict) or step not in node:
+                if isinstance(step, str):
+                    continue  # a union branch label pydantic puts in the path
+                break
+            path.append(step)
+            node = node[step]
+        if cut is not None:
+            copy = orjson.loads(orjson.dumps(event))
+            parent = copy
+            for step in cut[:-1]:
+                parent = parent[step]
+            del parent[cut[-1]]
+            return dict(copy)
+    name = str(loc[0])
+    if (
+        len(loc) >= 1
+        and fields.get(name, ("", False))[1]
+        and (len(loc) == 1 or error == "union_tag_invalid")
+    ):
+        return {k: v for k, v in event.items() if k != name}
+    return None
+
+
+class AguiNormalizer:
+    """Sans-I/O AG-UI repair: wire dicts in, legal wire dicts out (repair keys:
+    :mod:`agui_codecs.protocols.agui.decoder`).
+
+    Args:
+        thread_id / run_id: the gateway's ids; when given, RUN_STARTED and RUN_FINISHED carry
+            them (``run-id-mismatch`` counts an upstream that echoed others).
+
+    Attributes:
+        repairs: repair key -> count.
+        verifier: the :class:`~agui_codecs.transitions.AguiVerifier` every output passed.
+
+    Raises (from :meth:`push`):
+        MalformedUpstreamError: an event that is not an object with a type, or whose known
+            fields are malformed beyond repair.
+    """
+
+    def __init__(self, *, thread_id: str | None = None, run_id: str | None = None) -> None:
+        self.thread_id, self.run_id = thread_id, run_id
+        self.repairs: Counter[str] = Counter()
+        self.verifier = AguiVerifier()
+        self.started = False
+        self.ended = False
+        self._alias: dict[tuple[str, str], str] = {}  # (kind, upstream id) -> output id
+        self._closed: set[tuple[str, str]] = set()
+        self._seq: Counter[str] = Counter()
+        self._chunk_open: dict[str, dict[str, None]] = {k: {} for k, *_ in _CHUNKS.values()}
+        self._args: dict[str, bool] = {}  # open call -> got ARGS
+        self._held: dict[str, Wire] = {}  # call id -> START, END held until args turn up
+        self._starts: dict[str, Wire] = {}
+        self._pending_calls: dict[str, None] = {}
+        self._thinking: dict[str, str | None] = {"span": None, "message": None}
+        self._used: set[str] = set()
+
+    # -- public ------------------------------------------------------------------------------
+    def push(self, raw: Any) -> list[Wire]:
+        """Normalize one upstream event; return the events to emit (possibly none)."""
+        if self.ended:
+            return []
+        event = self._clean(raw)
+        if event is None:
+            return []
+        out: list[Wire] = []
+        if not self.started and event["type"] != "RUN_STARTED":
+            self.repairs["run-started-synthesized"] += 1
+            out += self._emit(
+                {
+                    "type": "RUN_STARTED",
+                    "threadId": self.thread_id or "thread_agui",
+                    "runId": self.run_id or "run_agui",
+                }
+            )
+        return out + self._sequence(event)
+
+    def close_open(self) -> list[Wire]:
+        """Close everything open (held tool calls get their END), innermost kinds first."""
+        out: list[Wire] = []
+        for cid in list(self._held):
+            out += self._flush_held(cid, None)
+        for kind in ("tool-call", "text-message", "reasoning-message", "reasoning-span"):
+            for eid in self.verifier.open_ids(kind):
+                self.repairs["closed-before-terminal"] += 1
+                key = "toolCallId" if kind == "tool-call" else "messageId"
+                out += self._emit({"type": _END[kind], key: eid})
+        for owner_name in list(self.verifier.open["step"]):
+            owner, name = owner_name.split("\x00", 1)
+            self.repairs["closed-before-terminal"] += 1
+            step: Wire = {"type": "STEP_FINISHED", "stepName": name}
+            if owner:
+                step["subagentRunId"] = owner[1:]
+            out += self._emit(step)
+        for sid in list(self.verifier.open["subagent"]):
+            self.repairs["closed-before-terminal"] += 1
+            out += self._emit({"type": "SUBAGENT_FINISHED", "subagentRunId": sid})
+        for kind in self._chunk_open:
+            self._chunk_open[kind].clear()
+        return out
+
+    def terminal_metadata(self, event: Wire | None = None) -> dict[str, Any]:
+        """``metadata`` for the terminal event: the upstream's, plus repairs and conventions."""
+        meta = dict((event or {}).get("metadata") or {})
+        meta.setdefault("provider", "agui")
+        if event is not None and event["type"] == "RUN_FINISHED":
+            outcome = event.get("outcome") or {}
+            reason = (
+                "other"
+                if outcome.get("type") == "interrupt"
+                else "tool-calls"
+                if self._pending_calls
+                else "stop"
+            )
+            meta.setdefault("finishReason", reason)
+        if self.repairs:
+            meta["repairs"] = dict(sorted(self.repairs.items()))
+        return meta
+
+    # -- cleaning: one upstream dict -> one valid wire dict (or None) ---------------------------
+    def _clean(self, raw: Any) -> Wire | None:
+        if not isinstance(raw, dict) or not isinstance(raw.get("type"), str):
+            raise MalformedUpstreamError("AG-UI event is not a JSON object with a string type")
+        etype = raw["type"]
+        if etype in _THINKING:
+            self.repairs["thinking-converted"] += 1
+            raw = self._from_thinking(raw)
+            etype = raw["type"]
+        fields = _FIELDS.get(etype)
+        if fields is None:
+            self.repairs["unknown-event-dropped"] += 1
+            return None
+        event: Wire = {}
+        for key, value in raw.items():
+            if key not in fields:
+                self.repairs["unknown-field-dropped"] += 1
+                continue
+            wire, optional = fields[key]
+            if wire != key:
+                self.repairs["snake-case-field"] += 1
+            if value is None and optional:
+                self.repairs["null-field-dropped"] += 1
+                continue
+            event[wire] = value
+        if etype == "TOOL_CALL_RESULT":
+            self._reshape_result(raw, event)
+        elif etype in ("RUN_STARTED", "RUN_FINISHED"):
+            for key, mine in (("threadId", self.thread_id), ("runId", self.run_id)):
+                if not isinstance(event.get(key), str):
+                    self.repairs["run-id-mismatch"] += 1
+                    event[key] = mine or ("thread_agui" if key == "threadId" else "run_agui")
+        elif etype == "RUN_ERROR" and not isinstance(event.get("message"), str):
+            error = raw.get("error")
+            text = error.get("message") if isinstance(error, dict) else error
+            event["message"] = str(text) if text else "upstream run error"
+            self.repairs["run-error-reshaped"] += 1
+        if etype == "RUN_ERROR" and not event.get("code"):
+            # AG-UI makes code optional; the gateway promises every RUN_ERROR carries one.
+            event["code"] = "UPSTREAM_ERROR"
+            self.repairs["run-error-code-added"] += 1
+        return self._validated(event)
+
+    def _validated(self, event: Wire) -> Wire:
+        """Validate with ``ag_ui.core``; a union member with an unknown tag (as ``strip.ts`` of
+        the TS client removes) or a malformed optional top-level field is dropped and counted
+        (``invalid-part-dropped``); anything else is malformed."""
+        for _ in range(64):
+            try:
+                return event_to_wire(parse_event(event))
+            except ValidationError as exc:
+                errors = exc.errors()
+                first = next((e for e in errors if e["type"] == "union_tag_invalid"), errors[0])
+                loc = first["loc"][1:]
+                trimmed = _without(event, loc, _fields(_MODELS[event["type"]]), first["type"])
+                if trimmed is None:
+                    where = ".".join(map(str, loc)) or event["type"]
+                    raise MalformedUpstreamError(
+                        f"{event['type']}: {where}: {first['msg']}"
+                    ) from exc
+                event = trimmed
+                self.repairs["invalid-part-dropped"] += 1
+        raise MalformedUpstreamError(f"{event['type']}: too many invalid parts")
+
+    def _reshape_result(self, raw: Wire, event: Wire) -> None:
+        changed = False
+        if "content" not in event and "result" in raw:
+            event["content"] = raw["result"]
+            changed = True
+        if "content" in event and not isinstance(event["content"], str | list):
+            event["content"] = orjson.dumps(event["content"]).decode()
+            changed = True
+        if "messageId" not in event and isinstance(event.get("toolCallId"), str):
+            event["messageId"] = f"{event['toolCallId']}-result"
+            changed = True
+        if changed:
+            self.repairs["tool-result-reshaped"] += 1
+
+    def _from_thinking(self, raw: Wire) -> Wire:
+        etype, state = raw["type"], self._thinking
+        event = {k: v for k, v in raw.items() if k not in ("title",)}
+        event["type"] = _THINKING[etype]
+        if etype == "THINKING_START":
+            state["span"] = event["messageId"] = self._mint("reasoning")
+        elif etype == "THINKING_TEXT_MESSAGE_START":
+            state["message"] = event["messageId"] = state["span"] or self._mint("reasoning")
+            event["role"] = "reasoning"
+        elif etype == "THINKING_TEXT_MESSAGE_CONTENT":
+            event["messageId"] = state["message"] or self._mint("reasoning")
+        elif etype == "THINKING_TEXT_MESSAGE_END":
+            event["messageId"], state["message"] = state["message"] or self._mint("reasoning"), None
+        else:
+            event["messageId"], state["span"] = state["span"] or self._mint("reasoning"), None
+        return event
+
+    def _fresh(self, base: str) -> str:
+        """A new id ``<base>-<n>`` that no emitted entity has used."""
+        while True:
+            self._seq[base] += 1
+            candidate = f"{base}-{self._seq[base]}"
+            if candidate not in self._used:
+                return candidate
+
+    def _mint(self, what: str) -> str:
+        return self._fresh(f"{self.run_id or 'run_agui'}-{what}")
+
+    # -- sequencing ----------------------------------------------------------------------------
+    def _sequence(self, ev: Wire) -> list[Wire]:
+        etype = ev["type"]
+        if etype in _CHUNKS:
+            return self._chunk(ev)
+        out: list[Wire] = []
+        if etype not in _NO_LANE_CLOSE:
+            out += self._close_chunks()
+        if etype == "RUN_STARTED":
+            if self.started:
+                self.repairs["run-started-dropped"] += 1
+                return out
+            return out + self._emit(self._run_ids(ev))
+        if etype in AGUI_TERMINAL:
+            out += self.close_open()
+            if etype == "RUN_FINISHED":
+                ev = self._run_ids(ev)
+            return out + self._emit({**ev, "metadata": self.terminal_metadata(ev)})
+        if etype == "TOOL_CALL_RESULT":
+            cid = ev["toolCallId"]
+            self._pending_calls.pop(cid, None)
+            if cid in self._held:
+                out += self._flush_held(cid, _args_in(ev.get("rawEvent"), cid) or _args_in(ev, cid))
+            return out + self._emit(ev)
+        if etype == "MESSAGES_SNAPSHOT":
+            for message in ev.get("messages") or []:
+                if isinstance(message, dict) and message.get("role") == "tool":
+                    self._pending_calls.pop(str(message.get("toolCallId")), None)
+            for cid in list(self._held):
+                out += self._flush_held(cid, _args_in(ev.get("messages"), cid))
+            return out + self._emit(ev)
+        entry = LIFECYCLE_BY_EVENT.get(etype)
+        if entry is None or entry[0].kind in ("step", "subagent"):
+            return out + self._guard_step(ev)
+        lc, role = entry
+        return out + self._bracket(lc.kind, lc.id_field, role, ev)
+
+    def _guard_step(self, ev: Wire) -> list[Wire]:
+        entry = LIFECYCLE_BY_EVENT.get(ev["type"])
+        if entry is None:
+            return self._emit(ev)
+        lc, role = entry
+        if lc.kind == "step":
+            key = ("" if "subagentRunId" not in ev else "@" + ev["subagentRunId"]) + "\x00"
+            is_open = key + ev["stepName"] in self.verifier.open["step"]
+        else:
+            is_open = ev.get("subagentRunId") in self.verifier.open["subagent"]
+        if role == "open" and is_open:
+            self.repairs["duplicate-start-dropped"] += 1
+            return []
+        if role == "close" and not is_open:
+            self.repairs["orphan-end-dropped"] += 1
+            return []
+        return self._emit(ev)
+
+    def _bracket(self, kind: str, id_field: str, role: str, ev: Wire) -> list[Wire]:
+        up: str = ev[id_field]
+        eid: str = self._alias.get((kind, up), up)
+        is_open = eid in self.verifier.open[kind] or (kind == "tool-call" and eid in self._held)
+        ev = {**ev, id_field: eid}
+        if role == "open":
+            if is_open:
+                self.repairs["duplicate-start-dropped"] += 1
+                return []
+            if kind == "text-message":
+                ev.setdefault("role", "assistant")
+            elif kind == "reasoning-message":
+                ev["role"] = "reasoning"
+            if kind == "tool-call":
+                self._args[eid], self._starts[eid] = False, ev
+                self._pending_calls[eid] = None
+            return self._emit(ev)
+        if role == "continue":
+            if kind == "tool-call":
+                if not is_open or eid in self._held:
+                    self.repairs["stray-tool-args-dropped"] += 1
+                    return []
+                self._args[eid] = self._args[eid] or bool(ev["delta"])
+                return self._emit(ev)
+            if is_open:
+                return self._emit(ev)
+            return self._reopen(kind, id_field, up, ev)
+        if not is_open or eid in self._held:
+            self.repairs["orphan-end-dropped"] += 1
+            return []
+        self._closed.add((kind, eid))
+        if kind == "tool-call" and not self._args.get(eid):
+            args = _args_in(self._starts[eid].get("rawEvent"), eid) or _args_in(
+                ev.get("rawEvent"), eid
+            )
+            if args is None:
+                self._held[eid] = ev
+                return []
+            self.repairs["tool-args-synthesized"] += 1
+            return self._emit({"type": "TOOL_CALL_ARGS", "toolCallId": eid, "delta": args}) + (
+                self._emit(ev)
+            )
+        return self._emit(ev)
+
+    def _reopen(self, kind: str, id_field: str, up: str, ev: Wire) -> list[Wire]:
+        """CONTENT for a message that is not open: open one (a fresh id if the old one closed)."""
+        eid = ev[id_field]
+        if (kind, eid) in self._closed:
+            self.repairs["text-reopened"] += 1
+            eid = self._fresh(up)
+            self._alias[(kind, up)] = eid
+        else:
+            self.repairs["text-start-synthesized"] += 1
+        start: Wire = {
+            "type": "TEXT_MESSAGE_START" if kind == "text-message" else "REASONING_MESSAGE_START",
+            id_field: eid,
+        }
+        start["role"] = "assistant" if kind == "text-message" else "reasoning"
+        return self._emit(start) + self._emit({**ev, id_field: eid})
+
+    def _flush_held(self, cid: str, args: str | None) -> list[Wire]:
+        end = self._held.pop(cid)
+        out: list[Wire] = []
+        if args is not None:
+            self.repairs["tool-args-synthesized"] += 1
+            out += self._emit({"type": "TOOL_CALL_ARGS", "toolCallId": cid, "delta": args})
+        return out + self._emit(end)
+
+    def _run_ids(self, ev: Wire) -> Wire:
+        ids = {"threadId": self.thread_id, "runId": self.run_id}
+        for key, mine in ids.items():
+            if mine is not None and ev.get(key) != mine:
+                self.repairs["run-id-mismatch"] += 1
+                ev = {**ev, key: mine}
+        if ev["type"] == "RUN_STARTED":
+            ev.setdefault("protocolVersion", "1.0")
+        return ev
+
+    # -- chunks ---------------------------------------------------------------------------------
+    def _chunk(self, ev: Wire) -> list[Wire]:
+        """Expand a ``*_CHUNK``: a chunk continues the open stream its id names (or, without
+        an id, the last one of its kind), so interleaved parallel chunks stay apart."""
+        kind, id_field, start, content = _CHUNKS[ev["type"]]
+        opened = self._chunk_open[kind]
+        up: str | None = ev.get(id_field) or next(reversed(opened), None)
+        eid: str | None = None if up is None else self._alias.get((kind, up), up)
+        out: list[Wire] = []
+        if eid is None or eid not in self.verifier.open[kind]:
+            closed = eid is not None and (kind, eid) in self._closed
+            if kind == "tool-call" and (eid is None or "toolCallName" not in ev or closed):
+                self.repairs["chunk-dropped"] += 1
+                return []
+            if up is None or eid is None:
+                up = eid = self._mint(kind)
+            elif closed:
+                self.repairs["text-reopened"] += 1
+                eid = self._fresh(up)
+                self._alias[(kind, up)] = eid
+            opener = {k: v for k, v in ev.items() if k not in ("delta", "rawEvent", id_field)}
+            out += self._bracket(kind, id_field, "open", {**opener, "type": start, id_field: eid})
+            if not out:
+                return []
+        opened.pop(eid, None)
+        opened[eid] = None
+        self.repairs["chunk-expanded"] += 1
+        if ev.get("delta"):
+            body = {"type": content, id_field: eid, "delta": ev["delta"]}
+            if "subagentRunId" in ev:
+                body["subagentRunId"] = ev["subagentRunId"]
+            out += self._bracket(kind, id_field, "continue", body)
+        return out
+
+    def _close_chunks(self) -> list[Wire]:
+        out: list[Wire] = []
+        for kind, opened in self._chunk_open.items():
+            id_field = "toolCallId" if kind == "tool-call" else "messageId"
+            for eid in list(opened):
+                out += self._bracket(kind, id_field, "close", {"type": _END[kind], id_field: eid})
+            opened.clear()
+        return out
+
+    # -- the guard --------------------------------------------------------------------------------
+    def _emit(self, ev: Wire) -> list[Wire]:
+        """Pass ``ev`` through the verifier; anything it rejects is dropped and counted."""
+        found = self.verifier.step(ev, apply_faulty=False)
+        if found is not None and found.fault is Fault.OWNER_MISMATCH and "subagentRunId" in ev:
+            if not ev["type"].startswith("SUBAGENT_"):
+                untagged = {k: v for k, v in ev.items() if k != "subagentRunId"}
+                if self.verifier.step(untagged, apply_faulty=False) is None:
+                    self.repairs["subagent-tag-dropped"] += 1
+                    ev, found = untagged, None
+        if found is not None:
+            self.repairs["illegal-event-dropped"] += 1
+            return []
+        for key in ("messageId", "toolCallId"):
+            if isinstance(ev.get(key), str):
+                self._used.add(ev[key])
+        if ev["type"] == "RUN_STARTED":
+            self.started = True
+        elif ev["type"] in AGUI_TERMINAL:
+            self.ended = True
+        return [ev]

@@ -1,0 +1,141 @@
+"""Decoder for AG-UI runtimes (``upstream protocol = "agui"``): passthrough plus normalization.
+
+An AG-UI runtime already speaks the canonical events; this decoder passes them through and
+repairs what ``@ag-ui/client`` 1.0.0 would reject or what breaks the AI SDK translation
+(``docs/protocols.md`` §2, legal transitions from :mod:`agui_codecs.transitions`).
+Input is SSE, JSON lines or a JSON array of AG-UI wire events (:mod:`agui_codecs.framing`).
+
+Each repair is counted in :attr:`AguiDecoder.repairs` (key -> count) and reported in the
+``metadata.repairs`` of the terminal event. Keys:
+
+==============================  ==================================================================
+``unknown-event-dropped``       an event type AG-UI 1.0 does not define
+``unknown-field-dropped``       a top-level field the event's schema does not define
+``snake-case-field``            ``thread_id`` / ``run_id`` / ... renamed to camelCase
+``null-field-dropped``          ``null`` for an optional field (the TS client rejects it)
+``thinking-converted``          THINKING_* (removed in 1.0) converted to REASONING_*
+``chunk-expanded``              TEXT_MESSAGE_CHUNK / TOOL_CALL_CHUNK / REASONING_MESSAGE_CHUNK
+                                expanded (interleaved parallel chunks kept apart by id)
+``chunk-dropped``               a chunk that can open nothing (no id, or a call without a name)
+``tool-result-reshaped``        TOOL_CALL_RESULT with ``result`` / no ``messageId`` / non-string
+``run-error-reshaped``          RUN_ERROR without ``message`` (``error`` used instead)
+``run-error-code-added``        RUN_ERROR without ``code``: ``UPSTREAM_ERROR`` (every gateway
+                                RUN_ERROR carries a code)
+``run-started-synthesized``     events before RUN_STARTED
+``run-started-dropped``         RUN_STARTED inside a run
+``run-id-mismatch``             RUN_STARTED/RUN_FINISHED ids differ from the gateway's
+``duplicate-start-dropped``     an opener (text, tool call, reasoning, step) for an open id
+``orphan-end-dropped``          an END / STEP_FINISHED / SUBAGENT end for nothing open
+``text-start-synthesized``      CONTENT for a message never opened (a START is sent first)
+``text-reopened``               CONTENT after END of the same id: a new message id is opened
+``stray-tool-args-dropped``     TOOL_CALL_ARGS after END (or for a call never opened)
+``tool-args-synthesized``       START..END with no ARGS: one ARGS from the raw event or a result
+``closed-before-terminal``      a message, call, reasoning block, step or subagent left open
+``run-error-synthesized``       the upstream ended without RUN_FINISHED or RUN_ERROR
+``illegal-event-dropped``       anything else the verifier rejects (e.g. subagent tag clash)
+==============================  ==================================================================
+
+Ids the decoder mints are derived from the upstream's (``<id>-2``) or the run id, so the same
+bytes give the same events in any split. RUN_FINISHED ``metadata`` gains ``finishReason``
+(``tool-calls`` when a call got no result, ``other`` on an interrupt, else ``stop``) and
+``provider: "agui"`` unless the runtime set them (ARCHITECTURE.md conventions).
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from ag_ui.core import RunErrorEvent
+
+from ...builder import RunBuilder
+from ...events import parse_event
+from ...framing import DONE, Frame
+from ...transitions import AGUI_TERMINAL
+from ..base import StreamDecoder
+from ._normalizer import AguiNormalizer, Wire
+
+__all__ = ["AguiDecoder", "AguiNormalizer"]
+
+
+class _AguiRun(RunBuilder):
+    """RunBuilder whose events come from an :class:`AguiNormalizer` (passthrough)."""
+
+    def __init__(self, normalizer: AguiNormalizer, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.norm = normalizer
+
+    def emit(self, wires: list[Wire]) -> None:
+        for wire in wires:
+            self._out.append(parse_event(wire))
+            if wire["type"] == "RUN_STARTED":
+                self.started = True
+                self.thread_id, self.run_id = wire["threadId"], wire["runId"]
+            elif wire["type"] in AGUI_TERMINAL:
+                self.ended = True
+
+    def start(self, *, upstream_id: str | None = None, model: str | None = None) -> None:
+        if not self.started:
+            self.norm.repairs["run-started-synthesized"] += 1
+            self.emit(
+                self.norm.push(
+                    {
+                        "type": "RUN_STARTED",
+                        "threadId": self.thread_id or "thread_agui",
+                        "runId": self.run_id or "run_agui",
+                    }
+                )
+            )
+
+    def close_all(self) -> None:
+        self.emit(self.norm.close_open())
+
+    def fail(self, code: str, message: str, **_: Any) -> None:
+        if self.ended:
+            return
+        self.start()
+        self.close_all()
+        self.ended = self.norm.ended = True
+        self.error_code = code
+        self._out.append(
+            RunErrorEvent(message=message, code=code, metadata=self.norm.terminal_metadata())
+        )
+
+
+class AguiDecoder(StreamDecoder):
+    """AG-UI runtime stream -> normalized AG-UI run (see module docstring).
+
+    Attributes:
+        repairs: repair key -> count so far (also in the terminal event's metadata).
+    """
+
+    name: ClassVar[str] = "agui"
+    provider: ClassVar[str] = "agui"
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.normalizer = AguiNormalizer(
+            thread_id=kwargs.get("thread_id"), run_id=kwargs.get("run_id")
+        )
+        self.run = _AguiRun(
+            self.normalizer,
+            thread_id=kwargs.get("thread_id"),
+            run_id=kwargs.get("run_id"),
+            provider=self.provider,
+        )
+
+    @property
+    def repairs(self) -> dict[str, int]:
+        """Repair key -> count (see the module docstring for the keys)."""
+        return dict(self.normalizer.repairs)
+
+    def handle(self, frame: Frame) -> None:
+        if frame.data is DONE:
+            return
+        assert isinstance(self.run, _AguiRun)
+        self.run.emit(self.normalizer.push(frame.data))
+
+    def finalize(self) -> None:
+        self.normalizer.repairs["run-error-synthesized"] += 1
+        self.run.fail(
+            "UPSTREAM_TRUNCATED", "the AG-UI runtime ended without RUN_FINISHED or RUN_ERROR"
+        )
