@@ -85,12 +85,17 @@ from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, Final
 
 import orjson
-from ag_ui.core import Event
+from ag_ui.core import (
+    Event,
+    ReasoningMessageContentEvent,
+    TextMessageContentEvent,
+    ToolCallArgsEvent,
+)
 
 from ..builder import FINISH_REASONS
 from ..cost import COST_KEYS
 from ..errors import LocalProtocolError
-from ..events import event_to_wire
+from ..events import event_to_wire, wire_view
 from ..ui.delivery import ai_sdk_ui_chunk, wire_ui_schema
 from ._ai_sdk_parts import (
     DONE_FRAME,
@@ -111,6 +116,10 @@ _PRELIMINARY: Final = "tool-output-preliminary"
 """CUSTOM name of a preliminary tool output (``ai-sdk`` and ``openai-responses`` decoders)."""
 
 _Chunks = list[dict[str, Any]]
+
+_DELTAS: Final = frozenset(
+    {TextMessageContentEvent, ReasoningMessageContentEvent, ToolCallArgsEvent}
+)
 
 
 class _Tool:
@@ -191,9 +200,17 @@ class AiSdkEncoder(Encoder):
         accepted and not used (see the module docstring)."""
         return b"".join([chunk_bytes(c) for c in self.wire_chunks(wire)])
 
+    def encode(self, event: Event, *, id: str | None = None) -> bytes:
+        """The SSE bytes of one ``ag_ui.core`` event: :meth:`encode_wire` of its wire form, the
+        delta events' fast wire dict (:func:`~agui_codecs.events.event_to_wire`) or, for the
+        others, the event read as one (:func:`~agui_codecs.events.wire_view`), so the model is
+        never serialized as a whole."""
+        wire = event_to_wire(event) if type(event) in _DELTAS else wire_view(event)
+        return b"".join([chunk_bytes(c) for c in self.wire_chunks(wire)])
+
     def chunks(self, event: Event) -> _Chunks:
         """The UIMessageChunk objects of one ``ag_ui.core`` event."""
-        return self.wire_chunks(event_to_wire(event))
+        return self.wire_chunks(wire_view(event))
 
     def wire_chunks(self, wire: WireEvent) -> _Chunks:
         """The UIMessageChunk objects of one AG-UI wire event.
