@@ -61,7 +61,7 @@ from resume_scenarios import (
     openai_chat_stream,
     reachable,
     sse_frame,
-    sse_frame_direct,
+    sse_frame_via_model,
     synthetic_run,
 )
 
@@ -161,7 +161,9 @@ async def report_replay(args: argparse.Namespace, usable: list[tuple[str, str]],
     stored = [RunEvent(Cursor(1, i + 1), e) for i, e in enumerate(wire)]
     encoder = AguiEncoder(event_lines=True)
     t_encode, _ = best_sync(lambda: [sse_frame(e, encoder) for e in stored], args.repeat)
-    t_frame, framed = best_sync(lambda: [sse_frame_direct(e) for e in stored], args.repeat)
+    t_frame, framed = best_sync(
+        lambda: [sse_frame_via_model(e, encoder) for e in stored], args.repeat
+    )
     differ = sum(
         a != b for a, b in zip(framed, [sse_frame(e, encoder) for e in stored], strict=True)
     )
@@ -184,8 +186,8 @@ async def report_replay(args: argparse.Namespace, usable: list[tuple[str, str]],
 
     row("pump into store (write, for reference)", lambda r: r.write)
     row("replay: reader, start to end", lambda r: r.replay)
-    row("replay + SSE (AguiEncoder, id, event)", lambda r: r.replay_sse)
-    row("replay + SSE (frame from stored dict)", lambda r: r.replay_sse_direct)
+    row("replay + SSE (encode_wire, id, event)", lambda r: r.replay_sse)
+    row("replay + SSE via a model per event", lambda r: r.replay_sse_model)
     row(f"resume after event {n // 2:,} (reader)", lambda r: r.resume_half, n - n // 2)
     row("anchor: store.read_events pages", lambda r: r.store_pages)
     print(
@@ -197,20 +199,20 @@ async def report_replay(args: argparse.Namespace, usable: list[tuple[str, str]],
     )
     print(
         f"{'anchor: SSE encode alone, no store':40}{cell(t_encode, n):>{width}}"
-        f"   (AguiEncoder of the same events in memory)"
+        f"   (encode_wire of the same wire dicts in memory)"
     )
     print(
-        f"{'anchor: frame from dict alone':40}{cell(t_frame, n):>{width}}"
-        f"   (the same frames built from the wire dicts)"
+        f"{'anchor: via a model alone':40}{cell(t_frame, n):>{width}}"
+        f"   (parse_event + encode of the same dicts: the former path)"
     )
     ratio_row("ratio reader / store pages", lambda r: r.replay / r.store_pages)
     ratio_row("ratio replay+SSE / SSE alone", lambda r: r.replay_sse / t_encode)
-    ratio_row("ratio replay+frame / frame alone", lambda r: r.replay_sse_direct / t_frame)
+    ratio_row("ratio replay+model / model alone", lambda r: r.replay_sse_model / t_frame)
     any_result = next(iter(results.values()), None)
     if any_result:
         print(
-            f"SSE bytes sent for the whole run: {any_result.bytes_sse:,}; frames built from the"
-            f" stored dicts equal AguiEncoder's: {'all' if not differ else f'{differ} differ'}"
+            f"SSE bytes sent for the whole run: {any_result.bytes_sse:,}; frames of the stored"
+            f" dicts equal those via a model: {'all' if not differ else f'{differ} differ'}"
         )
     print()
 

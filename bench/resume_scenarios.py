@@ -23,6 +23,7 @@ from sqlalchemy.ext.asyncio import create_async_engine
 from agui_codecs import DECODERS, get_decoder
 from agui_codecs.encoders.agui import AguiEncoder
 from agui_codecs.events import parse_event
+from agui_codecs.sse import encode_data, encode_event
 from gateway.broker import Broker, InProcessBroker, RedisStreamsBroker
 from gateway.runs import RunManager, RunSettings
 from gateway.store import Cursor, RunEvent, SqlRunStore, open_store
@@ -174,32 +175,19 @@ def openai_chat_stream(deltas: int) -> bytes:
         for i in range(deltas)
     ]
     frames.append({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
-    body = b"".join(b"data: " + orjson.dumps(f) + b"\n\n" for f in frames)
-    return body + b"data: [DONE]\n\n"
+    return b"".join([encode_data(orjson.dumps(f)) for f in frames]) + encode_event("[DONE]")
 
 
 def sse_frame(event: RunEvent, encoder: AguiEncoder) -> bytes:
-    """What the runs endpoint sends for one stored event: ``AguiEncoder`` with id and type."""
+    """What the runs endpoint sends for one stored event: the encoder's frame of the stored
+    wire dict with its cursor (``gateway.encoding.encode_run_events``; no model built)."""
+    return encoder.encode_wire(event.event, id=str(event.cursor))
+
+
+def sse_frame_via_model(event: RunEvent, encoder: AguiEncoder) -> bytes:
+    """The same frame through an ``ag_ui.core`` model (``parse_event`` then ``encode``): the
+    durable path before the encoder contract, kept as an anchor."""
     return encoder.encode(parse_event(event.event), id=str(event.cursor))
-
-
-def sse_frame_direct(event: RunEvent) -> bytes:
-    """The same frame built from the stored wire dict without re-validating it
-    (``RunEvent.sse_frame()`` where the run core has it)."""
-    frame = getattr(event, "sse_frame", None)
-    if frame is not None:
-        return frame()  # type: ignore[no-any-return]
-    wire = event.event
-    kind: str = wire["type"]
-    return (
-        b"event: "
-        + kind.encode()
-        + b"\nid: "
-        + str(event.cursor).encode()
-        + b"\ndata: "
-        + orjson.dumps(wire)
-        + b"\n\n"
-    )
 
 
 async def listed(events: list[Any]) -> AsyncIterator[Any]:
@@ -239,7 +227,7 @@ class ReplayResult:
     replay: float
     first_event: float
     replay_sse: float
-    replay_sse_direct: float
+    replay_sse_model: float
     resume_half: float
     store_pages: float
     bytes_sse: int
@@ -287,11 +275,13 @@ async def bench_replay(dep: Deployment, n: int, repeat: int) -> ReplayResult:
     variants: dict[str, tuple[Callable[[], Awaitable[tuple[int, int]]], int]] = {
         "replay": (replay, n),
         "sse": (lambda: replay(encode=lambda e: sse_frame(e, encoder)), n),
-        "direct": (lambda: replay(encode=sse_frame_direct), n),
+        "model": (lambda: replay(encode=lambda e: sse_frame_via_model(e, encoder)), n),
         "half": (lambda: replay(after=half), n - n // 2),
         "pages": (pages, n),
     }
-    await replay(encode=sse_frame_direct)  # warm-up: caches, connections, first page plans
+    await replay(
+        encode=lambda e: sse_frame(e, encoder)
+    )  # warm-up: caches, connections, first page plans
     times: dict[str, float] = {}
     sizes: dict[str, int] = {}
     for _ in range(repeat):  # rounds interleave the variants, so load bursts hit them alike
@@ -303,12 +293,12 @@ async def bench_replay(dep: Deployment, n: int, repeat: int) -> ReplayResult:
             assert count == expected, f"{dep.name} {name}: {count} events, expected {expected}"
             times[name] = min(times.get(name, elapsed), elapsed)
             sizes[name] = size
-    assert sizes["sse"] == sizes["direct"], "direct framing must give the same bytes"
-    t_replay, t_sse, t_direct, t_half, t_pages = (
-        times[k] for k in ("replay", "sse", "direct", "half", "pages")
+    assert sizes["sse"] == sizes["model"], "framing via a model must give the same bytes"
+    t_replay, t_sse, t_model, t_half, t_pages = (
+        times[k] for k in ("replay", "sse", "model", "half", "pages")
     )
     size = sizes["sse"]
-    return ReplayResult(write, t_replay, min(first), t_sse, t_direct, t_half, t_pages, size)
+    return ReplayResult(write, t_replay, min(first), t_sse, t_model, t_half, t_pages, size)
 
 
 # -- (b) translation ---------------------------------------------------------------------------------

@@ -34,6 +34,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from agui_codecs.sse import encode_data, encode_event
+
 __all__ = ["DEMO_MOUNT", "DEMO_TOOL", "create_demo_app", "demo_chunks"]
 
 DEMO_MOUNT = "/demo/openai"
@@ -152,8 +154,10 @@ def create_demo_app(*, delay: float = 0.05) -> Starlette:
             for item in demo_chunks(body):
                 if delay:
                     await asyncio.sleep(delay)
-                data = item.encode() if isinstance(item, str) else orjson.dumps(item)
-                yield b"data: " + data + b"\n\n"
+                if isinstance(item, str):
+                    yield encode_event(item)
+                else:
+                    yield encode_data(orjson.dumps(item))
 
         return StreamingResponse(
             stream(), media_type="text/event-stream", headers={"cache-control": "no-cache"}

@@ -26,10 +26,13 @@ import anyio
 from starlette.responses import StreamingResponse
 from starlette.types import Receive, Scope, Send
 
+from agui_codecs.sse import KEEP_ALIVE
+
 __all__ = ["KEEPALIVE", "SSE_HEADERS", "SSEResponse"]
 
-KEEPALIVE = b": keep-alive\n\n"
-"""The keep-alive comment (a comment line plus the blank line; never carries an ``id:``)."""
+KEEPALIVE = KEEP_ALIVE
+"""The keep-alive comment (:data:`agui_codecs.sse.KEEP_ALIVE`: a comment line plus the blank
+line; never carries an ``id:``)."""
 
 SSE_HEADERS: dict[str, str] = {
     "content-type": "text/event-stream; charset=utf-8",

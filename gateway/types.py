@@ -19,8 +19,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Final
 
-import orjson
-
 __all__ = ["MAX_CURSOR_PART", "TERMINAL_EVENT_TYPES", "Cursor", "JsonObject", "RunEvent"]
 
 JsonObject = dict[str, Any]
@@ -85,20 +83,3 @@ class RunEvent:
     def terminal(self) -> bool:
         """True for RUN_FINISHED and RUN_ERROR."""
         return self.event.get("type") in TERMINAL_EVENT_TYPES
-
-    def sse_frame(self, *, event_line: bool = True) -> bytes:
-        """This event as the runs endpoint's AG-UI SSE frame, straight from the wire dict:
-        ``event: <type>`` (with ``event_line``), ``id: <cursor>``, ``data: <compact JSON>``.
-
-        Equal, byte for byte, to ``AguiEncoder(event_lines=event_line).encode(
-        parse_event(self.event), id=str(self.cursor))`` for every event the pump stored from
-        ``ag_ui.core`` events (the HTTP layer's source: their wire dicts are already
-        ``event_to_wire`` output) and every event the gateway synthesises (RUN_STARTED,
-        closing events, RUN_ERROR), without building a pydantic model. An event a pump
-        received as a wire dict is framed as it was stored, without validation.
-        """
-        wire = self.event
-        head = b"event: " + str(wire["type"]).encode() + b"\n" if event_line else b""
-        return (
-            head + b"id: " + str(self.cursor).encode() + b"\ndata: " + orjson.dumps(wire) + b"\n\n"
-        )

@@ -9,6 +9,7 @@ up by name with :func:`get_protocol`, :func:`get_decoder` and :func:`get_encoder
 
 from __future__ import annotations
 
+from .encoders import Encoder
 from .errors import (
     CodecError,
     EventTooLargeError,
@@ -26,6 +27,7 @@ __all__ = [
     "DECODERS",
     "ENCODERS",
     "CodecError",
+    "Encoder",
     "EventTooLargeError",
     "InternalDecoderError",
     "InvalidInputError",

@@ -6,11 +6,15 @@ codecs need on the hot path:
 
 * :func:`event_to_wire` gives the wire dict (camelCase keys, optional fields omitted, never
   ``null``), the form ``@ag-ui/client`` 1.0 validates (``spec/1.0/schema.json``);
+* :func:`wire_view` reads an event *as* its wire dict without building it: a read-only
+  mapping whose keys and values are those of :func:`event_to_wire`, resolved on access (for
+  encoders that read a few keys of each event, :mod:`agui_codecs.encoders.ai_sdk`);
 * :func:`parse_event` validates a wire dict back into its ``ag_ui.core`` class.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from ag_ui.core import (
@@ -21,9 +25,9 @@ from ag_ui.core import (
     TokenUsage,
     ToolCallArgsEvent,
 )
-from pydantic import TypeAdapter
+from pydantic import BaseModel, TypeAdapter
 
-__all__ = ["Event", "EventType", "TokenUsage", "event_to_wire", "parse_event"]
+__all__ = ["Event", "EventType", "TokenUsage", "event_to_wire", "parse_event", "wire_view"]
 
 _EVENT_ADAPTER: TypeAdapter[Event] = TypeAdapter(Event)
 
@@ -60,6 +64,80 @@ def _has_optional(event: Event) -> bool:
         or event.subagent_run_id is not None  # type: ignore[union-attr]
         or bool(event.__pydantic_extra__)
     )
+
+
+_MISSING: Any = object()
+_SCALARS: frozenset[type] = frozenset({str, int, float, bool, dict})
+
+_WIRE_FIELDS: dict[type, dict[str, tuple[str, bool]]] = {}
+
+
+def _wire_fields(cls: type[BaseModel]) -> dict[str, tuple[str, bool]]:
+    """Wire key -> (attribute, omitted when None), in ``model_dump`` order; the omission rule
+    is ``ag_ui``'s ``GeneratedBaseModel``: an optional field whose default is None."""
+    fields = _WIRE_FIELDS.get(cls)
+    if fields is None:
+        fields = _WIRE_FIELDS[cls] = {
+            (info.alias or name): (name, not info.is_required() and info.default is None)
+            for name, info in cls.model_fields.items()
+        }
+    return fields
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json", by_alias=True)
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return value
+
+
+class _WireView(Mapping[str, Any]):
+    __slots__ = ("_event", "_fields", "_type")
+
+    def __init__(self, event: Event) -> None:
+        self._event = event
+        self._fields = _wire_fields(type(event))
+        self._type = event.type.value
+
+    def get(self, key: str, default: Any = None) -> Any:
+        spec = self._fields.get(key)
+        if spec is None:
+            extra = self._event.__pydantic_extra__
+            return _plain(extra[key]) if extra is not None and key in extra else default
+        name, omittable = spec
+        if name == "type":
+            return self._type
+        value = getattr(self._event, name)
+        if value is None:
+            return default if omittable else None
+        return value if type(value) in _SCALARS else _plain(value)
+
+    def __getitem__(self, key: str) -> Any:
+        value = self.get(key, _MISSING)
+        if value is _MISSING:
+            raise KeyError(key)
+        return value
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, str) and self.get(key, _MISSING) is not _MISSING
+
+    def __iter__(self) -> Iterator[str]:
+        for key in self._fields:
+            if key in self:
+                yield key
+        yield from self._event.__pydantic_extra__ or ()
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
+def wire_view(event: Event) -> Mapping[str, Any]:
+    """``event`` read as its wire form: a read-only mapping equal to ``event_to_wire(event)``
+    (same keys, same values; nested models given as their wire dicts), whose values are looked
+    up on access instead of serializing the whole model. ``tests/codecs/test_events.py``
+    checks it against ``event_to_wire`` for every event type (hypothesis)."""
+    return _WireView(event)
 
 
 def parse_event(data: dict[str, Any]) -> Event:

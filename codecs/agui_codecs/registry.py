@@ -9,7 +9,9 @@ value being a spec object and its name the spec's name::
     echo = "agui_codecs_echo:SPEC"
 
 Encoders (``--to``, the client wires) are the built-in ``agui`` and ``ai-sdk`` plus classes
-registered under :data:`ENCODER_GROUP` (``name = "package.module:Class"``). These two groups
+registered under :data:`ENCODER_GROUP` (``name = "package.module:Class"``), each a subclass of
+:class:`~agui_codecs.encoders.base.Encoder` (the one encoder contract) named as its entry
+point. These two groups
 replace the former ``agui_gateway.decoders`` / ``agui_gateway.encoders`` (a decoder alone
 cannot serve a route: it needs its request builder and paths, which the spec carries).
 
@@ -28,6 +30,7 @@ from typing import Any
 
 from .encoders.agui import AguiEncoder
 from .encoders.ai_sdk import AiSdkEncoder
+from .encoders.base import Encoder
 from .errors import LocalProtocolError
 from .protocols import (
     ProtocolSpec,
@@ -68,7 +71,7 @@ BUILTIN_PROTOCOLS: tuple[ProtocolSpec, ...] = (
 )
 """The protocols of :mod:`agui_codecs.protocols`, in registry order."""
 
-_BUILTIN_ENCODERS: dict[str, type[Any]] = {
+_BUILTIN_ENCODERS: dict[str, type[Encoder]] = {
     AguiEncoder.name: AguiEncoder,
     AiSdkEncoder.name: AiSdkEncoder,
 }
@@ -79,7 +82,7 @@ class _Scan:
 
     def __init__(self) -> None:
         self.protocols: dict[str, ProtocolSpec] = {spec.name: spec for spec in BUILTIN_PROTOCOLS}
-        self.encoders: dict[str, type[Any]] = dict(_BUILTIN_ENCODERS)
+        self.encoders: dict[str, type[Encoder]] = dict(_BUILTIN_ENCODERS)
         self.broken: dict[str, str] = {}
         for ep in sorted(entry_points(group=PROTOCOL_GROUP), key=lambda e: e.name):
             self._add_protocol(ep.name, ep.value, ep.load)
@@ -106,13 +109,18 @@ class _Scan:
     def _add_encoder(self, name: str, value: str, load: Any) -> None:
         if name in self.encoders:
             return
+        where = f"entry point {name} = {value!r} ({ENCODER_GROUP})"
         try:
-            self.encoders[name] = load()
+            cls = load()
         except Exception as exc:
-            self.broken[f"encoder:{name}"] = (
-                f"entry point {name} = {value!r} ({ENCODER_GROUP}) failed to load: "
-                f"{type(exc).__name__}: {exc}"
-            )
+            self.broken[f"encoder:{name}"] = f"{where} failed to load: {type(exc).__name__}: {exc}"
+            return
+        if not (isinstance(cls, type) and issubclass(cls, Encoder)):
+            self.broken[f"encoder:{name}"] = f"{where} is not a subclass of Encoder"
+        elif getattr(cls, "name", None) != name:
+            self.broken[f"encoder:{name}"] = f"{where} is the encoder {cls.name!r}"
+        else:
+            self.encoders[name] = cls
 
 
 @functools.cache
@@ -158,10 +166,10 @@ class _Decoders(Mapping[str, type[StreamDecoder]]):
         return f"DECODERS({', '.join(self)})"
 
 
-class _Encoders(Mapping[str, type[Any]]):
+class _Encoders(Mapping[str, type[Encoder]]):
     """Encoder name -> encoder class (built-ins and :data:`ENCODER_GROUP` plugins)."""
 
-    def __getitem__(self, name: str) -> type[Any]:
+    def __getitem__(self, name: str) -> type[Encoder]:
         return _scan().encoders[name]
 
     def __iter__(self) -> Iterator[str]:
@@ -177,7 +185,7 @@ class _Encoders(Mapping[str, type[Any]]):
 DECODERS: Mapping[str, type[StreamDecoder]] = _Decoders()
 """Decoder class of every registered protocol (``--from`` values), plugins included."""
 
-ENCODERS: Mapping[str, type[Any]] = _Encoders()
+ENCODERS: Mapping[str, type[Encoder]] = _Encoders()
 """Every registered encoder class (``--to`` values), plugins included."""
 
 
@@ -191,15 +199,20 @@ def get_decoder(name: str, **options: Any) -> StreamDecoder:
     return get_protocol(name).new_decoder(**options)
 
 
-def get_encoder(name: str, **options: Any) -> Any:
-    """Instantiate the encoder registered as ``name`` (``agui`` or ``ai-sdk``) with ``options``.
+def get_encoder(name: str, **options: Any) -> Encoder:
+    """A new encoder registered as ``name`` (``agui``, ``ai-sdk`` or a plugin's) with
+    ``options`` (its constructor's keyword arguments).
 
     Raises:
-        LocalProtocolError: no encoder has that name.
+        LocalProtocolError: no encoder has that name, or its plugin failed to load (the
+            message says why).
     """
-    encoders = _scan().encoders
-    cls = encoders.get(name)
+    scan = _scan()
+    cls = scan.encoders.get(name)
     if cls is None:
-        known = ", ".join(sorted(encoders))
+        broken = scan.broken.get(f"encoder:{name}")
+        if broken is not None:
+            raise LocalProtocolError(f"encoder {name!r} is unavailable: {broken}")
+        known = ", ".join(sorted(scan.encoders))
         raise LocalProtocolError(f"unknown encoder {name!r} (known: {known})")
     return cls(**options)

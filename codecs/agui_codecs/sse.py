@@ -19,22 +19,33 @@ It is sans-I/O (h11 style): ``feed(bytes) -> list[SSEEvent]``, ``close() -> list
 Oversized input raises :class:`~agui_codecs.errors.EventTooLargeError` instead of growing
 without bound.
 
-The encoder writes LF framing only (``@ag-ui/client`` 1.0 splits on ``\\n\\n`` and the AI SDK's
-eventsource-parser needs the blank line), one ``data:`` line per line of the payload.
+The writer is the one place SSE bytes are framed (encoders, keep-alives, the demo upstream):
+LF framing only (``@ag-ui/client`` 1.0 splits on ``\\n\\n`` and the AI SDK's eventsource-parser
+needs the blank line, ``docs/protocols.md`` §1.2), one ``data:`` line per line of the payload,
+``event``/``id`` values refused when they would break the frame.
+
+* :func:`encode_event`: any text payload (split into ``data:`` lines);
+* :func:`encode_data`: the hot path, one payload that is already one line of bytes (compact
+  JSON as ``orjson.dumps`` writes it), with precomputed prefixes and cached ``event:`` lines;
+* :func:`encode_comment` / :data:`KEEP_ALIVE`: comment lines (keep-alives, never an ``id:``).
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
+from typing import Final
 
 from .errors import EventTooLargeError, LocalProtocolError
 
 __all__ = [
     "DEFAULT_MAX_EVENT_SIZE",
+    "KEEP_ALIVE",
     "SSEDecoder",
     "SSEEvent",
     "encode_comment",
+    "encode_data",
     "encode_event",
 ]
 
@@ -227,3 +238,49 @@ def encode_comment(text: str = "keep-alive") -> bytes:
     if "\n" in text or "\r" in text:
         raise LocalProtocolError("SSE comment must not contain line breaks")
     return f": {text}\n\n".encode()
+
+
+KEEP_ALIVE: Final = encode_comment()
+"""``: keep-alive`` plus the blank line: the idle comment both clients skip (no ``id:``)."""
+
+_DATA: Final = b"data: "
+_ID: Final = b"id: "
+_END: Final = b"\n\n"
+
+
+@functools.lru_cache(maxsize=256)
+def _event_line(event: str) -> bytes:
+    """``event: <type>\\n`` (validated once per distinct type; event types are few)."""
+    if "\n" in event or "\r" in event:
+        raise LocalProtocolError("SSE event type must not contain line breaks")
+    return b"event: " + event.encode() + b"\n"
+
+
+def encode_data(data: bytes, *, event: str | None = None, id: str | None = None) -> bytes:
+    """Encode one SSE event whose data is one line of UTF-8 bytes, LF framed.
+
+    The fast form of :func:`encode_event` for payloads that are one line already, such as
+    compact JSON (``orjson.dumps`` never writes a raw CR or LF: they are escaped inside
+    strings). Equal, byte for byte, to ``encode_event(data.decode(), event=event, id=id)``.
+
+    Args:
+        data: the payload, UTF-8, without CR or LF.
+        event: the ``event:`` line's type, if any.
+        id: the ``id:`` line's value, if any (a resume cursor, ``docs/runs.md`` §1).
+
+    Raises:
+        LocalProtocolError: ``data`` contains CR or LF, ``event`` or ``id`` a line break, or
+            ``id`` NUL.
+    """
+    if b"\n" in data or b"\r" in data:
+        raise LocalProtocolError("encode_data() takes one line: use encode_event() for text")
+    if id is None:
+        if event is None:
+            return _DATA + data + _END
+        return _event_line(event) + _DATA + data + _END
+    if "\n" in id or "\r" in id or "\x00" in id:
+        raise LocalProtocolError("SSE id must not contain line breaks or NUL")
+    head = _ID + id.encode() + b"\n"
+    if event is not None:
+        head = _event_line(event) + head
+    return head + _DATA + data + _END

@@ -24,11 +24,11 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
 
+from agui_codecs import Encoder
 from agui_codecs.errors import CodecError
 
 from ..config import Settings
 from ..errors import InvalidRequestError, RequestError
-from ..pipeline import Encoder
 from ..sse_response import SSEResponse
 from ..store import MAX_CURSOR_PART, RunStoreError
 
@@ -63,9 +63,7 @@ def sse_response(
 ) -> SSEResponse:
     """``body`` as an SSE response with ``encoder``'s headers and the keep-alive interval of
     ``settings`` (``GATEWAY_KEEPALIVE_SECONDS``)."""
-    return SSEResponse(
-        body, keepalive_seconds=settings.keepalive_seconds, headers=type(encoder).headers
-    )
+    return SSEResponse(body, keepalive_seconds=settings.keepalive_seconds, headers=encoder.headers)
 
 
 # -- the request body -------------------------------------------------------------------------

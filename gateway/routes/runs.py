@@ -33,8 +33,8 @@ from agui_codecs.encoders.agui import AguiEncoder
 from agui_codecs.encoders.ai_sdk import AiSdkEncoder
 from agui_codecs.protocols import ClientRequest
 
+from ..encoding import encode_run_events
 from ..errors import RequestError
-from ..pipeline import encode_run_events
 from ..store import RunNotFoundError, RunRecord
 from ._access import annotate
 from ._endpoint import Call
@@ -131,12 +131,10 @@ async def events(call: Call) -> Response:
     encoder = AguiEncoder(event_lines=True)
     if cursor is not None or replay == "full":
         reader = await manager.reader(run.id, after=cursor)
-        return sse_response(encode_run_events(reader, encoder, ids=True), encoder, settings)
+        return sse_response(encode_run_events(reader, encoder), encoder, settings)
     prelude = await manager.snapshot_prelude(run.id)
     tail = None if prelude.ended else await manager.reader(run.id, after=prelude.cursor)
-    body = encode_run_events(
-        tail, encoder, ids=True, prelude=prelude.events, prelude_cursor=prelude.cursor
-    )
+    body = encode_run_events(tail, encoder, prelude=prelude.events, prelude_cursor=prelude.cursor)
     return sse_response(body, encoder, settings)
 
 

@@ -24,6 +24,7 @@ import uuid
 from ag_ui.core import RunAgentInput
 from starlette.responses import Response
 
+from agui_codecs import Encoder
 from agui_codecs.encoders.agui import AguiEncoder
 from agui_codecs.encoders.ai_sdk import AiSdkEncoder
 from agui_codecs.protocols import ClientRequest
@@ -34,7 +35,7 @@ from agui_codecs.protocols.ai_sdk.chat_request import (
 )
 
 from ..config import RouteConfig
-from ..pipeline import Encoder, encode_batches, encode_run_events
+from ..encoding import encode_batches, encode_run_events
 from ._access import annotate
 from ._endpoint import Call
 from ._http import read_json, sse_response
@@ -96,7 +97,6 @@ async def _stream(
     body = encode_run_events(
         events,
         encoder,
-        ids=isinstance(encoder, AguiEncoder),
         on_abandon=abandon if settings.on_disconnect == "cancel" else None,
     )
     return sse_response(body, encoder, settings)

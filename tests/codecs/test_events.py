@@ -1,14 +1,22 @@
-"""The wire form of events: the fast path equals the SDK's own serialization."""
+"""The wire form of events: the fast paths (delta dicts, the wire view) equal the SDK's own
+serialization."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from ag_ui.core import ReasoningMessageContentEvent, TextMessageContentEvent, ToolCallArgsEvent
+import pytest
+from ag_ui.core import (
+    Event,
+    ReasoningMessageContentEvent,
+    TextMessageContentEvent,
+    ToolCallArgsEvent,
+)
+from event_strategies import events
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agui_codecs.events import event_to_wire, parse_event
+from agui_codecs.events import event_to_wire, parse_event, wire_view
 
 OPTIONAL = st.fixed_dictionaries(
     {},
@@ -35,3 +43,18 @@ def test_delta_fast_path_equals_model_dump(text: str, mid: str, extra: dict[str,
 def test_optional_fields_are_omitted_not_null() -> None:
     wire = event_to_wire(TextMessageContentEvent(message_id="m", delta="x"))
     assert wire == {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": "x"}
+
+
+@given(event=events())
+def test_wire_view_reads_as_the_wire_dict(event: Event) -> None:
+    """The view equals ``event_to_wire`` (keys in order, values) for every event type, and
+    answers lookups of absent keys as the dict would."""
+    wire, view = event_to_wire(event), wire_view(event)
+    assert list(view) == list(wire) and len(view) == len(wire)
+    assert dict(view) == wire
+    for key in [*wire, "metadata", "timestamp", "rawEvent", "nope", "message_id"]:
+        assert (key in view) == (key in wire), key
+        assert view.get(key, "absent") == wire.get(key, "absent"), key
+        if key not in wire:
+            with pytest.raises(KeyError):
+                view[key]

@@ -14,7 +14,16 @@ from typing import Any
 
 import pytest
 
-from agui_codecs import DECODERS, ENCODERS, LocalProtocolError, get_decoder, get_protocol, registry
+from agui_codecs import (
+    DECODERS,
+    ENCODERS,
+    Encoder,
+    LocalProtocolError,
+    get_decoder,
+    get_protocol,
+    registry,
+)
+from agui_codecs.encoders import AguiEncoder
 from agui_codecs.protocols import ProtocolSpec
 from agui_codecs.protocols.openai_chat.decoder import OpenAIChatDecoder
 from agui_codecs.protocols.openai_chat.request import build_request
@@ -136,10 +145,11 @@ def test_entry_point_protocols_and_encoders_are_added_once(
 ) -> None:
     calls: list[Any] = []
 
-    class Probe:
+    class Probe(AguiEncoder):
         name = "probe"
 
         def __init__(self, **options: Any) -> None:
+            super().__init__()
             calls.append(options)
 
     globals()["_PROBE_ENCODER"] = Probe
@@ -148,7 +158,34 @@ def test_entry_point_protocols_and_encoders_are_added_once(
         _ep("probe", f"{__name__}:_PROBE_ENCODER", registry.ENCODER_GROUP),
     ]
     assert "probe" in ENCODERS and "shout" not in DECODERS
-    registry.get_encoder("probe", flag=True)
+    assert isinstance(registry.get_encoder("probe", flag=True), Encoder)
     assert calls == [{"flag": True}]
     first = registry._scan()
     assert registry._scan() is first  # scanned once
+
+
+class _Renamed(AguiEncoder):
+    name = "something-else"
+
+
+def test_entry_point_encoders_must_be_named_encoder_classes(
+    fake_entry_points: list[EntryPoint],
+) -> None:
+    """The encoder contract is a base class: anything else under the group is left out, and
+    looking it up says why (as for protocols)."""
+    fake_entry_points += [
+        _ep("plain", f"{__name__}:NOT_A_SPEC", registry.ENCODER_GROUP),
+        _ep("renamed", f"{__name__}:_Renamed", registry.ENCODER_GROUP),
+        _ep("gone", "no_such_module_for_agui_tests:Encoder", registry.ENCODER_GROUP),
+        _ep("agui", f"{__name__}:_Renamed", registry.ENCODER_GROUP),
+    ]
+    assert tuple(ENCODERS) == ("agui", "ai-sdk")
+    assert registry.ENCODERS["agui"] is AguiEncoder  # a plugin cannot shadow a built-in
+    for name, reason in {
+        "plain": "is not a subclass of Encoder",
+        "renamed": "is the encoder 'something-else'",
+        "gone": "failed to load: ModuleNotFoundError",
+    }.items():
+        with pytest.raises(LocalProtocolError, match=f"encoder {name!r} is unavailable") as info:
+            registry.get_encoder(name)
+        assert reason in info.value.message

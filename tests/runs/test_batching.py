@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from corpus import corpus_files
 
-from agui_codecs import DECODERS, get_decoder
+from agui_codecs import DECODERS, ENCODERS, get_decoder
 from agui_codecs.encoders.agui import AguiEncoder
 from agui_codecs.events import parse_event
 from gateway.broker import Broker
@@ -178,24 +178,34 @@ def decoded_sources() -> list[tuple[str, list[Any]]]:
 
 
 async def test_wire_frames_equal_the_encoders_for_every_corpus_run(memory_stack: Stack) -> None:
-    """``RunEvent.sse_frame()`` (no pydantic model) gives the bytes ``AguiEncoder`` gives for
-    every event pumped from decoded ``ag_ui.core`` events, read back by a reader."""
+    """Every encoder gives, for the wire dicts a reader delivers (the durable path: no model
+    built), the bytes it gives for the ``ag_ui.core`` events those dicts stand for, for every
+    run pumped from decoded corpus events: the stored form is the wire form."""
     sources = decoded_sources()
     assert sources, "the corpus travels with the repository (tests/corpus)"
     manager = RunManager(memory_stack.store, memory_stack.broker, settings=FAST)
-    with_lines, without = AguiEncoder(event_lines=True), AguiEncoder()
     checked = 0
     for index, (label, events) in enumerate(sources):
         run = await manager.create_run(thread_id=f"t{index}", run_id=f"r{index}")
         await manager.start(run, from_list(events))
         read = await collect(await manager.reader(run.id))
-        for ev in read:
-            model = parse_event(ev.event)
-            assert ev.sse_frame() == with_lines.encode(model, id=str(ev.cursor)), label
-            assert ev.sse_frame(event_line=False) == without.encode(model, id=str(ev.cursor))
-            checked += 1
+        assert_wire_frames_equal_model_frames(read, label)
+        checked += len(read)
         assert read[0].event["type"] == "RUN_STARTED" and read[-1].terminal, label
     assert checked >= len(sources)
+
+
+def assert_wire_frames_equal_model_frames(read: list[RunEvent], label: str) -> None:
+    """``encode_wire(stored dict)`` == ``encode(parse_event(stored dict))``, event by event and
+    for ``close()``, for every registered encoder (AG-UI also with ``event:`` lines)."""
+    pairs = [(cls(), cls()) for cls in ENCODERS.values()]
+    pairs.append((AguiEncoder(event_lines=True), AguiEncoder(event_lines=True)))
+    for from_wire, from_model in pairs:
+        for ev in read:
+            cursor = str(ev.cursor)
+            wire = from_wire.encode_wire(ev.event, id=cursor)
+            assert wire == from_model.encode(parse_event(ev.event), id=cursor), label
+        assert from_wire.close() == from_model.close(), label
 
 
 async def test_wire_frames_of_synthesised_closing_events(memory_stack: Stack) -> None:
@@ -209,8 +219,5 @@ async def test_wire_frames_of_synthesised_closing_events(memory_stack: Stack) ->
     pump.cancel()
     await task
     read = await collect(read_run(store, broker, run.id, settings=FAST))
-    encoder = AguiEncoder(event_lines=True)
-    assert [e.sse_frame() for e in read] == [
-        encoder.encode(parse_event(e.event), id=str(e.cursor)) for e in read
-    ]
+    assert_wire_frames_equal_model_frames(read, "synthesised closing events")
     verify(e.event for e in read)

@@ -29,10 +29,12 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 import orjson
-from ag_ui.core import Interrupt
+
+from ..sse import encode_data, encode_event
 
 __all__ = [
     "APPROVAL_DATA_PART",
+    "DONE_FRAME",
     "INTERRUPT_DATA_PART",
     "chunk_bytes",
     "interrupt_chunks",
@@ -46,6 +48,10 @@ APPROVAL_DATA_PART: Final = "data-tool-approval-request"
 
 INTERRUPT_DATA_PART: Final = "data-interrupt"
 """Chunk type of an interrupt that is not a tool approval."""
+
+DONE_FRAME: Final = encode_event("[DONE]")
+"""``data: [DONE]`` and the blank line: the end of a UI message stream (docs/protocols.md
+§3.1; not JSON, ``parse-json-event-stream.ts`` skips it)."""
 
 # Keys as orjson writes them (compact, never escaped): a clean chunk has none of them.
 _PROTO: Final = b'"__proto__":'
@@ -79,7 +85,7 @@ def chunk_bytes(obj: dict[str, Any]) -> bytes:
     data = orjson.dumps(obj)
     if _PROTO in data or (_CONSTRUCTOR in data and _PROTOTYPE in data):
         data = orjson.dumps(sanitize_proto(obj))
-    return b"data: " + data + b"\n\n"
+    return encode_data(data)
 
 
 def part_chunk(name: str, value: Any, ai_sdk_major: int | None) -> dict[str, Any] | None:
@@ -133,61 +139,64 @@ def _source(v: dict[str, Any]) -> dict[str, Any] | None:
     return None
 
 
-def is_tool_approval(interrupt: Interrupt) -> bool:
-    """True for an interrupt that asks to approve a tool call (AG-UI ``tool_approval``)."""
-    return interrupt.reason == "tool_approval" and bool(interrupt.tool_call_id)
+def is_tool_approval(interrupt: Mapping[str, Any]) -> bool:
+    """True for an interrupt (its wire dict) that asks to approve a tool call (AG-UI
+    ``tool_approval`` with a ``toolCallId``)."""
+    return interrupt.get("reason") == "tool_approval" and bool(interrupt.get("toolCallId"))
 
 
 def interrupt_chunks(
-    interrupts: list[Interrupt], tool_names: Mapping[str, str], ai_sdk_major: int | None
+    interrupts: list[Mapping[str, Any]], tool_names: Mapping[str, str], ai_sdk_major: int | None
 ) -> list[dict[str, Any]]:
     """The chunks for the interrupts of a run (see the module docstring).
 
     Args:
-        interrupts: RUN_FINISHED ``outcome.interrupts``.
+        interrupts: RUN_FINISHED ``outcome.interrupts``, AG-UI ``Interrupt`` wire dicts
+            ({id, reason, message?, toolCallId?, responseSchema?, expiresAt?, metadata?}).
         tool_names: toolCallId → toolName of the tool calls this stream announced (the client
             has a tool part for them).
         ai_sdk_major: the encoder's option; ``>= 6`` allows ``tool-approval-request``.
     """
     out: list[dict[str, Any]] = []
     for interrupt in interrupts:
-        call_id = interrupt.tool_call_id
-        meta = interrupt.metadata or {}
+        iid, reason = interrupt["id"], interrupt["reason"]
+        call_id = interrupt.get("toolCallId")
+        message = interrupt.get("message")
+        meta = interrupt.get("metadata") or {}
         if is_tool_approval(interrupt) and call_id:
             if (ai_sdk_major or 0) >= 6 and call_id in tool_names:
                 out.append(_approval_request(interrupt, call_id, meta, ai_sdk_major or 0))
                 continue
-            data: dict[str, Any] = {"approvalId": interrupt.id, "toolCallId": call_id}
+            data: dict[str, Any] = {"approvalId": iid, "toolCallId": call_id}
             name = tool_names.get(call_id) or meta.get("toolName")
             if isinstance(name, str) and name:
                 data["toolName"] = name
-            data["reason"] = interrupt.reason
-            if interrupt.message:
-                data["message"] = interrupt.message
-            out.append({"type": APPROVAL_DATA_PART, "id": interrupt.id, "data": data})
+            data["reason"] = reason
+            if message:
+                data["message"] = message
+            out.append({"type": APPROVAL_DATA_PART, "id": iid, "data": data})
             continue
-        value: dict[str, Any] = {"id": interrupt.id, "reason": interrupt.reason}
-        if interrupt.message:
-            value["message"] = interrupt.message
+        value: dict[str, Any] = {"id": iid, "reason": reason}
+        if message:
+            value["message"] = message
         if call_id:
             value["toolCallId"] = call_id
-        if interrupt.response_schema is not None:
-            value["responseSchema"] = interrupt.response_schema
-        if interrupt.expires_at is not None:
-            value["expiresAt"] = interrupt.expires_at
-        if interrupt.metadata:
-            value["metadata"] = interrupt.metadata
-        out.append({"type": INTERRUPT_DATA_PART, "id": interrupt.id, "data": value})
+        for key in ("responseSchema", "expiresAt"):
+            if interrupt.get(key) is not None:
+                value[key] = interrupt[key]
+        if meta:
+            value["metadata"] = meta
+        out.append({"type": INTERRUPT_DATA_PART, "id": iid, "data": value})
     return out
 
 
 def _approval_request(
-    interrupt: Interrupt, call_id: str, meta: dict[str, Any], major: int
+    interrupt: Mapping[str, Any], call_id: str, meta: Mapping[str, Any], major: int
 ) -> dict[str, Any]:
     """``tool-approval-request`` (ai v6/v7), with the optional fields each major knows."""
     chunk: dict[str, Any] = {
         "type": "tool-approval-request",
-        "approvalId": interrupt.id,
+        "approvalId": interrupt["id"],
         "toolCallId": call_id,
     }
     for key in ("approvalDescriptor", "inputSchemaInput"):
@@ -196,8 +205,8 @@ def _approval_request(
     if isinstance(meta.get("signature"), str):
         chunk["signature"] = meta["signature"]
     if major >= 7:
-        if interrupt.message:
-            chunk["reason"] = interrupt.message
+        if interrupt.get("message"):
+            chunk["reason"] = interrupt["message"]
         if meta.get("isAutomatic") is True:
             chunk["isAutomatic"] = True
     return chunk

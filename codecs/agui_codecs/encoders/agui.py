@@ -3,7 +3,11 @@
 Wire rules (``@ag-ui/client`` 1.0 ``src/transform/sse.ts`` and ``spec/1.0/schema.json``; see
 ``docs/protocols.md`` §1.2, §2.1): events split on ``\\n\\n`` only, so LF framing; camelCase
 keys; optional fields omitted, never ``null``; compact JSON (no raw newlines). ``id:`` and
-``event:`` lines are optional (the client ignores them; the durable-run endpoints add them).
+``event:`` lines are optional (the client ignores them; the durable-run endpoints add them:
+the ``id:`` is the event's cursor, ``docs/runs.md`` §1).
+
+The frame is the wire dict as it is (:mod:`agui_codecs.encoders.base`), so a stored event is
+framed from its dict, or from its JSON when the caller passes it.
 """
 
 from __future__ import annotations
@@ -13,39 +17,47 @@ from typing import ClassVar
 import orjson
 from ag_ui.core import Event
 
+from ..errors import LocalProtocolError
 from ..events import event_to_wire
+from ..sse import encode_data
+from .base import Encoder, WireEvent
 
 __all__ = ["AguiEncoder"]
 
 
-class AguiEncoder:
-    """Encode AG-UI events as AG-UI SSE bytes.
+class AguiEncoder(Encoder):
+    """Encode AG-UI events as AG-UI SSE bytes; stateless apart from :meth:`close`.
 
     Args:
         event_lines: also write ``event: <TYPE>`` lines (off by default).
     """
 
     name: ClassVar[str] = "agui"
-    media_type: ClassVar[str] = "text/event-stream"
     headers: ClassVar[dict[str, str]] = {
         "content-type": "text/event-stream; charset=utf-8",
         "cache-control": "no-cache",
         "x-accel-buffering": "no",
     }
+    writes_ids: ClassVar[bool] = True
 
     def __init__(self, *, event_lines: bool = False) -> None:
         self.event_lines = event_lines
+        self._closed = False
 
     def encode(self, event: Event, *, id: str | None = None) -> bytes:
-        """Return the SSE bytes of one event (``id`` adds an ``id:`` line)."""
-        wire = event_to_wire(event)
-        head = b""
-        if self.event_lines:
-            head += b"event: " + wire["type"].encode() + b"\n"
-        if id is not None:
-            head += b"id: " + id.encode() + b"\n"
-        return head + b"data: " + orjson.dumps(wire) + b"\n\n"
+        """The SSE frame of one event (``id`` adds an ``id:`` line)."""
+        return self.encode_wire(event_to_wire(event), id=id)
+
+    def encode_wire(
+        self, wire: WireEvent, *, id: str | None = None, json: bytes | None = None
+    ) -> bytes:
+        """The SSE frame of one wire event: ``[event: <type>]``, ``[id: <id>]``, ``data:``."""
+        if self._closed:
+            raise LocalProtocolError("AguiEncoder.encode() called after close()")
+        data = orjson.dumps(wire) if json is None else json
+        return encode_data(data, event=wire["type"] if self.event_lines else None, id=id)
 
     def close(self) -> bytes:
         """Bytes to send at end of stream: none for AG-UI."""
+        self._closed = True
         return b""

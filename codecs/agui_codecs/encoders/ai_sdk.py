@@ -71,46 +71,41 @@ and v7 and kept as a data part of the message (same type and id: replaced; ``tra
 kept). Every chunk is sanitized for ``secureJsonParse`` (``__proto__`` keys renamed
 ``_proto_``, ``prototype`` in a ``constructor`` object renamed ``_prototype_``; see
 :func:`sanitize_proto`).
+
+The encoder reads AG-UI wire dicts (:mod:`agui_codecs.encoders.base`): ``encode(event)`` is
+``encode_wire(event_to_wire(event))``, and a durable run's stored events are encoded as they
+were read, with no model built. ``id=`` is accepted and not written: the AI SDK resumes by
+replaying the run from its first chunk (``docs/protocols.md`` §3.3 rule 7), never from a
+cursor, and one AG-UI event may give zero or several chunks.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, Final
 
 import orjson
 from ag_ui.core import (
-    ActivitySnapshotEvent,
-    CustomEvent,
     Event,
-    ReasoningEncryptedValueEvent,
     ReasoningMessageContentEvent,
-    ReasoningMessageEndEvent,
-    ReasoningMessageStartEvent,
-    RunErrorEvent,
-    RunFinishedEvent,
-    RunFinishedInterruptOutcome,
-    RunStartedEvent,
     TextMessageContentEvent,
-    TextMessageEndEvent,
-    TextMessageStartEvent,
-    TokenUsage,
     ToolCallArgsEvent,
-    ToolCallEndEvent,
-    ToolCallResultEvent,
-    ToolCallStartEvent,
 )
 
 from ..builder import FINISH_REASONS
 from ..cost import COST_KEYS
-from ..ui.delivery import ai_sdk_ui_chunk, ui_schema_of
+from ..errors import LocalProtocolError
+from ..events import event_to_wire, wire_view
+from ..ui.delivery import ai_sdk_ui_chunk, wire_ui_schema
 from ._ai_sdk_parts import (
+    DONE_FRAME,
     chunk_bytes,
     interrupt_chunks,
     is_tool_approval,
     part_chunk,
     sanitize_proto,
 )
+from .base import Encoder, WireEvent
 
 __all__ = ["INCOMPLETE_TOOL_INPUT", "AiSdkEncoder", "sanitize_proto"]
 
@@ -119,6 +114,12 @@ INCOMPLETE_TOOL_INPUT: Final = "tool call interrupted before its arguments compl
 
 _PRELIMINARY: Final = "tool-output-preliminary"
 """CUSTOM name of a preliminary tool output (``ai-sdk`` and ``openai-responses`` decoders)."""
+
+_Chunks = list[dict[str, Any]]
+
+_DELTAS: Final = frozenset(
+    {TextMessageContentEvent, ReasoningMessageContentEvent, ToolCallArgsEvent}
+)
 
 
 class _Tool:
@@ -141,7 +142,12 @@ class _Tool:
         return chunk
 
 
-class AiSdkEncoder:
+def _metadata(wire: WireEvent) -> Mapping[str, Any]:
+    meta = wire.get("metadata")
+    return meta if isinstance(meta, Mapping) else {}
+
+
+class AiSdkEncoder(Encoder):
     """Stateful AG-UI → UIMessageChunk SSE encoder; one instance per response stream.
 
     Args:
@@ -155,7 +161,6 @@ class AiSdkEncoder:
     """
 
     name: ClassVar[str] = "ai-sdk"
-    media_type: ClassVar[str] = "text/event-stream"
     headers: ClassVar[dict[str, str]] = {
         "content-type": "text/event-stream",
         "cache-control": "no-cache",
@@ -163,6 +168,7 @@ class AiSdkEncoder:
         "x-vercel-ai-ui-message-stream": "v1",
         "x-accel-buffering": "no",
     }
+    writes_ids: ClassVar[bool] = False
 
     def __init__(self, *, message_id: str | None = None, ai_sdk_major: int | None = None) -> None:
         if ai_sdk_major is not None and (
@@ -174,6 +180,7 @@ class AiSdkEncoder:
         self._started = False
         self._ended = False
         self._finished = False  # ended by RUN_FINISHED: a further run may follow
+        self._closed = False
         self._text: set[str] = set()
         self._reasoning: set[str] = set()
         self._tools: dict[str, _Tool] = {}  # open tool inputs
@@ -186,142 +193,169 @@ class AiSdkEncoder:
         """True once ``finish`` was written."""
         return self._ended
 
-    def encode(self, event: Event) -> bytes:
-        """Return the SSE bytes for one AG-UI event (possibly empty)."""
-        return b"".join(chunk_bytes(c) for c in self.chunks(event))
+    def encode_wire(
+        self, wire: WireEvent, *, id: str | None = None, json: bytes | None = None
+    ) -> bytes:
+        """The SSE bytes of one AG-UI wire event (possibly empty); ``id`` and ``json`` are
+        accepted and not used (see the module docstring)."""
+        return b"".join([chunk_bytes(c) for c in self.wire_chunks(wire)])
 
-    def chunks(self, event: Event) -> list[dict[str, Any]]:
-        """Return the UIMessageChunk objects for one AG-UI event."""
+    def encode(self, event: Event, *, id: str | None = None) -> bytes:
+        """The SSE bytes of one ``ag_ui.core`` event: :meth:`encode_wire` of its wire form, the
+        delta events' fast wire dict (:func:`~agui_codecs.events.event_to_wire`) or, for the
+        others, the event read as one (:func:`~agui_codecs.events.wire_view`), so the model is
+        never serialized as a whole."""
+        wire = event_to_wire(event) if type(event) in _DELTAS else wire_view(event)
+        return b"".join([chunk_bytes(c) for c in self.wire_chunks(wire)])
+
+    def chunks(self, event: Event) -> _Chunks:
+        """The UIMessageChunk objects of one ``ag_ui.core`` event."""
+        return self.wire_chunks(wire_view(event))
+
+    def wire_chunks(self, wire: WireEvent) -> _Chunks:
+        """The UIMessageChunk objects of one AG-UI wire event.
+
+        Raises:
+            LocalProtocolError: the encoder was closed.
+        """
+        if self._closed:
+            raise LocalProtocolError("AiSdkEncoder.encode() called after close()")
+        kind = wire["type"]
         if self._ended:
-            if not (self._finished and isinstance(event, RunStartedEvent)):
+            if not (self._finished and kind == "RUN_STARTED"):
                 return []
             # One more run after RUN_FINISHED: the same UI message goes on as a new step (a
             # second ``start`` would rename the message).
             self._ended = self._finished = False
             return [{"type": "start-step"}]
-        out: list[dict[str, Any]] = []
+        out: _Chunks = []
         if not self._started:
-            out += self._start(event if isinstance(event, RunStartedEvent) else None)
-            if isinstance(event, RunStartedEvent):
+            out += self._start(wire if kind == "RUN_STARTED" else None)
+            if kind == "RUN_STARTED":
                 return out
-        handler = _HANDLERS.get(type(event))
+        handler = _HANDLERS.get(kind)
         if handler is not None:
-            out += handler(self, event)
+            out += handler(self, wire)
         return out
 
-    def _text_start(self, mid: str) -> list[dict[str, Any]]:
+    def close(self) -> bytes:
+        """End of stream: ``[DONE]``, after an ``error`` + ``finish`` if the run never ended;
+        ``b""`` when already closed."""
+        if self._closed:
+            return b""
+        self._closed = True
+        out = b""
+        if not self._ended:
+            chunks = self._start(None) if not self._started else []
+            chunks += [
+                *self._close_parts(incomplete=True),
+                {"type": "error", "errorText": "UPSTREAM_TRUNCATED: stream ended early"},
+                {"type": "finish", "finishReason": "error"},
+            ]
+            out = b"".join([chunk_bytes(c) for c in chunks])
+            self._ended = True
+        return out + DONE_FRAME
+
+    # -- parts ----------------------------------------------------------------------------
+    def _text_start(self, mid: str) -> _Chunks:
         if mid in self._text:
             return []
         self._text.add(mid)
         return [{"type": "text-start", "id": mid}]
 
-    def _reasoning_start(self, mid: str) -> list[dict[str, Any]]:
+    def _reasoning_start(self, mid: str) -> _Chunks:
         if mid in self._reasoning:
             return []
         self._reasoning.add(mid)
         return [{"type": "reasoning-start", "id": mid}]
 
-    def _on_text_start(self, e: TextMessageStartEvent) -> list[dict[str, Any]]:
-        return self._text_start(e.message_id)
+    def _on_text_start(self, w: WireEvent) -> _Chunks:
+        return self._text_start(w["messageId"])
 
-    def _on_text_content(self, e: TextMessageContentEvent) -> list[dict[str, Any]]:
+    def _on_text_content(self, w: WireEvent) -> _Chunks:
+        mid = w["messageId"]
+        return [*self._text_start(mid), {"type": "text-delta", "id": mid, "delta": w["delta"]}]
+
+    def _on_text_end(self, w: WireEvent) -> _Chunks:
+        mid = w["messageId"]
+        if mid not in self._text:
+            return []
+        self._text.discard(mid)
+        return [{"type": "text-end", "id": mid}]
+
+    def _on_reasoning_start(self, w: WireEvent) -> _Chunks:
+        return self._reasoning_start(w["messageId"])
+
+    def _on_reasoning_content(self, w: WireEvent) -> _Chunks:
+        mid = w["messageId"]
         return [
-            *self._text_start(e.message_id),
-            {"type": "text-delta", "id": e.message_id, "delta": e.delta},
+            *self._reasoning_start(mid),
+            {"type": "reasoning-delta", "id": mid, "delta": w["delta"]},
         ]
 
-    def _on_text_end(self, e: TextMessageEndEvent) -> list[dict[str, Any]]:
-        if e.message_id not in self._text:
+    def _on_reasoning_end(self, w: WireEvent) -> _Chunks:
+        mid = w["messageId"]
+        if mid not in self._reasoning:
             return []
-        self._text.discard(e.message_id)
-        return [{"type": "text-end", "id": e.message_id}]
+        self._reasoning.discard(mid)
+        return [{"type": "reasoning-end", "id": mid}]
 
-    def _on_reasoning_start(self, e: ReasoningMessageStartEvent) -> list[dict[str, Any]]:
-        return self._reasoning_start(e.message_id)
-
-    def _on_reasoning_content(self, e: ReasoningMessageContentEvent) -> list[dict[str, Any]]:
-        return [
-            *self._reasoning_start(e.message_id),
-            {"type": "reasoning-delta", "id": e.message_id, "delta": e.delta},
-        ]
-
-    def _on_reasoning_end(self, e: ReasoningMessageEndEvent) -> list[dict[str, Any]]:
-        if e.message_id not in self._reasoning:
+    def _on_tool_args(self, w: WireEvent) -> _Chunks:
+        tid, delta = w["toolCallId"], w["delta"]
+        tool = self._tools.get(tid)
+        if tool is None or not delta:
             return []
-        self._reasoning.discard(e.message_id)
-        return [{"type": "reasoning-end", "id": e.message_id}]
+        tool.args.append(delta)
+        return [{"type": "tool-input-delta", "toolCallId": tid, "inputTextDelta": delta}]
 
-    def _on_tool_args(self, e: ToolCallArgsEvent) -> list[dict[str, Any]]:
-        tool = self._tools.get(e.tool_call_id)
-        if tool is None or not e.delta:
-            return []
-        tool.args.append(e.delta)
-        return [
-            {"type": "tool-input-delta", "toolCallId": e.tool_call_id, "inputTextDelta": e.delta}
-        ]
+    def _on_tool_end(self, w: WireEvent) -> _Chunks:
+        incomplete = bool(_metadata(w).get("incomplete"))
+        return self._tool_end(w["toolCallId"], incomplete=incomplete)
 
-    def _on_tool_end(self, e: ToolCallEndEvent) -> list[dict[str, Any]]:
-        incomplete = bool((e.metadata or {}).get("incomplete"))
-        return self._tool_end(e.tool_call_id, incomplete=incomplete)
-
-    def _on_run_finished(self, e: RunFinishedEvent) -> list[dict[str, Any]]:
+    def _on_run_finished(self, w: WireEvent) -> _Chunks:
         out = self._close_parts()
-        if isinstance(e.outcome, RunFinishedInterruptOutcome):
+        interrupts = _interrupts(w)
+        if interrupts is not None:
             names = {tid: tool.name for tid, tool in self._known_tools.items()}
-            out += interrupt_chunks(e.outcome.interrupts, names, self.ai_sdk_major)
+            out += interrupt_chunks(interrupts, names, self.ai_sdk_major)
         out.append({"type": "finish-step"})
-        out.append(self._finish(e))
+        out.append(self._finish(w, interrupts))
         self._ended = self._finished = True
         return out
 
-    def _on_run_error(self, e: RunErrorEvent) -> list[dict[str, Any]]:
+    def _on_run_error(self, w: WireEvent) -> _Chunks:
         out = self._close_parts(incomplete=True)
-        text = f"{e.code}: {e.message}" if e.code else e.message
-        out.append({"type": "error", "errorText": text})
+        code, message = w.get("code"), w["message"]
+        out.append({"type": "error", "errorText": f"{code}: {message}" if code else message})
         out.append({"type": "finish", "finishReason": "error"})
         self._ended = True
         return out
 
-    def close(self) -> bytes:
-        """End of stream: ``[DONE]``, after an ``error`` + ``finish`` if the run never ended."""
-        out = b""
-        if not self._ended:
-            if not self._started:
-                out += b"".join(chunk_bytes(c) for c in self._start(None))
-            chunks = [
-                *self._close_parts(incomplete=True),
-                {"type": "error", "errorText": "UPSTREAM_TRUNCATED: stream ended early"},
-                {"type": "finish", "finishReason": "error"},
-            ]
-            out += b"".join(chunk_bytes(c) for c in chunks)
-            self._ended = True
-        return out + b"data: [DONE]\n\n"
-
-    # -- helpers ------------------------------------------------------------------------
-    def _start(self, event: RunStartedEvent | None) -> list[dict[str, Any]]:
+    def _start(self, w: WireEvent | None) -> _Chunks:
         self._started = True
         start: dict[str, Any] = {"type": "start"}
         message_id = self.message_id
-        if not message_id and event is not None:
-            upstream = (event.metadata or {}).get("messageId")
-            message_id = upstream if isinstance(upstream, str) and upstream else event.run_id
+        if not message_id and w is not None:
+            upstream = _metadata(w).get("messageId")
+            message_id = upstream if isinstance(upstream, str) and upstream else w["runId"]
         if message_id:
             start["messageId"] = message_id
         return [start, {"type": "start-step"}]
 
-    def _encrypted(self, event: ReasoningEncryptedValueEvent) -> list[dict[str, Any]]:
-        meta = event.metadata or {}
+    def _encrypted(self, w: WireEvent) -> _Chunks:
+        meta = _metadata(w)
         provider = str(meta.get("provider") or "agui")
         field = str(meta.get("field") or "encryptedValue")
-        provider_metadata = {provider: {field: event.encrypted_value}}
-        mid = event.entity_id
-        if event.subtype == "tool-call":
+        value = w["encryptedValue"]
+        provider_metadata = {provider: {field: value}}
+        mid = w["entityId"]
+        if w["subtype"] == "tool-call":
             # Sent on tool-input-available (the part's callProviderMetadata, which e.g.
             # @ai-sdk/google returns as the functionCall's thoughtSignature). A value for a call
             # whose input was already sent cannot be attached without re-announcing the call.
             tool = self._tools.get(mid)
             if tool is not None:
-                tool.provider_metadata.setdefault(provider, {})[field] = event.encrypted_value
+                tool.provider_metadata.setdefault(provider, {})[field] = value
             return []
         if mid in self._text:  # a text part's own signature stays on that text part
             return [
@@ -346,18 +380,19 @@ class AiSdkEncoder:
             {"type": "reasoning-end", "id": mid, "providerMetadata": provider_metadata},
         ]
 
-    def _tool_start(self, event: ToolCallStartEvent) -> list[dict[str, Any]]:
-        tid = event.tool_call_id
+    # -- tools ----------------------------------------------------------------------------
+    def _tool_start(self, w: WireEvent) -> _Chunks:
+        tid = w["toolCallId"]
         if tid in self._tools:
             return []
-        meta = event.metadata or {}
+        meta = _metadata(w)
         tool = _Tool(
-            event.tool_call_name, meta.get("providerExecuted") is True, meta.get("dynamic") is True
+            w["toolCallName"], meta.get("providerExecuted") is True, meta.get("dynamic") is True
         )
         self._tools[tid] = self._known_tools[tid] = tool
         return [tool.flags({"type": "tool-input-start", "toolCallId": tid, "toolName": tool.name})]
 
-    def _tool_end(self, tid: str, *, incomplete: bool = False) -> list[dict[str, Any]]:
+    def _tool_end(self, tid: str, *, incomplete: bool = False) -> _Chunks:
         """The chunk closing a tool input: ``tool-input-available`` with the parsed input, or
         ``tool-input-error`` with the raw text when it is not JSON or ``incomplete``."""
         tool = self._tools.pop(tid, None)
@@ -383,43 +418,43 @@ class AiSdkEncoder:
             chunk["providerMetadata"] = tool.provider_metadata
         return [chunk]
 
-    def _tool_result(self, event: ToolCallResultEvent) -> list[dict[str, Any]]:
-        tid = event.tool_call_id
+    def _tool_result(self, w: WireEvent) -> _Chunks:
+        tid = w["toolCallId"]
         tool = self._known_tools.get(tid)
         if tool is None:
             # The client has no tool part for it (the output chunk would be rejected); a
             # surface is a data part of its own and still goes out.
-            return self._ui(event)
+            return self._ui(w)
         out = self._tool_end(tid) if tid in self._tools else []
-        content = event.content
-        output: Any = content
+        content = w["content"]
+        output: Any = content  # content parts: their wire dicts
         if isinstance(content, str):
             try:
                 output = orjson.loads(content)
             except orjson.JSONDecodeError:
                 output = content
-        else:
-            output = [part.model_dump(mode="json", by_alias=True) for part in content]
         out.append(
             tool.flags({"type": "tool-output-available", "toolCallId": tid, "output": output})
         )
-        out += self._ui(event)
+        out += self._ui(w)
         return out
 
-    def _ui(self, event: Event) -> list[dict[str, Any]]:
+    def _ui(self, w: WireEvent) -> _Chunks:
         """``data-ui-schema`` for an event carrying a compiled ui_schema (any delivery)."""
-        ui_schema = ui_schema_of(event)
+        ui_schema = wire_ui_schema(w)
         return [] if ui_schema is None else [ai_sdk_ui_chunk(ui_schema)]
 
-    def _custom(self, event: CustomEvent) -> list[dict[str, Any]]:
-        if event.name == "message-metadata":
-            return self._metadata(event.value)
-        if event.name == _PRELIMINARY:
-            return self._preliminary(event.value)
-        chunk = part_chunk(event.name, event.value, self.ai_sdk_major)
+    # -- custom parts ---------------------------------------------------------------------
+    def _custom(self, w: WireEvent) -> _Chunks:
+        name, value = w["name"], w.get("value")
+        if name == "message-metadata":
+            return self._message_metadata_chunk(value)
+        if name == _PRELIMINARY:
+            return self._preliminary(value)
+        chunk = part_chunk(name, value, self.ai_sdk_major)
         return [] if chunk is None else [chunk]
 
-    def _metadata(self, value: Any) -> list[dict[str, Any]]:
+    def _message_metadata_chunk(self, value: Any) -> _Chunks:
         """CUSTOM ``message-metadata`` {messageMetadata} → the chunk of the same shape."""
         metadata = value.get("messageMetadata") if isinstance(value, dict) else None
         if metadata is None:
@@ -429,7 +464,7 @@ class AiSdkEncoder:
         self._metadata_sent = True
         return [{"type": "message-metadata", "messageMetadata": metadata}]
 
-    def _preliminary(self, value: Any) -> list[dict[str, Any]]:
+    def _preliminary(self, value: Any) -> _Chunks:
         """CUSTOM ``tool-output-preliminary`` {toolCallId, output} → a preliminary output."""
         if not isinstance(value, dict) or not isinstance(value.get("toolCallId"), str):
             return []
@@ -442,9 +477,10 @@ class AiSdkEncoder:
         chunk = {"type": "tool-output-available", "toolCallId": tid, "output": value.get("output")}
         return [tool.flags({**chunk, "preliminary": True})]
 
-    def _close_parts(self, *, incomplete: bool = False) -> list[dict[str, Any]]:
+    # -- the end of a run -----------------------------------------------------------------
+    def _close_parts(self, *, incomplete: bool = False) -> _Chunks:
         """Close the open parts; ``incomplete``: the run failed, tool inputs were cut off."""
-        out: list[dict[str, Any]] = []
+        out: _Chunks = []
         for tid in list(self._tools):
             out += self._tool_end(tid, incomplete=incomplete)
         out += [{"type": "text-end", "id": mid} for mid in sorted(self._text)]
@@ -453,61 +489,65 @@ class AiSdkEncoder:
         self._reasoning.clear()
         return out
 
-    def _finish(self, event: RunFinishedEvent) -> dict[str, Any]:
-        meta = event.metadata or {}
+    def _finish(self, w: WireEvent, interrupts: list[Mapping[str, Any]] | None) -> dict[str, Any]:
+        meta = _metadata(w)
         reason = meta.get("finishReason")
-        if isinstance(event.outcome, RunFinishedInterruptOutcome):
-            approvals = any(is_tool_approval(i) for i in event.outcome.interrupts)
+        if interrupts is not None:
+            approvals = any(is_tool_approval(i) for i in interrupts)
             reason = "tool-calls" if approvals else "other"
-        chunk: dict[str, Any] = {
-            "type": "finish",
-            "finishReason": reason if reason in FINISH_REASONS else "other",
-        }
-        metadata = self._finish_metadata(event.usage, meta)
+        if not (isinstance(reason, str) and reason in FINISH_REASONS):
+            reason = "other"
+        chunk: dict[str, Any] = {"type": "finish", "finishReason": reason}
+        metadata = self._finish_metadata(w.get("usage"), meta)
         if metadata is not None:
             chunk["messageMetadata"] = metadata
         return chunk
 
-    def _finish_metadata(self, usage: list[TokenUsage] | None, meta: dict[str, Any]) -> Any:
+    def _finish_metadata(self, usage: Any, meta: Mapping[str, Any]) -> Any:
         """``finish.messageMetadata``: ours (usage, cost) under the upstream's own
         (RUN_FINISHED ``metadata.messageMetadata``, e.g. an AI SDK backend's), whose keys win.
         The client merges objects only: nothing is added to metadata that is not one."""
         theirs = meta.get("messageMetadata")
         if theirs is not None and not isinstance(theirs, dict):
             return None if self._metadata_sent else theirs
-        merged = {**self._message_metadata(usage, meta), **(theirs or {})}
+        merged = {**_our_message_metadata(usage, meta), **(theirs or {})}
         return merged if merged and self._metadata_object else None
 
-    @staticmethod
-    def _message_metadata(
-        usage: list[TokenUsage] | None, meta: dict[str, Any] | None
-    ) -> dict[str, Any]:
-        """Our part of ``finish.messageMetadata``: the run's usage and its cost keys
-        (``agui_codecs.cost``)."""
-        out: dict[str, Any] = {}
-        if usage:
-            out["usage"] = [u.model_dump(mode="json", by_alias=True) for u in usage]
-        if meta:
-            out.update({k: meta[k] for k in COST_KEYS if k in meta})
-        return out
+
+def _interrupts(w: WireEvent) -> list[Mapping[str, Any]] | None:
+    """RUN_FINISHED ``outcome.interrupts`` (wire dicts) when the outcome is ``interrupt``."""
+    outcome = w.get("outcome")
+    if isinstance(outcome, Mapping) and outcome.get("type") == "interrupt":
+        return list(outcome.get("interrupts") or ())
+    return None
 
 
-_Handler = Callable[[AiSdkEncoder, Any], list[dict[str, Any]]]
-_HANDLERS: dict[type, _Handler] = {
-    TextMessageStartEvent: AiSdkEncoder._on_text_start,
-    TextMessageContentEvent: AiSdkEncoder._on_text_content,
-    TextMessageEndEvent: AiSdkEncoder._on_text_end,
-    ReasoningMessageStartEvent: AiSdkEncoder._on_reasoning_start,
-    ReasoningMessageContentEvent: AiSdkEncoder._on_reasoning_content,
-    ReasoningMessageEndEvent: AiSdkEncoder._on_reasoning_end,
-    ReasoningEncryptedValueEvent: AiSdkEncoder._encrypted,
-    ToolCallStartEvent: AiSdkEncoder._tool_start,
-    ToolCallArgsEvent: AiSdkEncoder._on_tool_args,
-    ToolCallEndEvent: AiSdkEncoder._on_tool_end,
-    ToolCallResultEvent: AiSdkEncoder._tool_result,
-    CustomEvent: AiSdkEncoder._custom,
-    ActivitySnapshotEvent: AiSdkEncoder._ui,
-    RunFinishedEvent: AiSdkEncoder._on_run_finished,
-    RunErrorEvent: AiSdkEncoder._on_run_error,
+def _our_message_metadata(usage: Any, meta: Mapping[str, Any]) -> dict[str, Any]:
+    """Our part of ``finish.messageMetadata``: the run's usage (its ``TokenUsage`` wire
+    dicts) and its cost keys (``agui_codecs.cost``)."""
+    out: dict[str, Any] = {}
+    if usage:
+        out["usage"] = usage
+    out.update({k: meta[k] for k in COST_KEYS if k in meta})
+    return out
+
+
+_Handler = Callable[[AiSdkEncoder, WireEvent], _Chunks]
+_HANDLERS: dict[str, _Handler] = {
+    "TEXT_MESSAGE_START": AiSdkEncoder._on_text_start,
+    "TEXT_MESSAGE_CONTENT": AiSdkEncoder._on_text_content,
+    "TEXT_MESSAGE_END": AiSdkEncoder._on_text_end,
+    "REASONING_MESSAGE_START": AiSdkEncoder._on_reasoning_start,
+    "REASONING_MESSAGE_CONTENT": AiSdkEncoder._on_reasoning_content,
+    "REASONING_MESSAGE_END": AiSdkEncoder._on_reasoning_end,
+    "REASONING_ENCRYPTED_VALUE": AiSdkEncoder._encrypted,
+    "TOOL_CALL_START": AiSdkEncoder._tool_start,
+    "TOOL_CALL_ARGS": AiSdkEncoder._on_tool_args,
+    "TOOL_CALL_END": AiSdkEncoder._on_tool_end,
+    "TOOL_CALL_RESULT": AiSdkEncoder._tool_result,
+    "CUSTOM": AiSdkEncoder._custom,
+    "ACTIVITY_SNAPSHOT": AiSdkEncoder._ui,
+    "RUN_FINISHED": AiSdkEncoder._on_run_finished,
+    "RUN_ERROR": AiSdkEncoder._on_run_error,
 }
-"""AG-UI event class -> chunk builder. Events absent here have no UIMessageChunk form."""
+"""AG-UI event type -> chunk builder. Types absent here have no UIMessageChunk form."""

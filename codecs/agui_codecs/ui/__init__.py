@@ -38,6 +38,7 @@ from .delivery import (
     ui_activity_event,
     ui_events,
     ui_schema_of,
+    wire_ui_schema,
 )
 from .hints import (
     UiHints,
@@ -88,4 +89,5 @@ __all__ = [
     "ui_events",
     "ui_schema_of",
     "validate_route_hints",
+    "wire_ui_schema",
 ]

@@ -36,6 +36,7 @@ from typing import Any, Final, Literal
 import orjson
 from ag_ui.core import ActivitySnapshotEvent, Event, ToolCallResultEvent
 
+from ..events import event_to_wire
 from .compiler import UiSchema, UiSchemaCompiler
 from .hints import UiHints, hints_from_metadata, hints_from_output
 
@@ -51,6 +52,7 @@ __all__ = [
     "ui_activity_event",
     "ui_events",
     "ui_schema_of",
+    "wire_ui_schema",
 ]
 
 logger = logging.getLogger("agui_codecs.ui")
@@ -191,22 +193,34 @@ def ui_schema_of(event: Event) -> UiSchema | None:
 
     Recognizes our ACTIVITY_SNAPSHOT (metadata envelope + ``a2ui_operations``), TOOL_CALL_RESULT
     ``metadata.ui_schema`` and a top-level ``ui_schema`` extra field. Upstream ``a2ui-surface``
-    activities (no envelope) give None.
+    activities (no envelope) give None. :func:`wire_ui_schema` is the same on a wire dict.
     """
-    if isinstance(event, ActivitySnapshotEvent):
-        envelope = (event.metadata or {}).get("ui_schema")
-        ops = event.content.get("a2ui_operations") if isinstance(event.content, Mapping) else None
+    if isinstance(event, ActivitySnapshotEvent | ToolCallResultEvent):
+        return wire_ui_schema(event_to_wire(event))
+    return None
+
+
+def wire_ui_schema(wire: Mapping[str, Any]) -> UiSchema | None:
+    """:func:`ui_schema_of` of an AG-UI wire event (camelCase; extra fields at the top level,
+    where ``event_to_wire`` puts them)."""
+    kind = wire.get("type")
+    if kind == "ACTIVITY_SNAPSHOT":
+        meta = wire.get("metadata")
+        envelope = meta.get("ui_schema") if isinstance(meta, Mapping) else None
+        content = wire.get("content")
+        ops = content.get("a2ui_operations") if isinstance(content, Mapping) else None
         if (
-            event.activity_type == UI_ACTIVITY_TYPE
+            wire.get("activityType") == UI_ACTIVITY_TYPE
             and isinstance(envelope, Mapping)
             and isinstance(ops, list)
         ):
             return {**envelope, "messages": ops}
         return None
-    if isinstance(event, ToolCallResultEvent):
-        found = (event.metadata or {}).get("ui_schema")
+    if kind == "TOOL_CALL_RESULT":
+        meta = wire.get("metadata")
+        found = meta.get("ui_schema") if isinstance(meta, Mapping) else None
         if found is None:
-            found = (event.model_extra or {}).get("ui_schema")
+            found = wire.get("ui_schema")
         if isinstance(found, Mapping) and found.get("format") == "a2ui":
             return dict(found)
     return None

@@ -1,0 +1,108 @@
+"""Client bytes of a run: one encoder over a run's events, live or stored.
+
+::
+
+    RunPipeline.open() ─▶ event batches ─────────────▶ encode_batches() ────▶ SSE bytes
+                                                       (store off: the streaming endpoints)
+    RunManager.reader() ─▶ RunEvent (cursor + wire) ─▶ encode_run_events() ─▶ SSE bytes
+                                                       (durable runs: every endpoint with a store)
+
+Both take any :class:`agui_codecs.Encoder` (the one contract: ``agui``, ``ai-sdk``, plugins).
+A durable run's events are encoded from the wire dicts the reader delivers
+(:meth:`~agui_codecs.Encoder.encode_wire`): no model is built on the way from the store to
+the client, and every stored event's cursor is passed as its ``id``, which the encoder writes
+when its clients resume by cursor (AG-UI) and ignores otherwise (the AI SDK replays from the
+first chunk): ``docs/runs.md`` §1, §5.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
+from contextlib import aclosing
+from typing import Any
+
+import anyio
+from ag_ui.core import Event
+
+from agui_codecs import Encoder
+
+from .types import Cursor, JsonObject, RunEvent
+
+__all__ = ["encode_batches", "encode_run_events"]
+
+_log = logging.getLogger(__name__)
+
+
+async def encode_batches(
+    batches: AsyncGenerator[list[Event], None], encoder: Encoder
+) -> AsyncGenerator[bytes, None]:
+    """Encode live event batches: one write per batch, then ``encoder.close()``.
+
+    Closing this generator closes ``batches`` (and so the upstream request).
+    """
+    async with aclosing(batches):
+        async for batch in batches:
+            data = b"".join([encoder.encode(event) for event in batch])
+            if data:
+                yield data
+    tail = encoder.close()
+    if tail:
+        yield tail
+
+
+async def _aclose(iterator: AsyncIterator[Any]) -> None:
+    closer = getattr(iterator, "aclose", None)
+    if closer is not None:
+        await closer()
+
+
+async def encode_run_events(
+    events: AsyncIterator[RunEvent] | None,
+    encoder: Encoder,
+    *,
+    prelude: Sequence[JsonObject] = (),
+    prelude_cursor: Cursor | None = None,
+    on_abandon: Callable[[], Awaitable[None]] | None = None,
+) -> AsyncGenerator[bytes, None]:
+    """Encode a durable run's events for one client: ``prelude``, then ``events``, then
+    ``encoder.close()``; one chunk per event, so a published delta goes out at once.
+
+    Args:
+        events: the run's reader (``RunManager.reader``), or None (the prelude is all).
+        encoder: the client's encoder; every event of ``events`` goes through
+            ``encode_wire(event, id=str(cursor))``.
+        prelude: wire events sent first (the ``?replay=snapshot`` prelude); only the last one
+            carries an id, ``prelude_cursor`` (the client then holds everything up to it;
+            ``docs/runs.md`` §1: prelude events are not stored as such).
+        prelude_cursor: see ``prelude``.
+        on_abandon: awaited (shielded from cancellation; its errors are logged) when the
+            stream stops before ``events`` ended, i.e. the client went away or reading failed.
+
+    Closing the generator closes ``events`` (releasing its broker subscription).
+    """
+    completed = False
+    try:
+        last = len(prelude) - 1
+        for index, wire in enumerate(prelude):
+            cursor = prelude_cursor if index == last and prelude_cursor is not None else None
+            yield encoder.encode_wire(wire, id=None if cursor is None else str(cursor))
+        if events is not None:
+            try:
+                async for stored in events:
+                    data = encoder.encode_wire(stored.event, id=str(stored.cursor))
+                    if data:
+                        yield data
+            finally:
+                await _aclose(events)
+        completed = True
+        tail = encoder.close()
+        if tail:
+            yield tail
+    finally:
+        if not completed and on_abandon is not None:
+            with anyio.CancelScope(shield=True):
+                try:
+                    await on_abandon()
+                except Exception:
+                    _log.exception("on_abandon of an abandoned run stream failed")
