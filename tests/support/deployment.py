@@ -179,7 +179,8 @@ def context_files(sources: list[str]) -> list[str]:
         found = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
         for p in found:
             rel = p.relative_to(ROOT)
-            built = any(part.endswith(".egg-info") for part in rel.parts)  # pip install -e
+            # pip install -e leaves *.egg-info; setuptools builds leave build/ in the project
+            built = any(part.endswith(".egg-info") or part == "build" for part in rel.parts)
             if CACHE_PARTS.isdisjoint(rel.parts) and p.suffix != ".pyc" and not built:
                 files.append(rel.as_posix())
     return files
