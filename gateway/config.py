@@ -108,7 +108,13 @@ from agui_codecs.ui import (
 
 from .broker import DEFAULT_PREFIX as DEFAULT_REDIS_PREFIX
 from .errors import ConfigError
-from .route_checks import check_endpoint_suffix, check_env_name, check_header_name, check_http_url
+from .route_checks import (
+    check_endpoint_suffix,
+    check_env_name,
+    check_header_name,
+    check_http_url,
+    check_url_credentials,
+)
 from .runs.settings import RunSettings
 from .store.engine import DEFAULT_DATABASE_URL, normalize_url
 
@@ -278,6 +284,7 @@ class RouteConfig(_Strict):
         if parts.fragment:
             raise ValueError("must not carry a #fragment")
         if parts.scheme in ("http", "https"):
+            check_url_credentials(value)
             check_http_url(value)
             protocol = info.data.get("protocol")
             if isinstance(protocol, str):

@@ -13,6 +13,9 @@ that may be a secret (``auth.env``) is never echoed.
   posted to ``.../chat/completions/chat/completions``, so the error suggests the base URL.
 * :func:`check_header_name`: route ``headers`` and ``auth.header`` may not set headers the HTTP
   client owns (:data:`RESERVED_HEADERS`: ``host``, ``content-length``, hop-by-hop headers).
+* :func:`check_url_credentials`: an ``upstream_url`` carries no credential (``user:pass@``, a
+  ``?key=`` / ``?token=`` / ``?sig=``... query parameter, see :data:`SECRET_QUERY_NAMES`): the URL
+  is recorded with every run and logged, so a key must come from ``auth.env`` instead.
 * :func:`check_env_name`: ``auth.env`` names a variable (``[A-Za-z_][A-Za-z0-9_]*``, at most 64
   characters) and does not look like a key pasted in its place (``sk-...``, ``AIza...``...).
 """
@@ -30,10 +33,12 @@ from agui_codecs.protocols import ProtocolSpec
 __all__ = [
     "MAX_ENV_NAME",
     "RESERVED_HEADERS",
+    "SECRET_QUERY_NAMES",
     "check_endpoint_suffix",
     "check_env_name",
     "check_header_name",
     "check_http_url",
+    "check_url_credentials",
 ]
 
 RESERVED_HEADERS: Final = frozenset(
@@ -57,6 +62,13 @@ MAX_ENV_NAME: Final = 64
 
 _ENV: Final = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _BAD_HOST: Final = re.compile(r"[\s<>\"{}|\\^`/?#@]")
+SECRET_QUERY_NAMES: Final = re.compile(
+    r"key|token|secret|passw|pwd|sig|auth|credential|session|code", re.IGNORECASE
+)
+"""A query parameter whose name contains one of these words holds a credential (``key``,
+``api_key``, ``access_token``, ``client_secret``, ``password``, Azure SAS ``sig``, ...). Azure's
+``api-version`` and other plain parameters pass."""
+
 _KEY_PREFIXES: Final = ("sk-", "sk_", "AIza", "gsk_", "xai-", "ghp_", "github_pat_")
 
 
@@ -85,6 +97,28 @@ def check_http_url(value: str) -> None:
         httpx.URL(value)
     except httpx.InvalidURL as exc:
         raise ValueError(f"is not a valid URL ({exc})") from None
+
+
+def check_url_credentials(value: str) -> None:
+    """Refuse an ``upstream_url`` carrying a credential: user info (``user:pass@host``) or a
+    query parameter named like one (:data:`SECRET_QUERY_NAMES`). The URL and the value are
+    never put in the message.
+
+    Raises:
+        ValueError: says which part and where the credential goes instead (``auth.env``).
+    """
+    parts = urlsplit(value)
+    hint = (
+        "the URL is recorded with every run and logged: put the key in an environment "
+        'variable and name it in auth, e.g. auth = { type = "header", header = "x-goog-api-key", '
+        'env = "GEMINI_API_KEY" } (the value is not shown)'
+    )
+    if "@" in parts.netloc:
+        raise ValueError(f"carries credentials in its user info (user:password@host): {hint}")
+    for item in parts.query.split("&"):
+        name = item.partition("=")[0]
+        if name and SECRET_QUERY_NAMES.search(name):
+            raise ValueError(f"carries a credential in its query parameter {name[:40]!r}: {hint}")
 
 
 def check_endpoint_suffix(value: str, spec: ProtocolSpec) -> None:

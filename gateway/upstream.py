@@ -90,12 +90,14 @@ from .config import SELF_SCHEME, RouteConfig
 __all__ = [
     "MASKED_DECODER_ERRORS",
     "MAX_ERROR_BODY",
+    "REDACTED",
     "SELF_BASE_URL",
     "Upstream",
     "UpstreamBody",
     "build_body",
     "endpoint_path",
     "endpoint_url",
+    "redact",
 ]
 
 log = logging.getLogger("gateway.upstream")
@@ -252,7 +254,7 @@ class Upstream:
             ) as response:
                 started = True
                 if not response.is_success:
-                    raise await _http_failure(route, response)
+                    raise await _http_failure(route, response, self._secret(route))
                 async for chunk in response.aiter_bytes():
                     events = decoder.feed(chunk)
                     if events:
@@ -276,10 +278,25 @@ class Upstream:
         if events:
             yield _masked(route, decoder, events)
 
+    def _secret(self, route: RouteConfig) -> str | None:
+        """The route's upstream key (None without one): redacted from what an upstream says."""
+        if route.auth.type == "none" or route.auth.env is None:
+            return None
+        return self.environ.get(route.auth.env, "").strip() or None
+
     @staticmethod
     def _fail(route: RouteConfig, decoder: StreamDecoder, code: str, message: str) -> None:
         log.warning("route %s: %s: %s", route.name, code, message)
         decoder.fail(code, message)
+
+
+REDACTED = "[redacted]"
+"""What replaces the route's own key in an upstream's error text (some providers quote it)."""
+
+
+def redact(text: str, secret: str | None) -> str:
+    """``text`` with every occurrence of ``secret`` replaced by :data:`REDACTED`."""
+    return text.replace(secret, REDACTED) if secret else text
 
 
 def _kind(exc: Exception) -> str:
@@ -348,7 +365,9 @@ def _error_object(raw: bytes) -> Mapping[str, Any] | str | None:
     return error if isinstance(error, dict) else doc
 
 
-async def _http_failure(route: RouteConfig, response: httpx.Response) -> _Failure:
+async def _http_failure(
+    route: RouteConfig, response: httpx.Response, secret: str | None = None
+) -> _Failure:
     """The RUN_ERROR of a non-2xx upstream answer.
 
     Code: the upstream's own ``code``, else ``type``, else ``status`` (Gemini's
@@ -356,7 +375,8 @@ async def _http_failure(route: RouteConfig, response: httpx.Response) -> _Failur
     ``UPSTREAM_HTTP_<status>``. Message: for 4xx the provider's message (it tells the developer
     what to fix: an invalid key, an unknown model); for 5xx a fixed ``upstream server error
     (HTTP <status>)``: a server's error text may hold internals (stack traces, hosts), so it is
-    logged, truncated, and not sent.
+    logged, truncated, and not sent. The route's key (``secret``) is redacted from both: an
+    upstream may quote the key it refused.
     """
     raw = bytearray()
     async for chunk in response.aiter_bytes():
@@ -379,10 +399,10 @@ async def _http_failure(route: RouteConfig, response: httpx.Response) -> _Failur
             route.name,
             status,
             code,
-            body[:_LOGGED_BODY].decode("utf-8", "replace"),
+            redact(body[:_LOGGED_BODY].decode("utf-8", "replace"), secret),
         )
         return _Failure(code, f"upstream server error (HTTP {status})")
     message = f"upstream returned HTTP {status}"
     if detail:
-        message += f": {detail[:_MAX_DETAIL]}"
-    return _Failure(code, message)
+        message += f": {redact(detail, secret)[:_MAX_DETAIL]}"
+    return _Failure(redact(code, secret), message)

@@ -7,7 +7,9 @@
 * :func:`json_response`: compact JSON (orjson); :func:`sse_response`: an encoder's SSE stream
   with the settings' keep-alive;
 * query and id parsing: :func:`query_param`, :func:`positive_int_param` (400
-  ``INVALID_PARAMETER``), :func:`run_ref` (``{thread_id}`` + ``?runId=``), :func:`last_event_id`
+  ``INVALID_PARAMETER``), :func:`id_param` / :func:`path_id` (ids checked at the edge, 422
+  ``INVALID_ID``, :mod:`gateway.ids`), :func:`run_ref` (``{thread_id}`` + ``?runId=``),
+  :func:`last_event_id`
   (``Last-Event-ID`` header, else ``?lastEventId=``);
 * :data:`EXCEPTION_HANDLERS`: the one place typed errors become JSON refusals
   ``{"error": {"code", "message"}, "detail"?}`` (before any stream started).
@@ -29,13 +31,16 @@ from agui_codecs.errors import CodecError
 
 from ..config import Settings
 from ..errors import InvalidRequestError, RequestError
+from ..ids import check_id
 from ..sse_response import SSEResponse
 from ..store import MAX_CURSOR_PART, RunStoreError
 
 __all__ = [
     "EXCEPTION_HANDLERS",
+    "id_param",
     "json_response",
     "last_event_id",
+    "path_id",
     "positive_int_param",
     "query_param",
     "read_json",
@@ -172,15 +177,37 @@ def positive_int_param(request: Request, name: str) -> int | None:
     return value
 
 
+def id_param(request: Request, name: str) -> str:
+    """The required query parameter ``name``, checked as an id (:mod:`gateway.ids`).
+
+    Raises:
+        RequestError: 400 ``INVALID_PARAMETER``, it is missing.
+        InvalidIdError: 422 ``INVALID_ID``.
+    """
+    value = query_param(request, name, required=True)
+    assert value is not None
+    return check_id(value, loc=("query", name))
+
+
+def path_id(request: Request, name: str) -> str:
+    """The path segment ``{name}`` (percent-decoded), checked as an id.
+
+    Raises:
+        InvalidIdError: 422 ``INVALID_ID``.
+    """
+    return check_id(request.path_params[name], loc=("path", name))
+
+
 def run_ref(request: Request) -> tuple[str, str]:
-    """``(thread_id, run_id)`` of a run URL: the ``{thread_id}`` path segment and ``?runId=``.
+    """``(thread_id, run_id)`` of a run URL: the ``{thread_id}`` path segment and ``?runId=``,
+    both checked as ids.
 
     Raises:
         RequestError: 400 ``INVALID_PARAMETER``, ``runId`` is missing.
+        InvalidIdError: 422 ``INVALID_ID``.
     """
-    run_id = query_param(request, "runId", required=True)
-    assert run_id is not None
-    return request.path_params["thread_id"], run_id
+    thread_id = path_id(request, "thread_id")
+    return thread_id, id_param(request, "runId")
 
 
 def last_event_id(request: Request) -> str | None:

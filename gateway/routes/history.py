@@ -9,7 +9,8 @@ Answer ``200 {items, total, start_sequence, end_sequence, next_before_sequence, 
 ``sequence``, ``role``, ordered ``parts`` and ``visibility`` (history vs. context assembly);
 ``total`` counts every message of the thread. An unknown thread is an empty page. A missing
 ``threadId`` or a ``limit`` / ``before_sequence`` that is not a positive integer is a 400
-``INVALID_PARAMETER``; without the app lifespan, 503 ``RUNS_UNAVAILABLE``.
+``INVALID_PARAMETER``, a ``threadId`` that is not an id (:mod:`gateway.ids`) a 422
+``INVALID_ID``; without the app lifespan, 503 ``RUNS_UNAVAILABLE``.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from starlette.responses import Response
 
 from ..store import HISTORY_DEFAULT_LIMIT, HISTORY_MAX_LIMIT
 from ._endpoint import Call
-from ._http import json_response, positive_int_param, query_param
+from ._http import id_param, json_response, positive_int_param
 
 __all__ = ["history"]
 
@@ -27,8 +28,7 @@ async def history(call: Call) -> Response:
     """Answer ``GET /api/v1/agent/history`` (see the module docstring)."""
     manager = call.services.runs()
     request = call.request
-    thread_id = query_param(request, "threadId", required=True)
-    assert thread_id is not None
+    thread_id = id_param(request, "threadId")
     limit = positive_int_param(request, "limit") or HISTORY_DEFAULT_LIMIT
     before = positive_int_param(request, "before_sequence")
     page = await manager.history(

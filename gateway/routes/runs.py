@@ -24,6 +24,7 @@ no store is open).
 from __future__ import annotations
 
 from typing import Final
+from urllib.parse import quote
 
 from ag_ui.core import RunAgentInput
 from pydantic import BaseModel, ConfigDict
@@ -35,10 +36,19 @@ from agui_codecs.protocols import ClientRequest
 
 from ..encoding import encode_run_events
 from ..errors import RequestError
+from ..ids import check_ids, run_input_ids
 from ..store import RunNotFoundError, RunRecord
 from ._access import annotate
 from ._endpoint import Call
-from ._http import json_response, last_event_id, query_param, read_json, run_ref, sse_response
+from ._http import (
+    json_response,
+    last_event_id,
+    path_id,
+    query_param,
+    read_json,
+    run_ref,
+    sse_response,
+)
 
 __all__ = ["REPLAY_MODES", "RunRequest", "ai_sdk_resume", "cancel_run", "create_run", "events"]
 
@@ -72,6 +82,7 @@ async def create_run(call: Call) -> Response:
     services.runs()
     limit = services.settings.max_request_bytes
     body, _raw = await read_json(call.request, RunRequest, limit=limit)
+    check_ids(run_input_ids(body.input, prefix=("input",)))
     route = services.route(body.route)
     annotate(call.request, route=route.name)
     run = await services.start_run(
@@ -81,7 +92,10 @@ async def create_run(call: Call) -> Response:
         rename=False,
     )
     annotate(call.request, run_id=run.id)
-    location = f"/api/v1/agent/runs/{run.thread_id}/events?runId={run.id}"
+    # percent-encoded: a header holds latin-1 only, and an id may hold any other character
+    location = (
+        f"/api/v1/agent/runs/{quote(run.thread_id, safe='')}/events?runId={quote(run.id, safe='')}"
+    )
     return json_response(
         {"threadId": run.thread_id, "runId": run.id}, 201, headers={"location": location}
     )
@@ -151,7 +165,7 @@ async def ai_sdk_resume(call: Call) -> Response:
     route = services.route(call.request.path_params["route"])
     annotate(call.request, route=route.name)
     manager = services.runs()
-    run = await manager.active_run(call.request.path_params["chat_id"])
+    run = await manager.active_run(path_id(call.request, "chat_id"))
     if run is None:
         return Response(status_code=204)
     annotate(call.request, run_id=run.id)

@@ -36,6 +36,7 @@ from agui_codecs.protocols.ai_sdk.chat_request import (
 
 from ..config import RouteConfig
 from ..encoding import encode_batches, encode_run_events
+from ..ids import chat_request_ids, check_ids, run_input_ids
 from ._access import annotate
 from ._endpoint import Call
 from ._http import read_json, sse_response
@@ -49,6 +50,7 @@ async def agui(call: Call) -> Response:
     annotate(call.request, route=route.name)
     limit = call.services.settings.max_request_bytes
     run_input, raw = await read_json(call.request, RunAgentInput, limit=limit)
+    check_ids(run_input_ids(run_input))
     client = ClientRequest(run_input, wire="agui", raw=raw)
     return await _stream(call, route, client, AguiEncoder())
 
@@ -59,6 +61,7 @@ async def ai_sdk(call: Call) -> Response:
     annotate(call.request, route=route.name)
     limit = call.services.settings.max_request_bytes
     chat, raw = await read_json(call.request, AiSdkChatRequest, limit=limit)
+    check_ids(chat_request_ids(chat))
     run_input = to_run_agent_input(chat, run_id=f"run_{uuid.uuid4().hex}")
     message_id = response_message_id(chat)
     if message_id is None and route.protocol != "ai-sdk":
