@@ -30,10 +30,15 @@ conversation for a provider route) or 422 ``UNSUPPORTED_CONTENT`` / ``INVALID_TO
 / ``INVALID_TOOL_RESULT`` (the input has no equivalent upstream). Once streaming, every failure
 is a terminal event (see :mod:`gateway.upstream`).
 
+Client auth (:mod:`gateway.auth`): every endpoint but ``/healthz`` and ``/metrics`` asks for a
+credential (``Authorization: Bearer``: an API key, a JWT when ``GATEWAY_JWT_JWKS_URL`` is set,
+a scoped token on the events endpoint) unless ``GATEWAY_AUTH=off``; ``auto`` (the default) is
+required here, and only ``serve`` opens it for the embedded demo on a loopback host.
+
 CORS: off unless ``GATEWAY_CORS_ORIGINS`` lists origins (starlette ``CORSMiddleware``, which
 also answers the ``OPTIONS`` preflight). The gateway authenticates to upstreams with the
 route's key variable only; a client's ``Authorization`` header and cookies are never
-forwarded (put a reverse proxy in front for client auth).
+forwarded.
 """
 
 from __future__ import annotations
@@ -51,6 +56,7 @@ from starlette.routing import BaseRoute, Mount
 from agui_codecs.ui import UiSchemaCompiler
 
 from .asgi_transport import StreamingASGITransport
+from .auth import Authenticator, JwtVerifier
 from .broker import Broker, open_broker
 from .config import SELF_SCHEME, RouteConfig, Settings
 from .demo import DEMO_MOUNT, create_demo_app
@@ -74,8 +80,8 @@ CORS_ALLOW_HEADERS: tuple[str, ...] = (
     "x-vercel-ai-ui-message-stream",
 )
 """Request headers a cross-origin client may send (what ``@ag-ui/client``, ``ai``'s
-``DefaultChatTransport`` and an ``EventSource`` resume send; ``authorization`` for a reverse
-proxy in front: the gateway itself never reads nor forwards it)."""
+``DefaultChatTransport`` and an ``EventSource`` resume send; ``authorization`` carries the
+client's credential, which the gateway checks and never forwards)."""
 
 
 def _middleware(settings: Settings) -> list[Middleware]:
@@ -159,7 +165,20 @@ def create_app(
     pipeline = RunPipeline(
         Upstream(http_client), UiSchemaCompiler(), max_event_size=settings.max_event_size
     )
-    services = Services(settings, routes, pipeline)
+    jwt = None
+    if settings.jwt_enabled:
+        jwks_client = httpx.AsyncClient()  # its own: the upstream client may be a test mock
+        owned.append(jwks_client)
+        jwt = JwtVerifier(settings, jwks_client)
+    holder: list[Services] = []
+
+    def current_store() -> RunStore | None:
+        manager = holder[0].manager if holder else None
+        return manager.store if manager is not None else None
+
+    auth = Authenticator(settings, store=current_store, jwt=jwt)
+    services = Services(settings, routes, pipeline, auth=auth)
+    holder.append(services)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:

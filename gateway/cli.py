@@ -11,6 +11,7 @@ Subcommands:
   3 the decoder failed on the input (a bug of ours, not of the input: the output still ends with
   a terminal error event, the traceback goes to stderr).
 * ``serve [--config FILE] [--host H] [--port P]``: run the HTTP gateway (uvicorn).
+* ``keys create|list|revoke``: client API keys (:mod:`gateway.keys_cli`).
 """
 
 from __future__ import annotations
@@ -106,6 +107,9 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--config", help="routes TOML file (default: GATEWAY_CONFIG or the demo)")
     s.add_argument("--host", default="127.0.0.1")
     s.add_argument("--port", type=int, default=8000)
+    from gateway.keys_cli import add_parser
+
+    add_parser(sub)
     return parser
 
 
@@ -117,6 +121,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         serve(args.config, args.host, args.port)
         return 0
+    if args.command == "keys":
+        from gateway import keys_cli
+
+        return keys_cli.run(args)
     try:
         source: BinaryIO = sys.stdin.buffer if args.file == "-" else open(args.file, "rb")
     except OSError as exc:

@@ -94,7 +94,7 @@ from pydantic import (
     model_validator,
 )
 from pydantic_core import PydanticCustomError
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import SettingsConfigDict
 
 from agui_codecs import CodecError, get_protocol
 from agui_codecs.sse import DEFAULT_MAX_EVENT_SIZE
@@ -116,6 +116,7 @@ from .route_checks import (
     check_url_credentials,
 )
 from .runs.settings import RunSettings
+from .security_settings import SecuritySettings
 from .store.engine import DEFAULT_DATABASE_URL, normalize_url
 
 __all__ = [
@@ -351,8 +352,9 @@ class RouteConfig(_Strict):
         return self
 
 
-class Settings(BaseSettings):
-    """Process-wide settings, read from ``GATEWAY_*`` environment variables.
+class Settings(SecuritySettings):
+    """Process-wide settings, read from ``GATEWAY_*`` environment variables; client auth,
+    quotas and timeouts are inherited from :class:`~gateway.security_settings.SecuritySettings`.
 
     Attributes:
         config: routes TOML file; ``None`` uses the embedded ``default_routes.toml``.

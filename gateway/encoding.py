@@ -64,6 +64,7 @@ async def encode_run_events(
     prelude: Sequence[JsonObject] = (),
     prelude_cursor: Cursor | None = None,
     on_abandon: Callable[[], Awaitable[None]] | None = None,
+    cursor_tag: str | None = None,
 ) -> AsyncGenerator[bytes, None]:
     """Encode a durable run's events for one client: ``prelude``, then ``events``, then
     ``encoder.close()``; one chunk per event, so a published delta goes out at once.
@@ -78,19 +79,22 @@ async def encode_run_events(
         prelude_cursor: see ``prelude``.
         on_abandon: awaited (shielded from cancellation; its errors are logged) when the
             stream stops before ``events`` ended, i.e. the client went away or reading failed.
+        cursor_tag: the run's cursor tag: ids are written ``<epoch>.<seq>.<tag>``
+            (:mod:`gateway.routes._cursor`, bound to the run); None writes ``<epoch>.<seq>``.
 
     Closing the generator closes ``events`` (releasing its broker subscription).
     """
     completed = False
+    suffix = "" if cursor_tag is None else f".{cursor_tag}"
     try:
         last = len(prelude) - 1
         for index, wire in enumerate(prelude):
             cursor = prelude_cursor if index == last and prelude_cursor is not None else None
-            yield encoder.encode_wire(wire, id=None if cursor is None else str(cursor))
+            yield encoder.encode_wire(wire, id=None if cursor is None else f"{cursor}{suffix}")
         if events is not None:
             try:
                 async for stored in events:
-                    data = encoder.encode_wire(stored.event, id=str(stored.cursor))
+                    data = encoder.encode_wire(stored.event, id=f"{stored.cursor}{suffix}")
                     if data:
                         yield data
             finally:

@@ -56,6 +56,7 @@ class RequestError(GatewayError):
         status: HTTP status code of the JSON error response.
         code: stable SCREAMING_CASE code, sent as ``error.code``.
         detail: optional extra JSON (e.g. pydantic's error list), sent as ``detail``.
+        headers: extra response headers (``WWW-Authenticate``, ``Retry-After``).
     """
 
     status: int = 400
@@ -68,8 +69,10 @@ class RequestError(GatewayError):
         code: str | None = None,
         status: int | None = None,
         detail: Any = None,
+        headers: dict[str, str] | None = None,
     ) -> None:
         super().__init__(message)
+        self.headers: dict[str, str] = dict(headers or {})
         if code is not None:
             self.code = code
         if status is not None:

@@ -39,9 +39,10 @@ __all__ = [
     "run_input_ids",
 ]
 
-MAX_ID_LENGTH: Final[int] = 128
-"""Longest accepted id, in characters (a UUID is 36; the store keys thread and run ids of a
-tenant together, so the bound keeps every key inside its column on every backend)."""
+MAX_ID_LENGTH: Final[int] = 100
+"""Longest accepted id, in characters (a UUID is 36). The store keys a run by its tenant,
+thread and run id together (:mod:`gateway.tenancy`): with this bound every key fits its
+255-character column on every backend."""
 
 REFUSED_CATEGORIES: Final[frozenset[str]] = frozenset({"Cc", "Cs", "Zl", "Zp"})
 """Unicode general categories an id may not hold (see the module docstring)."""

@@ -24,11 +24,13 @@ from .errors import ConfigError
 
 __all__ = [
     "DEMO_ROUTE",
+    "LOOPBACK_HOSTS",
     "SHUTDOWN_GRACE_SECONDS",
     "GatewayServer",
     "banner",
     "build_server",
     "curl_example",
+    "resolve_auth",
     "serve",
 ]
 
@@ -132,6 +134,20 @@ def build_server(
     return GatewayServer(config, routes=app.state.services.routes, out=out)
 
 
+LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
+"""Hosts on which ``GATEWAY_AUTH=auto`` leaves the embedded demo open."""
+
+
+def resolve_auth(settings: Settings, host: str) -> Settings:
+    """``settings`` with ``auth = "auto"`` resolved for a server bound to ``host``: ``off``
+    when it serves the embedded demo routes (no routes file) on a loopback host (what ``make
+    run`` does, so its curl line needs no key), else ``required``."""
+    if settings.auth != "auto":
+        return settings
+    is_open = settings.config is None and (host in LOOPBACK_HOSTS or host.startswith("127."))
+    return settings.model_copy(update={"auth": "off" if is_open else "required"})
+
+
 def serve(config_path: str | None, host: str = "127.0.0.1", port: int = 8000) -> None:
     """Run the gateway until interrupted (Ctrl-C / SIGTERM).
 
@@ -149,6 +165,7 @@ def serve(config_path: str | None, host: str = "127.0.0.1", port: int = 8000) ->
     """
     try:
         settings = Settings(config=Path(config_path)) if config_path else Settings()
+        settings = resolve_auth(settings, host)
         app = create_app(settings)
     except ConfigError as exc:
         raise SystemExit(f"agui-gateway: invalid configuration:\n{exc.message}") from None

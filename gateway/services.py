@@ -6,32 +6,57 @@ its upstream client and ui_schema compiler) and, while the app lifespan runs, th
 :mod:`gateway.routes` only parse a request, call one of these methods and answer. Nothing here
 knows HTTP: errors are raised typed (:mod:`gateway.errors`, :mod:`gateway.store.errors`) and
 the routes' error handlers answer them.
+
+Every method that names a thread or a run takes the :class:`~gateway.auth.Caller`: ids become
+the caller's store keys (:mod:`gateway.tenancy`), so a tenant can only ever reach its own
+threads and runs (another tenant's is exactly a missing one: 404), and a run id is scoped to
+its thread. Route allowlists (403 ``ROUTE_FORBIDDEN``) and the per-tenant quotas (429: request
+rate, concurrent runs, stored bytes) are checked here too.
 """
 
 from __future__ import annotations
 
 import logging
+import math
+import time
 import uuid
 from collections.abc import AsyncGenerator, Mapping
 from typing import Final
 
+import orjson
 from ag_ui.core import Event, RunAgentInput
+from limits import RateLimitItem, parse_many
+from limits.aio.storage import MemoryStorage
+from limits.aio.strategies import MovingWindowRateLimiter
 
 from agui_codecs.protocols import ClientRequest
 
+from .auth import ANONYMOUS, Authenticator, Caller, ForbiddenError, RouteForbiddenError
 from .config import RouteConfig, Settings
 from .errors import RequestError, RouteNotFoundError
+from .ids import MAX_ID_LENGTH
 from .pipeline import RunPipeline, flatten
 from .runs import RunManager
-from .store import RunExistsError, RunRecord
+from .store import HistoryPage, RunExistsError, RunNotFoundError, RunRecord, RunStore
 from .types import JsonObject
 
-__all__ = ["RENAME_ATTEMPTS", "Services"]
+__all__ = ["RENAME_ATTEMPTS", "QuotaError", "Services"]
 
 _log = logging.getLogger(__name__)
 
 RENAME_ATTEMPTS: Final[int] = 3
 """Fresh run ids a streaming endpoint tries when the client's ``runId`` is taken."""
+
+
+_RENAME_SUFFIX = 9  # "-" + 8 hex
+
+
+class QuotaError(RequestError):
+    """429: a per-tenant quota is used up (``RATE_LIMITED`` with ``Retry-After``,
+    ``TOO_MANY_RUNS``, ``STORAGE_QUOTA_EXCEEDED``)."""
+
+    status = 429
+    code = "QUOTA_EXCEEDED"
 
 
 def _wire_messages(run_input: RunAgentInput) -> list[JsonObject]:
@@ -45,6 +70,7 @@ class Services:
         settings: process settings.
         routes: the served routes by name (file order).
         pipeline: the app's run pipeline (upstream -> decoder -> UI stage).
+        auth: the client authenticator (default: one over :attr:`manager`'s store, no JWT).
 
     Attributes:
         manager: the :class:`~gateway.runs.RunManager` while the app lifespan runs (set and
@@ -53,24 +79,116 @@ class Services:
     """
 
     def __init__(
-        self, settings: Settings, routes: Mapping[str, RouteConfig], pipeline: RunPipeline
+        self,
+        settings: Settings,
+        routes: Mapping[str, RouteConfig],
+        pipeline: RunPipeline,
+        *,
+        auth: Authenticator | None = None,
     ) -> None:
         self.settings = settings
         self.routes = routes
         self.pipeline = pipeline
         self.manager: RunManager | None = None
+        self.auth = auth or Authenticator(settings, store=self._store)
+        self._rates: list[RateLimitItem] = (
+            list(parse_many(settings.quota_rate)) if settings.quota_rate else []
+        )
+        self._limiter = MovingWindowRateLimiter(MemoryStorage())
 
-    def route(self, name: str) -> RouteConfig:
-        """The route named ``name``.
+    def _store(self) -> RunStore | None:
+        return self.manager.store if self.manager is not None else None
+
+    def route(self, name: str, caller: Caller = ANONYMOUS) -> RouteConfig:
+        """The route named ``name``, when ``caller`` may call it.
 
         Raises:
-            RouteNotFoundError: 404 ``ROUTE_NOT_FOUND``; the message lists the known names.
+            RouteNotFoundError: 404 ``ROUTE_NOT_FOUND``; the message lists the names the
+                caller may call.
+            RouteForbiddenError: 403 ``ROUTE_FORBIDDEN``, not in the caller's allowlist.
         """
         route = self.routes.get(name)
         if route is None:
-            known = ", ".join(sorted(self.routes)) or "none"
+            known = ", ".join(sorted(n for n in self.routes if caller.may_call(n))) or "none"
             raise RouteNotFoundError(f"no route named {name!r} (known: {known})")
+        if not caller.may_call(name):
+            raise RouteForbiddenError(f"route {name!r} is not allowed for this credential")
         return route
+
+    async def check_rate(self, caller: Caller) -> None:
+        """Count one request of ``caller``'s tenant against ``GATEWAY_QUOTA_RATE``.
+
+        Raises:
+            QuotaError: 429 ``RATE_LIMITED`` with ``Retry-After`` (seconds to the next slot).
+        """
+        key = caller.tenant or "-"
+        for item in self._rates:
+            if not await self._limiter.hit(item, "tenant", key):
+                stats = await self._limiter.get_window_stats(item, "tenant", key)
+                wait = max(1, math.ceil(stats.reset_time - time.time()))
+                raise QuotaError(
+                    f"request rate above {item} for this tenant",
+                    code="RATE_LIMITED",
+                    headers={"retry-after": str(wait)},
+                )
+
+    async def _check_quotas(self, caller: Caller, manager: RunManager, incoming: int) -> None:
+        settings = self.settings
+        if not (settings.quota_concurrent_runs or settings.quota_stored_bytes):
+            return
+        usage = await manager.store.tenant_usage(caller.tenant)
+        if settings.quota_concurrent_runs and usage.active_runs >= settings.quota_concurrent_runs:
+            raise QuotaError(
+                f"this tenant already has {usage.active_runs} runs going "
+                f"(at most {settings.quota_concurrent_runs})",
+                code="TOO_MANY_RUNS",
+                headers={"retry-after": "1"},
+            )
+        quota = settings.quota_stored_bytes
+        if quota and usage.stored_bytes + incoming > quota:
+            raise QuotaError(
+                f"this tenant's stored runs hold {usage.stored_bytes} bytes "
+                f"(quota {quota}): older runs are deleted after the retention period",
+                code="STORAGE_QUOTA_EXCEEDED",
+            )
+
+    async def run_of(self, caller: Caller, thread_id: str, run_id: str) -> RunRecord:
+        """The caller's run ``run_id`` of its thread ``thread_id``.
+
+        Raises:
+            RunNotFoundError: 404 ``RUN_NOT_FOUND``: unknown, of another thread, or of
+                another tenant (one answer for all three).
+            ForbiddenError: 403, a scoped token for another run.
+            RouteForbiddenError: 403, the run's route is not in the caller's allowlist.
+            RequestError: 503 without a store.
+        """
+        if caller.scope is not None and caller.scope != (thread_id, run_id):
+            raise ForbiddenError("this token reads another run")
+        try:
+            run = await self.runs().get_run(caller.run_key(thread_id, run_id))
+        except RunNotFoundError:
+            raise RunNotFoundError(f"thread {thread_id!r} has no run {run_id!r}") from None
+        if run.route is not None and not caller.may_call(run.route):
+            raise RouteForbiddenError(f"route {run.route!r} is not allowed for this credential")
+        return run
+
+    async def active_run(
+        self, caller: Caller, route: RouteConfig, chat_id: str
+    ) -> RunRecord | None:
+        """The newest queued/running run of the caller's chat ``chat_id`` started on ``route``
+        (the AI SDK resume URL names the route: another route's run is not resumed there)."""
+        runs = await self.runs().store.list_runs(
+            caller.thread_key(chat_id), active_only=True, limit=20
+        )
+        return next((run for run in runs if run.route == route.name), None)
+
+    async def history(
+        self, caller: Caller, thread_id: str, *, limit: int, before_sequence: int | None
+    ) -> HistoryPage:
+        """One page of the caller's thread (an unknown or foreign thread: an empty page)."""
+        return await self.runs().history(
+            caller.thread_key(thread_id), limit=limit, before_sequence=before_sequence
+        )
 
     def runs(self) -> RunManager:
         """The open run manager.
@@ -102,6 +220,7 @@ class Services:
         route: RouteConfig,
         client: ClientRequest,
         *,
+        caller: Caller = ANONYMOUS,
         accept_language: str | None,
         message_id: str | None = None,
         rename: bool,
@@ -127,10 +246,12 @@ class Services:
                 False (or every fresh id was taken too).
         """
         manager = self.runs()
+        incoming = len(orjson.dumps(_wire_messages(client.run_input)))
+        await self._check_quotas(caller, manager, incoming)
         batches = self.pipeline.open(route, client, accept_language=accept_language)
         try:
             run = await self._create(
-                manager, route, client.run_input, message_id=message_id, rename=rename
+                manager, caller, route, client.run_input, message_id=message_id, rename=rename
             )
         except BaseException:
             await batches.aclose()
@@ -141,6 +262,7 @@ class Services:
     async def _create(
         self,
         manager: RunManager,
+        caller: Caller,
         route: RouteConfig,
         run_input: RunAgentInput,
         *,
@@ -148,20 +270,26 @@ class Services:
         rename: bool,
     ) -> RunRecord:
         run_id = run_input.run_id
+        thread_id = run_input.thread_id
         for _attempt in range(RENAME_ATTEMPTS):
             try:
                 return await manager.create_run(
-                    thread_id=run_input.thread_id,
-                    run_id=run_id,
+                    thread_id=caller.thread_key(thread_id),
+                    run_id=caller.run_key(thread_id, run_id),
                     route=route.name,
                     upstream=route.upstream_url,
                     model=route.model,
                     message_id=message_id,
                     input_messages=_wire_messages(run_input),
+                    tenant=caller.tenant,
                 )
             except RunExistsError:
                 if not rename:
-                    raise
-            run_id = f"{run_input.run_id}-{uuid.uuid4().hex[:8]}"
+                    raise RunExistsError(
+                        f"thread {thread_id!r} already has a run {run_id!r}"
+                    ) from None
+            # the renamed id stays an id the edge accepts (gateway.ids.MAX_ID_LENGTH)
+            base = run_input.run_id[: MAX_ID_LENGTH - _RENAME_SUFFIX]
+            run_id = f"{base}-{uuid.uuid4().hex[:8]}"
             _log.info("run id %r is taken: recording the run as %r", run_input.run_id, run_id)
         raise RunExistsError(f"run id {run_input.run_id!r} is taken")

@@ -1,5 +1,6 @@
-"""Session set-up shared by every test folder: the third-party protocol plugins of
-``tests/plugins`` are installed before collection (see ``tests/support/protocol_plugins.py``).
+"""Session set-up shared by every test folder: client auth off (``GATEWAY_AUTH=off``, below),
+and the third-party protocol plugins of ``tests/plugins`` installed before collection (see
+``tests/support/protocol_plugins.py``).
 
 They are installed when this module is imported, not in ``pytest_configure``: pytest imports
 the conftest files of the given paths (``tests/runs/conftest.py`` ...) before it configures,
@@ -9,8 +10,15 @@ their parent, so it is imported first.
 
 from __future__ import annotations
 
+import os
+
 import pytest
 from protocol_plugins import install_plugins, remove_plugins
+
+# Client auth is on by default (GATEWAY_AUTH=auto). The suite turns it off here, in this one
+# place, for every app it builds and every server process it starts; the tests of auth and
+# tenancy (tests/security) set GATEWAY_AUTH themselves.
+os.environ["GATEWAY_AUTH"] = "off"
 
 install_plugins()
 

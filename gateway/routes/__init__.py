@@ -8,6 +8,7 @@ method and path                                             handler      reply
 ``GET  /v1/ai-sdk/{route}/{chat_id}/stream``                ``runs``     204, or AI SDK SSE
 ``POST /api/v1/agent/runs``                                 ``runs``     201 JSON
 ``POST /api/v1/agent/runs/{thread_id}/cancel?runId=``       ``runs``     200 JSON
+``POST /api/v1/agent/runs/{thread_id}/token?runId=``        ``runs``     200 JSON
 ``GET  /api/v1/agent/runs/{thread_id}/events?runId=``       ``runs``     AG-UI SSE
 ``GET  /api/v1/agent/history?threadId=``                    ``history``  200 JSON
 ``GET  /healthz``, ``GET /metrics``                         ``health``   JSON, Prometheus text
@@ -28,13 +29,14 @@ from starlette.routing import BaseRoute, Route
 from ..services import Services
 from . import health, history, runs, stream
 from ._access import ACCESS_LOGGER, AccessLog, annotate
-from ._endpoint import ANONYMOUS, Call, Caller, Handler, admit, endpoint
+from ._endpoint import ANONYMOUS, PUBLIC, Call, Caller, Handler, admit, endpoint
 from ._http import EXCEPTION_HANDLERS
 
 __all__ = [
     "ACCESS_LOGGER",
     "ANONYMOUS",
     "EXCEPTION_HANDLERS",
+    "PUBLIC",
     "AccessLog",
     "Call",
     "Caller",
@@ -45,22 +47,31 @@ __all__ = [
     "endpoints",
 ]
 
-_TABLE: tuple[tuple[str, str, Handler], ...] = (
-    ("GET", "/healthz", health.healthz),
-    ("GET", "/metrics", health.metrics),
-    ("POST", "/v1/agui/{route}", stream.agui),
-    ("POST", "/v1/ai-sdk/{route}", stream.ai_sdk),
-    ("GET", "/v1/ai-sdk/{route}/{chat_id}/stream", runs.ai_sdk_resume),
-    ("POST", "/api/v1/agent/runs", runs.create_run),
-    ("POST", "/api/v1/agent/runs/{thread_id}/cancel", runs.cancel_run),
-    ("GET", "/api/v1/agent/runs/{thread_id}/events", runs.events),
-    ("GET", "/api/v1/agent/history", history.history),
+_PUBLIC = "public"  # no credential asked (health, metrics)
+_TOKENS = "tokens"  # a scoped token is accepted (?access_token=: a browser EventSource)
+
+_TABLE: tuple[tuple[str, str, Handler, str], ...] = (
+    ("GET", "/healthz", health.healthz, _PUBLIC),
+    ("GET", "/metrics", health.metrics, _PUBLIC),
+    ("POST", "/v1/agui/{route}", stream.agui, ""),
+    ("POST", "/v1/ai-sdk/{route}", stream.ai_sdk, ""),
+    ("GET", "/v1/ai-sdk/{route}/{chat_id}/stream", runs.ai_sdk_resume, ""),
+    ("POST", "/api/v1/agent/runs", runs.create_run, ""),
+    ("POST", "/api/v1/agent/runs/{thread_id}/cancel", runs.cancel_run, ""),
+    ("POST", "/api/v1/agent/runs/{thread_id}/token", runs.events_token, ""),
+    ("GET", "/api/v1/agent/runs/{thread_id}/events", runs.events, _TOKENS),
+    ("GET", "/api/v1/agent/history", history.history, ""),
 )
 
 
 def endpoints(services: Services) -> list[BaseRoute]:
-    """The starlette routes of every endpoint (the table above), bound to ``services``."""
+    """The starlette routes of every endpoint (the table above), bound to ``services``; every
+    one but health and metrics asks the door for a credential."""
     return [
-        Route(path, endpoint(handler, services), methods=[method])
-        for method, path, handler in _TABLE
+        Route(
+            path,
+            endpoint(handler, services, public=kind == _PUBLIC, tokens=kind == _TOKENS),
+            methods=[method],
+        )
+        for method, path, handler, kind in _TABLE
     ]

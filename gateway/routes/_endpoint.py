@@ -3,14 +3,15 @@
 Every handler of :mod:`gateway.routes` is registered through :func:`endpoint`, which, before
 the handler runs, resolves and checks the request's caller with :func:`admit` and hands the
 handler a :class:`Call` (the request, the app's :class:`~gateway.services.Services`, the
-:class:`Caller`). Client authentication, route allowlists and tenant checks go there and in
-the services the handlers call with ``call.caller``; nothing else in the HTTP side decides who
-may call.
+:class:`~gateway.auth.Caller`). Client authentication happens here (the app's
+:class:`~gateway.auth.Authenticator`: API keys, scoped tokens where the endpoint takes them,
+JWTs; 401 / 403), then the per-tenant request rate (429 ``RATE_LIMITED`` with
+``Retry-After``); route allowlists and tenant checks are in the services the handlers call with
+``call.caller``. Nothing else in the HTTP side decides who may call.
 
-Today the gateway has no client authentication of its own (README "Browsers, CORS and auth":
-put a reverse proxy in front): :func:`admit` admits every request as :data:`ANONYMOUS`. Not
-behind this door: ``/demo/openai`` (the scripted demo upstream, mounted only when it serves)
-and starlette's own 404 / 405 answers.
+Not behind this door: ``/demo/openai`` (the scripted demo upstream, mounted only when it
+serves) and starlette's own 404 / 405 answers; ``/healthz`` and ``/metrics`` pass it
+unauthenticated (:data:`PUBLIC`).
 """
 
 from __future__ import annotations
@@ -22,27 +23,14 @@ from dataclasses import dataclass
 from starlette.requests import Request
 from starlette.responses import Response
 
+from ..auth import ANONYMOUS, Caller
 from ..services import Services
 from ._access import annotate
 
-__all__ = ["ANONYMOUS", "Call", "Caller", "Handler", "admit", "endpoint"]
+__all__ = ["ANONYMOUS", "PUBLIC", "Call", "Caller", "Handler", "admit", "endpoint"]
 
-
-@dataclass(frozen=True, slots=True)
-class Caller:
-    """Who sends a request.
-
-    Attributes:
-        tenant: the tenant the caller acts for (None: no tenancy, every thread is shared).
-        subject: the credential's subject, e.g. an API key id (None: anonymous).
-    """
-
-    tenant: str | None = None
-    subject: str | None = None
-
-
-ANONYMOUS = Caller()
-"""The caller of every request while the gateway has no client authentication."""
+PUBLIC = ANONYMOUS
+"""The caller of the public endpoints (health, metrics): no credential is asked for."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,27 +52,42 @@ Handler = Callable[[Call], Awaitable[Response]]
 """An endpoint handler: parse ``call.request``, call ``call.services``, answer."""
 
 
-async def admit(request: Request) -> Caller:
+async def admit(
+    request: Request, services: Services, *, public: bool = False, tokens: bool = False
+) -> Caller:
     """Resolve and check the caller of ``request``: the one place every endpoint asks.
 
+    Args:
+        request: the request.
+        services: the app's services (its authenticator and rate limiter).
+        public: the endpoint asks for no credential (:data:`PUBLIC`).
+        tokens: the endpoint accepts a scoped token (``?access_token=``).
+
     Returns:
-        The caller (today always :data:`ANONYMOUS`).
+        The caller.
 
     Raises:
-        RequestError: to refuse the request before its handler runs (the JSON error shape;
-            401 / 403 once credentials are checked here).
+        UnauthenticatedError: 401 ``UNAUTHENTICATED`` (``WWW-Authenticate: Bearer``).
+        ForbiddenError: 403.
+        RequestError: 429 ``RATE_LIMITED`` (``Retry-After``), 503 ``AUTH_UNAVAILABLE``.
     """
-    return ANONYMOUS
+    if public:
+        return PUBLIC
+    caller = await services.auth.caller(request, tokens=tokens)
+    await services.check_rate(caller)
+    return caller
 
 
-def endpoint(handler: Handler, services: Services) -> Callable[[Request], Awaitable[Response]]:
+def endpoint(
+    handler: Handler, services: Services, *, public: bool = False, tokens: bool = False
+) -> Callable[[Request], Awaitable[Response]]:
     """A starlette endpoint running ``handler`` for admitted requests (see :func:`admit`); the
-    caller's tenant goes on the request's access record."""
+    caller's tenant and subject go on the request's access record."""
 
     @functools.wraps(handler)
     async def serve(request: Request) -> Response:
-        caller = await admit(request)
-        annotate(request, tenant=caller.tenant)
+        caller = await admit(request, services, public=public, tokens=tokens)
+        annotate(request, tenant=caller.tenant, subject=caller.subject)
         return await handler(Call(request, services, caller))
 
     return serve

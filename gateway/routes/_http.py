@@ -223,7 +223,7 @@ def last_event_id(request: Request) -> str | None:
 
 async def _request_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, RequestError)
-    return json_response(exc.to_json(), exc.status)
+    return json_response(exc.to_json(), exc.status, headers=exc.headers or None)
 
 
 async def _codec_error(request: Request, exc: Exception) -> Response:

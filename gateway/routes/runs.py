@@ -4,21 +4,30 @@
     GET  /api/v1/agent/runs/{thread_id}/events?runId=   AG-UI SSE, resumable (Last-Event-ID)
     POST /api/v1/agent/runs/{thread_id}/cancel?runId=   200 {threadId, runId, status,
                                                         cancelRequested}
+    POST /api/v1/agent/runs/{thread_id}/token?runId=    200 {token, expiresAt, eventsUrl}: a
+                                                        scoped token for an EventSource
     GET  /v1/ai-sdk/{route}/{chat_id}/stream            AI SDK resume: 204, or the chat's
-                                                        active run from its first chunk
+                                                        active run on that route from its
+                                                        first chunk
 
 ``POST /api/v1/agent/runs`` starts the run in the background and answers at once (``location``
 names its events URL); a taken ``runId`` is ``409 RUN_EXISTS`` (a retried create never starts
 a second run). The events endpoint frames ``event: <TYPE>`` / ``id: <cursor>`` /
-``data: <json>`` and closes after the run's terminal event; with ``Last-Event-ID`` (or
-``?lastEventId=``) it resumes strictly after that event; without one, ``?replay=full``
+``data: <json>`` (ids ``<epoch>.<seq>.<tag>``, bound to the run: :mod:`._cursor`) and closes
+after the run's terminal event; with ``Last-Event-ID`` (or ``?lastEventId=``) it resumes
+strictly after that event; without one, ``?replay=full``
 (default) starts at RUN_STARTED and ``?replay=snapshot`` sends the snapshot prelude and then
 the events after it. Cancel is idempotent.
 
+Thread and run ids are the caller's (its tenant scopes them, :mod:`gateway.tenancy`): a run of
+another thread or another tenant is a 404 exactly like a missing one, and a run id taken on
+another thread is free on this one. The events endpoint also takes a scoped token
+(``?access_token=``, what a browser ``EventSource`` can send), minted by the token endpoint.
+
 Errors before a stream starts are JSON ``{"error": {"code", "message"}}``: 400
-``INVALID_PARAMETER`` / ``INVALID_CURSOR``, 404 ``RUN_NOT_FOUND`` (also for a run of another
-thread), 409 ``RUN_EXISTS``, 503 ``RUNS_UNAVAILABLE`` (the app runs without its lifespan, so
-no store is open).
+``INVALID_PARAMETER`` / ``INVALID_CURSOR``, 401 / 403 (the door, allowlists), 404
+``RUN_NOT_FOUND``, 409 ``RUN_EXISTS``, 422 ``INVALID_ID``, 429 (quotas), 503
+``RUNS_UNAVAILABLE`` (the app runs without its lifespan, so no store is open).
 """
 
 from __future__ import annotations
@@ -34,11 +43,13 @@ from agui_codecs.encoders.agui import AguiEncoder
 from agui_codecs.encoders.ai_sdk import AiSdkEncoder
 from agui_codecs.protocols import ClientRequest
 
+from ..auth import ForbiddenError
 from ..encoding import encode_run_events
 from ..errors import RequestError
 from ..ids import check_ids, run_input_ids
-from ..store import RunNotFoundError, RunRecord
+from ..store import RunRecord
 from ._access import annotate
+from ._cursor import cursor_tag, unbind_cursor
 from ._endpoint import Call
 from ._http import (
     json_response,
@@ -50,7 +61,15 @@ from ._http import (
     sse_response,
 )
 
-__all__ = ["REPLAY_MODES", "RunRequest", "ai_sdk_resume", "cancel_run", "create_run", "events"]
+__all__ = [
+    "REPLAY_MODES",
+    "RunRequest",
+    "ai_sdk_resume",
+    "cancel_run",
+    "create_run",
+    "events",
+    "events_token",
+]
 
 REPLAY_MODES: Final[tuple[str, ...]] = ("full", "snapshot")
 """Values of ``?replay=`` on the events endpoint."""
@@ -83,32 +102,34 @@ async def create_run(call: Call) -> Response:
     limit = services.settings.max_request_bytes
     body, _raw = await read_json(call.request, RunRequest, limit=limit)
     check_ids(run_input_ids(body.input, prefix=("input",)))
-    route = services.route(body.route)
+    route = services.route(body.route, call.caller)
     annotate(call.request, route=route.name)
     run = await services.start_run(
         route,
         ClientRequest(body.input, wire="agui"),
+        caller=call.caller,
         accept_language=call.request.headers.get("accept-language"),
         rename=False,
     )
-    annotate(call.request, run_id=run.id)
-    # percent-encoded: a header holds latin-1 only, and an id may hold any other character
-    location = (
-        f"/api/v1/agent/runs/{quote(run.thread_id, safe='')}/events?runId={quote(run.id, safe='')}"
-    )
+    annotate(call.request, run_id=run.public_run_id)
+    thread_id, run_id = run.public_thread_id, run.public_run_id
     return json_response(
-        {"threadId": run.thread_id, "runId": run.id}, 201, headers={"location": location}
+        {"threadId": thread_id, "runId": run_id},
+        201,
+        headers={"location": _events_url(thread_id, run_id)},
     )
+
+
+def _events_url(thread_id: str, run_id: str) -> str:
+    # percent-encoded: a header holds latin-1 only, and an id may hold any other character
+    return f"/api/v1/agent/runs/{quote(thread_id, safe='')}/events?runId={quote(run_id, safe='')}"
 
 
 async def _run_of(call: Call) -> RunRecord:
-    """The run named by ``{thread_id}`` and ``?runId=``; 404 when it is of another thread."""
+    """The caller's run named by ``{thread_id}`` and ``?runId=`` (404 when it has none)."""
     thread_id, run_id = run_ref(call.request)
     annotate(call.request, run_id=run_id)
-    run = await call.services.runs().get_run(run_id)
-    if run.thread_id != thread_id:
-        raise RunNotFoundError(f"thread {thread_id!r} has no run {run_id!r}")
-    return run
+    return await call.services.run_of(call.caller, thread_id, run_id)
 
 
 async def cancel_run(call: Call) -> Response:
@@ -122,8 +143,8 @@ async def cancel_run(call: Call) -> Response:
     record = await call.services.runs().cancel(run.id)
     return json_response(
         {
-            "threadId": record.thread_id,
-            "runId": record.id,
+            "threadId": record.public_thread_id,
+            "runId": record.public_run_id,
             "status": record.status,
             "cancelRequested": not record.is_terminal,
         }
@@ -143,13 +164,38 @@ async def events(call: Call) -> Response:
         )
     settings = call.services.settings
     encoder = AguiEncoder(event_lines=True)
+    tag = cursor_tag(run.id)
     if cursor is not None or replay == "full":
-        reader = await manager.reader(run.id, after=cursor)
-        return sse_response(encode_run_events(reader, encoder), encoder, settings)
+        after = unbind_cursor(cursor, run.id) if cursor is not None else None
+        reader = await manager.reader(run.id, after=after)
+        body = encode_run_events(reader, encoder, cursor_tag=tag)
+        return sse_response(body, encoder, settings)
     prelude = await manager.snapshot_prelude(run.id)
     tail = None if prelude.ended else await manager.reader(run.id, after=prelude.cursor)
-    body = encode_run_events(tail, encoder, prelude=prelude.events, prelude_cursor=prelude.cursor)
+    body = encode_run_events(
+        tail,
+        encoder,
+        prelude=prelude.events,
+        prelude_cursor=prelude.cursor,
+        cursor_tag=tag,
+    )
     return sse_response(body, encoder, settings)
+
+
+async def events_token(call: Call) -> Response:
+    """``POST /api/v1/agent/runs/{thread_id}/token?runId=``: a scoped token reading this run's
+    events (``?access_token=`` on the events URL, for a browser ``EventSource``), answered
+    ``200 {token, expiresAt, eventsUrl}`` (``expiresAt``: unix seconds)."""
+    if call.caller.method == "token":
+        raise ForbiddenError("a scoped token cannot mint tokens")
+    run = await _run_of(call)
+    thread_id, run_id = run.public_thread_id, run.public_run_id
+    token, expires = call.services.auth.mint(call.caller, thread_id, run_id)
+    url = f"{_events_url(thread_id, run_id)}&access_token={quote(token, safe='')}"
+    return json_response(
+        {"token": token, "expiresAt": expires, "eventsUrl": url},
+        headers={"cache-control": "no-store"},
+    )
 
 
 async def ai_sdk_resume(call: Call) -> Response:
@@ -159,16 +205,17 @@ async def ai_sdk_resume(call: Call) -> Response:
     ``chat_id`` is the thread id (the AI SDK POST records its runs under the chat ``id``). The
     ``start`` chunk carries the run's recorded messageId, else (an AI SDK backend that chose
     its own) RUN_STARTED ``metadata.messageId`` as recorded: the live stream's id. The route
-    addressed gives the clients' ``ai_sdk_major``.
+    addressed gives the clients' ``ai_sdk_major``; only a run started on that route is resumed
+    there (204 otherwise).
     """
     services = call.services
-    route = services.route(call.request.path_params["route"])
+    route = services.route(call.request.path_params["route"], call.caller)
     annotate(call.request, route=route.name)
     manager = services.runs()
-    run = await manager.active_run(path_id(call.request, "chat_id"))
+    run = await services.active_run(call.caller, route, path_id(call.request, "chat_id"))
     if run is None:
         return Response(status_code=204)
-    annotate(call.request, run_id=run.id)
+    annotate(call.request, run_id=run.public_run_id)
     reader = await manager.reader(run.id)
     encoder = AiSdkEncoder(message_id=run.message_id, ai_sdk_major=route.ai_sdk_major)
     return sse_response(encode_run_events(reader, encoder), encoder, services.settings)

@@ -38,6 +38,7 @@ from ..config import RouteConfig
 from ..encoding import encode_batches, encode_run_events
 from ..ids import chat_request_ids, check_ids, run_input_ids
 from ._access import annotate
+from ._cursor import cursor_tag
 from ._endpoint import Call
 from ._http import read_json, sse_response
 
@@ -46,7 +47,7 @@ __all__ = ["agui", "ai_sdk"]
 
 async def agui(call: Call) -> Response:
     """``POST /v1/agui/{route}``: RunAgentInput -> AG-UI SSE."""
-    route = call.services.route(call.request.path_params["route"])
+    route = call.services.route(call.request.path_params["route"], call.caller)
     annotate(call.request, route=route.name)
     limit = call.services.settings.max_request_bytes
     run_input, raw = await read_json(call.request, RunAgentInput, limit=limit)
@@ -57,7 +58,7 @@ async def agui(call: Call) -> Response:
 
 async def ai_sdk(call: Call) -> Response:
     """``POST /v1/ai-sdk/{route}``: AI SDK chat request -> UIMessageChunk SSE + [DONE]."""
-    route = call.services.route(call.request.path_params["route"])
+    route = call.services.route(call.request.path_params["route"], call.caller)
     annotate(call.request, route=route.name)
     limit = call.services.settings.max_request_bytes
     chat, raw = await read_json(call.request, AiSdkChatRequest, limit=limit)
@@ -89,9 +90,14 @@ async def _stream(
         batches = services.live(route, client, accept_language=language)
         return sse_response(encode_batches(batches, encoder), encoder, settings)
     run = await services.start_run(
-        route, client, accept_language=language, message_id=message_id, rename=True
+        route,
+        client,
+        caller=call.caller,
+        accept_language=language,
+        message_id=message_id,
+        rename=True,
     )
-    annotate(call.request, run_id=run.id)
+    annotate(call.request, run_id=run.public_run_id)
     events = await manager.reader(run.id)
 
     async def abandon() -> None:
@@ -101,5 +107,6 @@ async def _stream(
         events,
         encoder,
         on_abandon=abandon if settings.on_disconnect == "cancel" else None,
+        cursor_tag=cursor_tag(run.id),
     )
     return sse_response(body, encoder, settings)

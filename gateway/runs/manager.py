@@ -86,6 +86,7 @@ class RunManager:
         model: str | None = None,
         message_id: str | None = None,
         input_messages: Sequence[JsonObject] = (),
+        tenant: str | None = None,
     ) -> RunRecord:
         """Record a new queued run leased to this replica.
 
@@ -95,6 +96,8 @@ class RunManager:
             message_id: the assistant message id (AI SDK continuation); default the run id.
             input_messages: ``RunAgentInput.messages`` (AG-UI wire dicts), recorded in the
                 thread's history when not already there.
+            tenant: the tenant starting it (``thread_id`` / ``run_id`` are then its store keys,
+                :mod:`gateway.tenancy`).
 
         Raises:
             RunExistsError: ``run_id`` is taken.
@@ -109,6 +112,7 @@ class RunManager:
             model=model,
             message_id=message_id,
             input_messages=input_items(input_messages, run_id=run_id),
+            tenant=tenant,
         )
 
     def start(

@@ -7,7 +7,8 @@
   :class:`~gateway.runs.writer.RunWriter` (deltas batched by time and count, control events
   written before they are published);
 * guarantees a legal stored run: RUN_STARTED first (synthesised when the upstream starts with
-  something else; its ``threadId``/``runId`` are the run's), a second RUN_STARTED dropped,
+  something else; its ``threadId``/``runId`` are the run's public ids, never the store keys of
+  :mod:`gateway.tenancy`), a second RUN_STARTED dropped,
   nothing after the terminal event, and a terminal event always (``UPSTREAM_TRUNCATED`` when
   the iterator ends without one, the exception's ``code`` or ``UPSTREAM_ERROR`` when it raises);
 * reads its upstream in a feeder task, a bounded number of events ahead (``2 *
@@ -309,11 +310,17 @@ class RunPump:
             if fold.run_started is not None:
                 _log.warning("run %s: dropped a second RUN_STARTED", self.run_id)
                 return
-            event = {**event, "threadId": run.thread_id, "runId": run.id}
+            event = {**event, "threadId": run.public_thread_id, "runId": run.public_run_id}
         elif fold.run_started is None and kind != "RUN_ERROR":
-            writer.stage({"type": "RUN_STARTED", "threadId": run.thread_id, "runId": run.id})
+            writer.stage(
+                {
+                    "type": "RUN_STARTED",
+                    "threadId": run.public_thread_id,
+                    "runId": run.public_run_id,
+                }
+            )
         if kind == "RUN_FINISHED":
-            event = {**event, "threadId": run.thread_id, "runId": run.id}
+            event = {**event, "threadId": run.public_thread_id, "runId": run.public_run_id}
         writer.stage(event)
 
     async def _commit(self) -> None:

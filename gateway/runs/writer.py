@@ -106,7 +106,7 @@ class RunWriter:
         self.epoch = run.epoch
         self.seq = run.last_seq
         self.fold = fold or RunFold()
-        self.message_id = message_id or run.message_id or run.id
+        self.message_id = message_id or run.message_id or run.public_run_id
         self.write_retries = max(1, write_retries)
         self.pending: list[NewEvent] = []
         self.last_published: Cursor | None = None

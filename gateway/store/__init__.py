@@ -31,6 +31,7 @@ from .models import (
     ACTIVE_STATUSES,
     TERMINAL_EVENT_TYPES,
     TERMINAL_STATUSES,
+    ApiKey,
     HistoryPage,
     JsonObject,
     LeaseState,
@@ -41,6 +42,7 @@ from .models import (
     RunRecord,
     RunStatus,
     StoredEvent,
+    TenantUsage,
 )
 from .protocol import HISTORY_DEFAULT_LIMIT, HISTORY_MAX_LIMIT, RunStore
 from .sql import SqlRunStore, open_store
@@ -53,6 +55,7 @@ __all__ = [
     "MAX_CURSOR_PART",
     "TERMINAL_EVENT_TYPES",
     "TERMINAL_STATUSES",
+    "ApiKey",
     "Cursor",
     "CursorError",
     "CursorMismatchError",
@@ -75,6 +78,7 @@ __all__ = [
     "SqlRunStore",
     "StaleEpochError",
     "StoredEvent",
+    "TenantUsage",
     "WriteRejectedError",
     "create_engine",
     "normalize_url",

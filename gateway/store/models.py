@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Final, Literal
 
+from ..tenancy import public_id
 from ..types import TERMINAL_EVENT_TYPES, Cursor, JsonObject, RunEvent
 from .errors import CursorMismatchError
 
@@ -20,6 +21,7 @@ __all__ = [
     "ACTIVE_STATUSES",
     "TERMINAL_EVENT_TYPES",
     "TERMINAL_STATUSES",
+    "ApiKey",
     "HistoryPage",
     "JsonObject",
     "LeaseState",
@@ -30,6 +32,7 @@ __all__ = [
     "RunRecord",
     "RunStatus",
     "StoredEvent",
+    "TenantUsage",
 ]
 
 RunStatus = Literal["queued", "running", "completed", "failed", "cancelled", "interrupted"]
@@ -120,8 +123,10 @@ class RunRecord:
     """One row of ``runs``.
 
     Attributes:
-        id: the AG-UI runId.
-        thread_id: the AG-UI threadId.
+        id: the run's store key (:func:`gateway.tenancy.run_key`: tenant, thread and AG-UI
+            runId; :attr:`public_run_id` is the runId).
+        thread_id: the thread's store key (:func:`gateway.tenancy.thread_key`;
+            :attr:`public_thread_id` is the AG-UI threadId).
         status: see :data:`RunStatus`.
         route, upstream, model: what served the run (free text, may be None).
         message_id: the assistant message id of the run (AI SDK ``start.messageId``; history).
@@ -134,6 +139,9 @@ class RunRecord:
         heartbeat_at: last heartbeat (or write) of the lease holder.
         cancel_requested: a cancel was requested and not yet carried out.
         created_at, updated_at: row times; finished_at: when a terminal status was set.
+        tenant: the tenant that started the run (None without tenancy).
+        stored_bytes: bytes of JSON the run stored (its events and the history items it
+            added): what counts against its tenant's storage quota.
     """
 
     id: str
@@ -154,6 +162,18 @@ class RunRecord:
     created_at: datetime
     updated_at: datetime
     finished_at: datetime | None = None
+    tenant: str | None = None
+    stored_bytes: int = 0
+
+    @property
+    def public_run_id(self) -> str:
+        """The AG-UI runId clients know the run by."""
+        return public_id(self.id)
+
+    @property
+    def public_thread_id(self) -> str:
+        """The AG-UI threadId clients know the run's thread by."""
+        return public_id(self.thread_id)
 
     @property
     def is_terminal(self) -> bool:
@@ -178,7 +198,7 @@ class RunRecord:
         """
         if cursor.epoch > self.epoch:
             raise CursorMismatchError(
-                f"event id {cursor} does not belong to run {self.id!r} (unknown epoch)"
+                f"event id {cursor} does not belong to run {self.public_run_id!r} (unknown epoch)"
             )
         limit = (
             self.last_seq
@@ -187,7 +207,8 @@ class RunRecord:
         )
         if cursor.seq > limit:
             raise CursorMismatchError(
-                f"event id {cursor} does not belong to run {self.id!r} (past its last event)"
+                f"event id {cursor} does not belong to run {self.public_run_id!r} "
+                "(past its last event)"
             )
 
 
@@ -222,3 +243,44 @@ class HistoryPage:
             "next_before_sequence": self.next_before_sequence,
             "has_more": self.has_more,
         }
+
+
+@dataclass(frozen=True, slots=True)
+class ApiKey:
+    """One client API key (a row of ``api_keys``); the secret itself is never stored.
+
+    Attributes:
+        id: the key id, public (``agk_<id>_<secret>`` is the key a client sends).
+        tenant: the tenant the key acts for.
+        secret_sha256: hex SHA-256 of the key's secret part.
+        routes: the routes the key may call (None: every route).
+        name: a label for operators.
+        created_at: when it was created; expires_at: when it stops working (None: never);
+            revoked_at: when it was revoked (None: active).
+    """
+
+    id: str
+    tenant: str
+    secret_sha256: str
+    routes: tuple[str, ...] | None
+    name: str | None
+    created_at: datetime
+    expires_at: datetime | None = None
+    revoked_at: datetime | None = None
+
+    def usable(self, now: datetime) -> bool:
+        """True when the key is neither revoked nor expired at ``now``."""
+        return self.revoked_at is None and (self.expires_at is None or now < self.expires_at)
+
+
+@dataclass(frozen=True, slots=True)
+class TenantUsage:
+    """What a tenant holds in the store right now.
+
+    Attributes:
+        active_runs: its queued or running runs.
+        stored_bytes: bytes its stored runs hold (:attr:`RunRecord.stored_bytes`).
+    """
+
+    active_runs: int = 0
+    stored_bytes: int = 0

@@ -19,6 +19,7 @@ from typing import Protocol, runtime_checkable
 
 from .cursor import Cursor
 from .models import (
+    ApiKey,
     HistoryPage,
     JsonObject,
     LeaseState,
@@ -29,6 +30,7 @@ from .models import (
     RunRecord,
     RunStatus,
     StoredEvent,
+    TenantUsage,
 )
 
 __all__ = ["HISTORY_DEFAULT_LIMIT", "HISTORY_MAX_LIMIT", "RunStore"]
@@ -60,11 +62,14 @@ class RunStore(Protocol):
         message_id: str | None = None,
         status: RunStatus = "queued",
         input_messages: Sequence[JsonObject] = (),
+        tenant: str | None = None,
     ) -> RunRecord:
         """Create a run (and its thread if new) with epoch 1, leased to ``owner``.
 
         ``input_messages`` (history items) are added to the thread's history unless an item
-        with the same id or alias is already there.
+        with the same id or alias is already there; their JSON size starts the run's
+        ``stored_bytes``. ``tenant`` is recorded for the per-tenant usage
+        (:meth:`tenant_usage`); ids are the caller's keys (:mod:`gateway.tenancy`).
 
         Raises:
             RunExistsError: ``run_id`` is taken.
@@ -96,7 +101,8 @@ class RunStore(Protocol):
         """Append a batch atomically; with ``final`` also set the terminal status.
 
         The batch's seqs must be ``last_seq + 1, last_seq + 2, ...``. The write also counts as
-        a heartbeat and moves a queued run to running. Returns the updated run.
+        a heartbeat and moves a queued run to running, and adds the JSON size of the events
+        (and of ``final.messages``) to the run's ``stored_bytes``. Returns the updated run.
 
         Raises:
             RunNotFoundError: unknown run.
@@ -171,6 +177,31 @@ class RunStore(Protocol):
 
         ``limit`` is clamped to ``1..HISTORY_MAX_LIMIT``. An unknown thread gives an empty page.
         """
+        ...
+
+    async def create_api_key(self, key: ApiKey) -> None:
+        """Store a client API key (its secret's hash only).
+
+        Raises:
+            RunStoreError: its id is taken.
+        """
+        ...
+
+    async def get_api_key(self, key_id: str) -> ApiKey | None:
+        """The key with that id, revoked and expired ones included; None when unknown."""
+        ...
+
+    async def list_api_keys(self, *, tenant: str | None = None) -> list[ApiKey]:
+        """Every key (only ``tenant``'s when given), oldest first."""
+        ...
+
+    async def revoke_api_key(self, key_id: str) -> ApiKey | None:
+        """Revoke the key (idempotent: the first revocation time is kept); None when unknown."""
+        ...
+
+    async def tenant_usage(self, tenant: str | None) -> TenantUsage:
+        """The tenant's active runs and the bytes its stored runs hold (None: the runs
+        recorded without tenant)."""
         ...
 
     async def purge(self, before: datetime) -> PurgeResult:

@@ -14,6 +14,12 @@ compares the migrated database with this metadata. Tables:
 * ``message_aliases``: every AG-UI message id a history item covers (text, reasoning and tool
   result ids), so messages a client echoes back in a later RunAgentInput are not recorded
   twice.
+* ``api_keys`` (migration 0003): client API keys, the SHA-256 of the secret only, their tenant,
+  route allowlist, expiry and revocation time.
+
+Thread and run ids are store keys scoped by tenant and thread (:mod:`gateway.tenancy`); a run's
+``tenant`` (None without tenancy) and ``stored_bytes`` (its events and the history items it
+added, as stored JSON) serve the per-tenant quotas (migration 0003).
 """
 
 from __future__ import annotations
@@ -24,7 +30,16 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.types import TypeDecorator
 
-__all__ = ["UTCDateTime", "events", "message_aliases", "messages", "metadata", "runs", "threads"]
+__all__ = [
+    "UTCDateTime",
+    "api_keys",
+    "events",
+    "message_aliases",
+    "messages",
+    "metadata",
+    "runs",
+    "threads",
+]
 
 
 class UTCDateTime(TypeDecorator[Any]):
@@ -87,8 +102,11 @@ runs = sa.Table(
     sa.Column("created_at", UTCDateTime, nullable=False),
     sa.Column("updated_at", UTCDateTime, nullable=False),
     sa.Column("finished_at", UTCDateTime),
+    sa.Column("tenant", sa.String(64)),
+    sa.Column("stored_bytes", sa.BigInteger, nullable=False, server_default="0"),
     sa.Index("ix_runs_thread_created", "thread_id", "created_at"),
     sa.Index("ix_runs_status_heartbeat", "status", "heartbeat_at"),
+    sa.Index("ix_runs_tenant_status", "tenant", "status"),
 )
 
 events = sa.Table(
@@ -139,4 +157,18 @@ message_aliases = sa.Table(
     ),
     sa.Column("alias", sa.String(255), primary_key=True),
     sa.Column("message_id", sa.String(255), nullable=False),
+)
+
+api_keys = sa.Table(
+    "api_keys",
+    metadata,
+    sa.Column("id", sa.String(32), primary_key=True),
+    sa.Column("tenant", sa.String(64), nullable=False),
+    sa.Column("secret_sha256", sa.String(64), nullable=False),
+    sa.Column("routes", sa.JSON),
+    sa.Column("name", sa.String(255)),
+    sa.Column("created_at", UTCDateTime, nullable=False),
+    sa.Column("expires_at", UTCDateTime),
+    sa.Column("revoked_at", UTCDateTime),
+    sa.Index("ix_api_keys_tenant", "tenant"),
 )

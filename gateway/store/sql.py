@@ -18,6 +18,7 @@ from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 from typing import Any
 
+import orjson
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
@@ -33,9 +34,11 @@ from .errors import (
     StaleEpochError,
 )
 from .history_sql import add_items, ensure_thread, history_page
+from .keys_sql import get_key, insert_key, list_keys, revoke_key, tenant_usage
 from .models import (
     ACTIVE_STATUSES,
     TERMINAL_STATUSES,
+    ApiKey,
     HistoryPage,
     JsonObject,
     LeaseState,
@@ -46,6 +49,7 @@ from .models import (
     RunRecord,
     RunStatus,
     StoredEvent,
+    TenantUsage,
 )
 from .protocol import HISTORY_DEFAULT_LIMIT
 from .schema import events as events_t
@@ -109,7 +113,14 @@ def _run_from_row(row: Any) -> RunRecord:
         created_at=m["created_at"],
         updated_at=m["updated_at"],
         finished_at=m["finished_at"],
+        tenant=m["tenant"],
+        stored_bytes=int(m["stored_bytes"] or 0),
     )
+
+
+def _json_size(values: Sequence[Any]) -> int:
+    """Bytes of ``values`` as stored JSON (what counts against a tenant's storage quota)."""
+    return sum(len(orjson.dumps(value)) for value in values)
 
 
 # -- prebuilt statements of the hot paths ---------------------------------------------------
@@ -131,6 +142,7 @@ def _append_update(*, final: bool) -> Any:
         "updated_at": _param("p_now", runs.c.updated_at),
         "heartbeat_at": _param("p_now", runs.c.heartbeat_at),
         "status": _param("p_status", runs.c.status),
+        "stored_bytes": runs.c.stored_bytes + _param("p_bytes", runs.c.stored_bytes),
     }
     if final:
         values.update(
@@ -249,6 +261,7 @@ class SqlRunStore:
         message_id: str | None = None,
         status: RunStatus = "queued",
         input_messages: Sequence[JsonObject] = (),
+        tenant: str | None = None,
     ) -> RunRecord:
         """See :meth:`RunStore.create_run`."""
         if status not in ACTIVE_STATUSES:
@@ -273,6 +286,8 @@ class SqlRunStore:
                     "cancel_requested": False,
                     "created_at": now,
                     "updated_at": now,
+                    "tenant": tenant,
+                    "stored_bytes": _json_size(input_messages),
                 }
                 row = (await conn.execute(_CREATE_RUN, values)).one()
                 if input_messages:
@@ -328,6 +343,8 @@ class SqlRunStore:
             "p_last_seq": events[-1].seq,
             "p_now": now,
             "p_status": "running",
+            "p_bytes": _json_size([new.event for new in events])
+            + (_json_size(final.messages) if final is not None else 0),
         }
         if final is not None:
             if final.status not in TERMINAL_STATUSES:
@@ -522,6 +539,37 @@ class SqlRunStore:
         """See :meth:`RunStore.history`."""
         async with self._read() as conn:
             return await history_page(conn, thread_id, limit=limit, before_sequence=before_sequence)
+
+    # -- API keys and tenants -------------------------------------------------------------
+    async def create_api_key(self, key: ApiKey) -> None:
+        """See :meth:`RunStore.create_api_key`."""
+        try:
+            async with self._tx() as conn:
+                await insert_key(conn, key)
+        except RunStoreError as exc:
+            if isinstance(exc.__cause__, sa.exc.IntegrityError):
+                raise RunStoreError(f"API key id {key.id!r} is taken") from exc.__cause__
+            raise
+
+    async def get_api_key(self, key_id: str) -> ApiKey | None:
+        """See :meth:`RunStore.get_api_key`."""
+        async with self._read() as conn:
+            return await get_key(conn, key_id)
+
+    async def list_api_keys(self, *, tenant: str | None = None) -> list[ApiKey]:
+        """See :meth:`RunStore.list_api_keys`."""
+        async with self._read() as conn:
+            return await list_keys(conn, tenant)
+
+    async def revoke_api_key(self, key_id: str) -> ApiKey | None:
+        """See :meth:`RunStore.revoke_api_key`."""
+        async with self._tx() as conn:
+            return await revoke_key(conn, key_id, self.now())
+
+    async def tenant_usage(self, tenant: str | None) -> TenantUsage:
+        """See :meth:`RunStore.tenant_usage`."""
+        async with self._read() as conn:
+            return await tenant_usage(conn, tenant)
 
     # -- retention ------------------------------------------------------------------------
     async def purge(self, before: datetime) -> PurgeResult:

@@ -20,6 +20,7 @@ from gateway.broker import InProcessBroker, open_broker
 from gateway.config import Settings
 from gateway.runs import RunManager
 from gateway.store import open_store
+from gateway.tenancy import run_key
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "replicas"))  # durable_support
 
@@ -48,7 +49,7 @@ async def finished(app: Any, run_id: str) -> None:
     manager = app.state.services.manager
 
     async def ended() -> bool:
-        return bool((await manager.get_run(run_id)).is_terminal)
+        return bool((await manager.get_run(run_key(None, "t1", run_id))).is_terminal)
 
     await eventually(ended, what=f"run {run_id} terminal")
 
@@ -74,12 +75,12 @@ async def test_injected_store_broker_and_client_are_used_and_left_open(
         assert upstream.call_count == 1  # the injected client carried the upstream request
         assert not client.is_closed
         assert not (tmp_path / "unused.db").exists()  # GATEWAY_DATABASE_URL was not opened
-        run = await store.get_run("r1")  # the store still answers after the lifespan
+        run = await store.get_run(run_key(None, "t1", "r1"))  # the store answers after the lifespan
         assert run.status == "completed"
-        async with broker.subscribe("r1") as subscription:  # close() would have dropped it
+        async with broker.subscribe(run_key(None, "t1", "r1")) as subscription:  # close() would have dropped it
             retained = await subscription.receive(timeout=1.0)
         assert [m.type for m in retained][-1] == "RUN_FINISHED"
-        assert [m.event for m in retained] == [e.event for e in await store.read_events("r1")]
+        assert [m.event for m in retained] == [e.event for e in await store.read_events(run_key(None, "t1", "r1"))]
     finally:
         await client.aclose()
         await broker.close()

@@ -48,14 +48,14 @@ async def test_every_endpoint_is_behind_the_caller_door(
 ) -> None:
     seen: list[str] = []
 
-    async def refuse(request: Request) -> Caller:
+    async def refuse(request: Request, services: Any, **_kind: bool) -> Caller:
         seen.append(request.url.path)
         raise RequestError("no credentials", code="UNAUTHENTICATED", status=401)
 
     monkeypatch.setattr(door, "admit", refuse)
     app = make_app()
     endpoints = table(app)
-    assert len(endpoints) == 9  # the URL table of gateway.routes
+    assert len(endpoints) == 10  # the URL table of gateway.routes
     for method, path in endpoints:
         reply = await drive(app, path, RUN_INPUT, method=method)
         assert reply.status == 401, (method, path)
@@ -67,17 +67,18 @@ async def test_the_admitted_caller_is_the_one_passed_on(
     make_app: Any, monkeypatch: pytest.MonkeyPatch, caplog: Any
 ) -> None:
     request = Request({"type": "http", "method": "GET", "path": "/healthz", "headers": []})
-    assert await door.admit(request) is ANONYMOUS  # no client authentication yet
+    services = make_app().state.services
+    assert await door.admit(request, services) is ANONYMOUS  # GATEWAY_AUTH=off (tests/conftest)
     caplog.set_level(logging.INFO, logger=ACCESS_LOGGER)
     tenant = Caller(tenant="acme", subject="key-1")
 
-    async def admit(request: Request) -> Caller:
+    async def admit(request: Request, services: Any, **_kind: bool) -> Caller:
         return tenant
 
     monkeypatch.setattr(door, "admit", admit)
     reply = await drive(make_app(), "/healthz", method="GET")
     assert reply.status == 200
-    assert [r["tenant"] for r in access_records(caplog)] == ["acme"]
+    assert [(r["tenant"], r["subject"]) for r in access_records(caplog)] == [("acme", "key-1")]
 
 
 def access_records(caplog: pytest.LogCaptureFixture) -> list[dict[str, Any]]:

@@ -30,7 +30,12 @@ from durable_support import (
     running,
 )
 
+from gateway.routes._cursor import bind_cursor, cursor_tag
 from gateway.runs import CANCELED_MESSAGE
+from gateway.tenancy import run_key
+
+TAG = cursor_tag(run_key(None, "t1", "r1"))
+"""The cursor tag of run r1 of thread t1 (ids on the wire are <epoch>.<seq>.<tag>)."""
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -73,12 +78,17 @@ def manager(app: Starlette) -> Any:
     return app.state.services.manager
 
 
+def key(run_id: str, thread_id: str = "t1") -> str:
+    """The store key of an anonymous caller's run (gateway.tenancy)."""
+    return run_key(None, thread_id, run_id)
+
+
 async def wait_terminal(app: Starlette, run_id: str) -> Any:
     async def ended() -> bool:
-        return bool((await manager(app).get_run(run_id)).is_terminal)
+        return bool((await manager(app).get_run(key(run_id))).is_terminal)
 
     await eventually(ended, what=f"run {run_id} terminal")
-    return await manager(app).get_run(run_id)
+    return await manager(app).get_run(key(run_id))
 
 
 def types(events: list[dict[str, Any]]) -> list[str]:
@@ -103,7 +113,7 @@ async def test_create_answers_201_at_once_and_the_run_proceeds_without_a_client(
         assert reply.json() == {"threadId": "t1", "runId": "r1"}
         assert reply.headers is not None
         assert reply.headers["location"] == "/api/v1/agent/runs/t1/events?runId=r1"
-        assert not (await manager(app).get_run("r1")).is_terminal  # answered before the end
+        assert not (await manager(app).get_run(key("r1"))).is_terminal  # answered before the end
         gate.set()
         record = await wait_terminal(app, "r1")
         assert record.status == "completed"
@@ -151,7 +161,7 @@ async def test_create_with_a_taken_run_id_is_409_and_starts_nothing(
         again = await call(app, "POST", "/api/v1/agent/runs", body)
         assert again.status == 409
         assert again.json()["error"]["code"] == "RUN_EXISTS"
-        assert [r.id for r in await manager(app).store.list_runs("t1")] == ["r1"]
+        assert [r.public_run_id for r in await manager(app).store.list_runs("t1")] == ["r1"]
 
 
 async def test_run_endpoints_answer_503_without_the_lifespan(durable_app: Any) -> None:
@@ -207,7 +217,7 @@ async def test_cancel_ends_the_run_with_run_canceled_and_is_idempotent(
 
 
 async def _has_events(app: Starlette, run_id: str, n: int) -> bool:
-    return len(await manager(app).store.read_events(run_id)) >= n
+    return len(await manager(app).store.read_events(key(run_id))) >= n
 
 
 @pytest.mark.parametrize(
@@ -230,7 +240,7 @@ async def test_cancel_refusals(
         await wait_terminal(app, "r1")
         reply = await call(app, "POST", target)
         assert (reply.status, reply.json()["error"]["code"]) == (status, code)
-        assert (await manager(app).get_run("r1")).status == "completed"  # untouched
+        assert (await manager(app).get_run(key("r1"))).status == "completed"  # untouched
 
 
 # -- events ----------------------------------------------------------------------------------
@@ -254,19 +264,19 @@ async def test_events_frames_carry_event_id_and_data_and_close_after_the_termina
         )
         await wait_terminal(app, "r1")
         reply = await call(app, "GET", "/api/v1/agent/runs/t1/events?runId=r1")
-        stored = await manager(app).store.read_events("r1")
+        stored = await manager(app).store.read_events(key("r1"))
     assert reply.status == 200 and reply.complete
     assert reply.headers is not None
     assert reply.headers["content-type"] == "text/event-stream; charset=utf-8"
     assert reply.headers["cache-control"] == "no-cache"
     sent = frames(reply.body)
     assert all(f.event == f.data["type"] for f in sent)
-    assert [f.id for f in sent] == [str(s.cursor) for s in stored]
+    assert [f.id for f in sent] == [bind_cursor(s.cursor, TAG) for s in stored]
     assert [f.data for f in sent] == [s.event for s in stored]
     assert sent[-1].event == "RUN_FINISHED"
     assert agui_errors(reply.body) == []
     # the frame layout: event, id, data (LF framing)
-    assert reply.body.startswith(b"event: RUN_STARTED\nid: 1.1\ndata: {")
+    assert reply.body.startswith(f"event: RUN_STARTED\nid: 1.1.{TAG}\ndata: {{".encode())
 
 
 @pytest.mark.parametrize(
@@ -280,11 +290,11 @@ async def test_events_frames_carry_event_id_and_data_and_close_after_the_termina
         ("/api/v1/agent/runs/t1/events?runId=r1&lastEventId=1.x", {}, 400, "INVALID_CURSOR"),
         (
             "/api/v1/agent/runs/t1/events?runId=r1",
-            {"last-event-id": "1.999"},
+            {"last-event-id": f"1.999.{TAG}"},
             400,
             "INVALID_CURSOR",
         ),
-        ("/api/v1/agent/runs/t1/events?runId=r1", {"last-event-id": "7.1"}, 400, "INVALID_CURSOR"),
+        ("/api/v1/agent/runs/t1/events?runId=r1", {"last-event-id": f"7.1.{TAG}"}, 400, "INVALID_CURSOR"),
     ],
 )
 async def test_events_refusals(
@@ -381,7 +391,7 @@ async def test_history_pages_backwards_through_a_thread(
             body["messages"] = list(messages)
             await call(app, "POST", "/api/v1/agent/runs", {"route": "gpt", "input": body})
             await wait_terminal(app, f"r{turn}")
-            record = await manager(app).get_run(f"r{turn}")
+            record = await manager(app).get_run(key(f"r{turn}"))
             messages.append(
                 {
                     "id": record.message_id or f"r{turn}",

@@ -34,7 +34,12 @@ from durable_support import (
     running,
 )
 
+from gateway.routes._cursor import bind_cursor, cursor_tag, unbind_cursor
 from gateway.store import parse_cursor
+from gateway.tenancy import run_key
+
+R1 = run_key(None, "t1", "r1")
+"""The store key of run r1 of thread t1; its wire ids are <epoch>.<seq>.<tag>."""
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -155,9 +160,9 @@ async def test_resume_with_random_drops_while_the_run_is_live_loses_and_repeats_
                 app, "GET", "/api/v1/agent/runs/t1/events?runId=r1", headers=headers, stop=enough
             )
             received += data_frames(reply.body)
-        stored = await app.state.services.manager.store.read_events("r1")
+        stored = await app.state.services.manager.store.read_events(run_key(None, "t1", "r1"))
     assert rounds > 3
-    assert [f.id for f in received] == [str(s.cursor) for s in stored]
+    assert [f.id for f in received] == [bind_cursor(s.cursor, cursor_tag(R1)) for s in stored]
     assert [f.data for f in received] == [s.event for s in stored]
     assert agui_errors(frame_bytes(received)) == []
 
@@ -185,7 +190,7 @@ async def test_snapshot_replay_mid_run_is_valid_and_sends_everything_once(
         store = app.state.services.manager.store
 
         async def cut_is_durable() -> bool:
-            return any(e.type == last_stored for e in await store.read_events("r1"))
+            return any(e.type == last_stored for e in await store.read_events(run_key(None, "t1", "r1")))
 
         await eventually(cut_is_durable, what=f"{last_stored} durable")
 
@@ -201,8 +206,10 @@ async def test_snapshot_replay_mid_run_is_valid_and_sends_everything_once(
     assert kinds[:2] == ["RUN_STARTED", "MESSAGES_SNAPSHOT"]
     prelude_end = next(i for i, f in enumerate(sent) if f.id is not None)
     assert reopened in kinds[: prelude_end + 1]  # the open item is re-opened with its content
-    mark = parse_cursor(sent[prelude_end].id or "")  # the last prelude event: what the client holds
-    assert sent[prelude_end + 1 :] == [f for f in full if parse_cursor(f.id or "") > mark]
+    mark = parse_cursor(unbind_cursor(sent[prelude_end].id or "", R1))  # what the client holds
+    assert sent[prelude_end + 1 :] == [
+        f for f in full if parse_cursor(unbind_cursor(f.id or "", R1)) > mark
+    ]
     assert kinds[-1] == "RUN_FINISHED"
     assert tool_args_delivered([f.data for f in sent]) == {"c1": '{"city": "Paris"}'}
     assert agui_errors(reply.body) == []

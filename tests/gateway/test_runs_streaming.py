@@ -29,6 +29,8 @@ from durable_support import (
     running,
 )
 
+from gateway.tenancy import run_key
+
 pytestmark = pytest.mark.timeout(120)
 
 CHAT_REQUEST: dict[str, Any] = {
@@ -112,7 +114,7 @@ async def test_client_gone_the_run_continues_by_default(
         gate.set()
         run = await wait_terminal(app)
         assert run.status == "completed"
-        rest = await call(app, "GET", f"/api/v1/agent/runs/t1/events?runId={run.id}")
+        rest = await call(app, "GET", f"/api/v1/agent/runs/t1/events?runId={run.public_run_id}")
     text = "".join(e["delta"] for e in events_of(rest.body) if e["type"] == "TEXT_MESSAGE_CONTENT")
     assert text == "Hello"
     assert upstream.closed.is_set()
@@ -130,7 +132,7 @@ async def test_client_gone_cancels_the_run_with_on_disconnect_cancel(
     async with running(app):
         await call(app, "POST", path, body, stop=lambda reply: True)
         run = await wait_terminal(app)
-        rest = await call(app, "GET", f"/api/v1/agent/runs/t1/events?runId={run.id}")
+        rest = await call(app, "GET", f"/api/v1/agent/runs/t1/events?runId={run.public_run_id}")
     assert run.status == "cancelled"
     assert upstream.closed.is_set()
     last = events_of(rest.body)[-1]
@@ -164,7 +166,7 @@ async def test_a_taken_run_id_on_a_stream_is_recorded_under_a_fresh_one(
     assert events_of(first.body)[0]["runId"] == "r1"
     renamed = events_of(second.body)[0]["runId"]
     assert renamed.startswith("r1-") and renamed != "r1"
-    assert sorted(r.id for r in runs) == ["r1", renamed]
+    assert sorted(r.public_run_id for r in runs) == ["r1", renamed]
     assert all(r.status == "completed" for r in runs)
 
 
@@ -185,7 +187,7 @@ async def test_shutdown_ends_the_local_runs_as_interrupted(
     later = app_factory()  # the next process over the same database
     async with running(later):
         reply = await call(later, "GET", "/api/v1/agent/runs/t1/events?runId=r1")
-        run = await later.state.services.manager.get_run("r1")
+        run = await later.state.services.manager.get_run(run_key(None, "t1", "r1"))
     assert run.status == "interrupted"
     last = events_of(reply.body)[-1]
     assert (last["type"], last["code"]) == ("RUN_ERROR", "RUN_INTERRUPTED")
@@ -193,7 +195,7 @@ async def test_shutdown_ends_the_local_runs_as_interrupted(
 
 
 async def _stored_at_least(store: Any, n: int) -> bool:
-    return len(await store.read_events("r1")) >= n
+    return len(await store.read_events(run_key(None, "t1", "r1"))) >= n
 
 
 async def test_without_the_lifespan_streams_are_not_recorded(

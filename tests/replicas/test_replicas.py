@@ -31,7 +31,9 @@ from durable_support import Frame, agui_errors, frame_bytes, frames, run_input
 from real_clients import HARNESS_DIR, replay, require_harness
 from replica_processes import LEASE, PG_URL, Pair
 
+from gateway.routes._cursor import bind_cursor, cursor_tag
 from gateway.store import RunRecord, StoredEvent, open_store
+from gateway.tenancy import run_key
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -124,12 +126,13 @@ def test_resume_through_50_drops_alternating_replicas_is_exact(pair: Pair) -> No
         )
         assert part, f"seed {seed}: connection {connection} got nothing"
         received += part
-    record, events = stored(pair.schema, run_id)
+    record, events = stored(pair.schema, run_key(None, thread_id, run_id))
 
     assert received[-1].event == "RUN_FINISHED", f"seed {seed}"
     assert record.status == "completed"
     assert f":{pair.a.pid}:" in (record.lease_owner or "")  # pumped by A throughout
-    assert [f.id for f in received] == [str(e.cursor) for e in events], f"seed {seed}"
+    tag = cursor_tag(run_key(None, thread_id, run_id))
+    assert [f.id for f in received] == [bind_cursor(e.cursor, tag) for e in events], f"seed {seed}"
     assert [f.data for f in received] == [e.event for e in events], f"seed {seed}"
     assert all(f.event == f.data["type"] for f in received)
     body = frame_bytes(received)
@@ -173,7 +176,7 @@ def test_kill_9_of_the_pumping_replica_interrupts_the_run_for_a_reader_elsewhere
     result = replay([("interrupted", "agui", frame_bytes(received))])["interrupted"]
     assert result["accepted"], result["error"]
     assert [e.get("code") for e in result["runErrors"]] == ["RUN_INTERRUPTED"]
-    record, _events = stored(pair.schema, run_id)
+    record, _events = stored(pair.schema, run_key(None, thread_id, run_id))
     assert record.status == "interrupted"
     assert f":{pair.b.pid}:" in (record.lease_owner or "")  # B's reaper closed it
 

@@ -7,6 +7,6 @@ import sys
 from pathlib import Path
 
 _TESTS = Path(__file__).resolve().parents[1]
-for folder in ("contracts", "replicas"):
+for folder in ("contracts", "replicas", "security"):
     if str(_TESTS / folder) not in sys.path:
         sys.path.insert(0, str(_TESTS / folder))

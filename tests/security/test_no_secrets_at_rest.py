@@ -1,7 +1,9 @@
 """No secret at rest or in the logs (issue 15 §4): after runs on every route kind, where the
 upstream refuses the key and quotes it back (a 4xx message, a 5xx body) or answers nothing,
-no configured secret appears in any row of any table of the store nor in any log record
-(every logger, DEBUG level, message and fields)."""
+and clients authenticate with an API key and a scoped token, no configured secret (upstream
+keys, the client's API key and its secret part, the token, ``GATEWAY_SECRET``) appears in any
+row of any table of the store nor in any log record (every logger, DEBUG level, message and
+fields)."""
 
 from __future__ import annotations
 
@@ -19,6 +21,7 @@ from gwtest import FAST
 from run_backends import STORES, ManualClock, make_broker, make_store
 
 from gateway.app import create_app
+from gateway.auth import new_api_key
 from gateway.config import Settings
 from gateway.store.schema import metadata
 
@@ -33,6 +36,8 @@ ROUTE_KINDS: dict[str, tuple[str, str]] = {
     "ai-sdk": ("ai-sdk", 'auth = { type = "bearer", env = "SEC_AISDK" }'),
     "agui": ("agui", 'auth = { type = "bearer", env = "SEC_AGUI" }'),
 }
+
+GATEWAY_SECRET = "gw-server-SECRET-7f6e5d4c3b2a1908"
 
 UPSTREAM_SECRETS = {
     "SEC_OPENAI": "sk-openai-SECRET-0a1b2c3d4e5f",
@@ -113,19 +118,32 @@ async def test_no_secret_in_the_store_or_the_logs(
             make_broker("memory") as broker,
         ):
             app = create_app(
-                Settings(config=routes, **FAST), store=store, broker=broker, http_client=client
+                Settings(config=routes, auth="required", secret=GATEWAY_SECRET, **FAST),
+                store=store,
+                broker=broker,
+                http_client=client,
             )
+            record, api_key = new_api_key("acme", now=store.now())
+            await store.create_api_key(record)
+            auth = {"authorization": f"Bearer {api_key}"}
             async with running(app):
                 for route in ROUTE_KINDS:
                     for mode in ("mode-401", "mode-500", "mode-empty"):
-                        await _run_both_endpoints(app, route, mode)
+                        await _run_both_endpoints(app, route, mode, auth)
+                thread, run = "t-openai-chat-mode-401", "r-openai-chat-mode-401"
+                minted = await call(
+                    app, "POST", f"/api/v1/agent/runs/{thread}/token?runId={run}", headers=auth
+                )
+                token = minted.json()["token"]
+                reply = await call(app, "GET", minted.json()["eventsUrl"])
+                assert reply.status == 200
             rows = await _all_rows(store)
     finally:
         root.removeHandler(capture)
         root.setLevel(old_level)
         await client.aclose()
     assert len(rows) > 50  # runs, events and history of every run were stored
-    secrets = list(UPSTREAM_SECRETS.values())
+    secrets = [*UPSTREAM_SECRETS.values(), GATEWAY_SECRET, api_key, api_key.split("_", 2)[2], token]
     leaks = [(s, row[:200]) for row in rows for s in secrets if s in row]
     assert leaks == []
     logged = list(_log_text(capture.records))
@@ -134,7 +152,7 @@ async def test_no_secret_in_the_store_or_the_logs(
     assert leaks == []
 
 
-async def _run_both_endpoints(app: Any, route: str, mode: str) -> None:
+async def _run_both_endpoints(app: Any, route: str, mode: str, auth: dict[str, str]) -> None:
     run = {
         "threadId": f"t-{route}-{mode}",
         "runId": f"r-{route}-{mode}",
@@ -144,14 +162,14 @@ async def _run_both_endpoints(app: Any, route: str, mode: str) -> None:
         "state": None,
         "forwardedProps": {"mode": mode.removeprefix("mode-")},
     }
-    reply = await call(app, "POST", f"/v1/agui/{route}", run)
+    reply = await call(app, "POST", f"/v1/agui/{route}", run, headers=auth)
     assert reply.status == 200, reply.body[:300]
     assert b"RUN_ERROR" in reply.body
     chat = {
         "id": f"c-{route}-{mode}",
         "messages": [{"id": f"u-{route}-{mode}", "role": "user", "parts": [{"type": "text", "text": mode}]}],
     }
-    reply = await call(app, "POST", f"/v1/ai-sdk/{route}", chat)
+    reply = await call(app, "POST", f"/v1/ai-sdk/{route}", chat, headers=auth)
     assert reply.status == 200, reply.body[:300]
     assert b'"type":"error"' in reply.body
 
