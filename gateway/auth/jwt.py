@@ -10,7 +10,7 @@ the routes allowed (a list, or a space-separated string as OAuth scopes are).
 
 Keys are fetched with the gateway's own HTTP client (async: PyJWT's ``PyJWKClient`` blocks)
 and reused for ``GATEWAY_JWKS_CACHE_SECONDS``; an unknown ``kid`` (the provider rotated its
-keys) refetches at once, at most once per :data:`REFETCH_INTERVAL` seconds, so a stream of
+keys) refetches at once, then at most once per :data:`REFETCH_INTERVAL` seconds, so a stream of
 made-up ``kid`` values cannot make the gateway hammer the provider.
 """
 
@@ -70,6 +70,7 @@ class JwtVerifier:
         self._clock = clock
         self._keys: dict[str, jwt.PyJWK] = {}
         self._fetched_at: float | None = None
+        self._forced_at: float | None = None
         self._lock = asyncio.Lock()
         self.fetches = 0
 
@@ -77,10 +78,12 @@ class JwtVerifier:
         async with self._lock:
             now = self._clock()
             fetched = self._fetched_at
-            if fetched is not None:
-                fresh = now - fetched < self.ttl
-                if fresh and (not unknown_kid or now - fetched < REFETCH_INTERVAL):
+            if fetched is not None and now - fetched < self.ttl:
+                forced = self._forced_at
+                if not unknown_kid or (forced is not None and now - forced < REFETCH_INTERVAL):
                     return
+            if unknown_kid:
+                self._forced_at = now
             try:
                 response = await self.client.get(self.url, timeout=10.0)
                 response.raise_for_status()
