@@ -36,7 +36,9 @@ from .config import RouteConfig, Settings
 from .errors import RequestError, RouteNotFoundError
 from .ids import MAX_ID_LENGTH
 from .pipeline import RunPipeline, flatten
+from .quota import RUN_RESERVE, capped
 from .runs import RunManager
+from .runs.history import input_items
 from .store import HistoryPage, RunExistsError, RunNotFoundError, RunRecord, RunStore
 from .types import JsonObject
 
@@ -132,10 +134,11 @@ class Services:
                     headers={"retry-after": str(wait)},
                 )
 
-    async def _check_quotas(self, caller: Caller, manager: RunManager, incoming: int) -> None:
+    async def _check_quotas(self, caller: Caller, manager: RunManager, incoming: int) -> int | None:
+        """Refuse a run over the tenant's quotas; return its storage share (None: no quota)."""
         settings = self.settings
         if not (settings.quota_concurrent_runs or settings.quota_stored_bytes):
-            return
+            return None
         usage = await manager.store.tenant_usage(caller.tenant)
         if settings.quota_concurrent_runs and usage.active_runs >= settings.quota_concurrent_runs:
             raise QuotaError(
@@ -151,6 +154,7 @@ class Services:
                 f"(quota {quota}): older runs are deleted after the retention period",
                 code="STORAGE_QUOTA_EXCEEDED",
             )
+        return quota - usage.stored_bytes - incoming if quota else None
 
     async def run_of(self, caller: Caller, thread_id: str, run_id: str) -> RunRecord:
         """The caller's run ``run_id`` of its thread ``thread_id``.
@@ -246,8 +250,10 @@ class Services:
                 False (or every fresh id was taken too).
         """
         manager = self.runs()
-        incoming = len(orjson.dumps(_wire_messages(client.run_input)))
-        await self._check_quotas(caller, manager, incoming)
+        # what create_run stores: the input as history items (gateway.runs.history)
+        items = input_items(_wire_messages(client.run_input))
+        incoming = len(orjson.dumps(items)) + RUN_RESERVE
+        share = await self._check_quotas(caller, manager, incoming)
         batches = self.pipeline.open(route, client, accept_language=accept_language)
         try:
             run = await self._create(
@@ -256,7 +262,8 @@ class Services:
         except BaseException:
             await batches.aclose()
             raise
-        manager.start(run, flatten(batches))
+        events = flatten(batches)
+        manager.start(run, capped(events, share) if share is not None else events)
         return run
 
     async def _create(

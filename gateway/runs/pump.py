@@ -233,9 +233,12 @@ class RunPump:
                 cause = failure.cause
                 code = getattr(cause, "code", None)
                 _log.warning("upstream of run %s failed: %r", self.run_id, cause)
+                message = getattr(cause, "message", None)  # a typed stop says why itself
                 await self._close(
                     code if isinstance(code, str) and code else "UPSTREAM_ERROR",
-                    f"upstream failed: {type(cause).__name__}",
+                    message
+                    if isinstance(message, str) and message
+                    else f"upstream failed: {type(cause).__name__}",
                 )
         except WriteRejectedError as exc:
             _log.info("run %s: producer stopped (%s)", self.run_id, exc.message)

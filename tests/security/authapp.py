@@ -4,7 +4,7 @@ made straight in the store, and a request helper sending ``Authorization: Bearer
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import datetime
@@ -91,14 +91,17 @@ async def auth_app(
     broker_kind: str = "memory",
     *,
     upstream_text: str = "hello",
+    upstream: Callable[[httpx.Request], httpx.Response] | None = None,
     **settings: Any,
 ) -> AsyncIterator[AuthApp]:
-    """An app with ``GATEWAY_AUTH=required`` (settings overridable), running its lifespan."""
+    """An app with ``GATEWAY_AUTH=required`` (settings overridable), running its lifespan;
+    ``upstream`` answers the upstream requests (default: a stream of ``upstream_text``)."""
     routes = tmp_path / "routes.toml"
     routes.write_text(ROUTES, encoding="utf-8")
     router = respx.MockRouter(assert_all_called=False)
     router.post(f"{UPSTREAM}/chat/completions").mock(
-        side_effect=lambda request: httpx.Response(200, content=answer(upstream_text))
+        side_effect=upstream
+        or (lambda request: httpx.Response(200, content=answer(upstream_text)))
     )
     client = httpx.AsyncClient(transport=httpx.MockTransport(router.async_handler))
     clock = ManualClock()

@@ -35,7 +35,7 @@ class Provider:
         provider = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:  # noqa: N802
+            def do_GET(self) -> None:
                 provider.hits += 1
                 jwks = {"keys": [provider.public_jwk(kid) for kid in provider.keys]}
                 body = json.dumps(jwks).encode()
