@@ -1,4 +1,4 @@
-"""Settings of client auth, tenancy quotas and timeouts (issue 15), read from ``GATEWAY_*``;
+"""Settings of client auth and per-tenant quotas (issue 15), read from ``GATEWAY_*``;
 :class:`gateway.config.Settings` inherits them.
 
 Client auth::
@@ -17,15 +17,12 @@ Client auth::
     GATEWAY_JWT_ALGORITHMS       accepted algorithms (default RS256,ES256,EdDSA; never none/HS*)
     GATEWAY_JWKS_CACHE_SECONDS   how long fetched keys are used (default 300)
 
-Quotas (per tenant; 0 or empty turns one off) and timeouts::
+Quotas (per tenant; 0 or empty turns one off)::
 
     GATEWAY_QUOTA_CONCURRENT_RUNS  queued/running runs at once (default 32)
     GATEWAY_QUOTA_RATE             requests per window, ``limits`` notation (default
                                    ``600/minute``), per replica
     GATEWAY_QUOTA_STORED_BYTES     bytes of stored runs (default 1 GiB)
-    GATEWAY_HEADER_TIMEOUT         seconds a client has to send its request head (default 10)
-    GATEWAY_BODY_TIMEOUT           seconds a client has to send its request body (default 30)
-    GATEWAY_SEND_TIMEOUT           seconds one write to a client may block (default 30)
 """
 
 from __future__ import annotations
@@ -47,7 +44,7 @@ JWT_ALGORITHMS = frozenset(
 
 
 class SecuritySettings(BaseSettings):
-    """The ``GATEWAY_*`` settings of client auth, quotas and timeouts (module docstring).
+    """The ``GATEWAY_*`` settings of client auth and quotas (module docstring).
 
     Attributes:
         auth: ``auto``, ``required`` or ``off`` (see :attr:`auth_required`).
@@ -59,7 +56,6 @@ class SecuritySettings(BaseSettings):
             listing allowed routes; jwt_algorithms: comma-separated accepted algorithms.
         jwks_cache_seconds: how long fetched JWKS keys are reused.
         quota_concurrent_runs, quota_rate, quota_stored_bytes: per-tenant quotas.
-        header_timeout, body_timeout, send_timeout: client I/O deadlines in seconds.
     """
 
     auth: AuthMode = "auto"
@@ -75,9 +71,6 @@ class SecuritySettings(BaseSettings):
     quota_concurrent_runs: int = Field(default=32, ge=0)
     quota_rate: str = "600/minute"
     quota_stored_bytes: int = Field(default=1024**3, ge=0)
-    header_timeout: float = Field(default=10.0, gt=0)
-    body_timeout: float = Field(default=30.0, gt=0)
-    send_timeout: float = Field(default=30.0, gt=0)
 
     @property
     def auth_required(self) -> bool:
