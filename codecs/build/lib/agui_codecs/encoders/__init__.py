@@ -1,1 +1,0 @@
-"""Encoders: AG-UI 1.0 events → client bytes."""
