@@ -22,13 +22,15 @@ protocol              POST to                                         body (``pr
                       ``streamGenerateContent?alt=sse``
 ``ai-sdk``            ``{upstream_url}``                              ``ai_sdk/request.py``
 ``agui``              ``{upstream_url}``                              ``agui/request.py``
+``bedrock-converse``  ``{upstream_url}/model/{model}/converse-stream``  ``bedrock_converse/...``
 ====================  ==============================================  ===========================
 
 Every request says ``accept: text/event-stream``; the spec's default headers
 (``anthropic-version``), then the route's ``headers`` and ``auth`` are added (Gemini's key goes
 in ``x-goog-api-key``: ``auth = {type = "header", header = "x-goog-api-key", env =
 "GEMINI_API_KEY"}``). When the spec has a ``sign`` hook (schemes whose auth covers the body,
-such as AWS SigV4), the body is serialised first and the headers the hook returns are sent.
+such as AWS SigV4), the body is serialised first and the headers the hook returns are sent; a
+hook that raises a :class:`~agui_codecs.CodecError` ends the run with that error's code.
 
 The ``httpx.AsyncClient`` is injected (tests pass a respx router or ``httpx.MockTransport``).
 Every failure is turned into a terminal RUN_ERROR through the decoder's
@@ -38,7 +40,8 @@ tool calls) is closed first and the client always sees a legal end of run:
 =================================================  ==========================================
 failure                                            RUN_ERROR ``code``
 =================================================  ==========================================
-key variable of the route unset or empty           ``UPSTREAM_AUTH_MISSING``
+key variable of the route unset or empty, or the   ``UPSTREAM_AUTH_MISSING``
+``sign`` hook found no credentials
 HTTP status outside 2xx, JSON error body           the body's ``error.code``, else
                                                    ``error.type``, else ``error.status``
                                                    (e.g. ``invalid_api_key``,
@@ -82,7 +85,7 @@ import httpx
 import orjson
 from ag_ui.core import Event, RunAgentInput, RunErrorEvent
 
-from agui_codecs import InternalDecoderError, get_protocol
+from agui_codecs import CodecError, InternalDecoderError, get_protocol
 from agui_codecs.protocols import ClientRequest, ProtocolSpec, RequestBody, StreamDecoder
 
 from .config import SELF_SCHEME, RouteConfig
@@ -242,7 +245,7 @@ class Upstream:
             if spec.sign is not None:
                 content = body if isinstance(body, bytes) else orjson.dumps(body)
                 headers["content-type"] = "application/json"
-                headers = dict(spec.sign("POST", target.url, headers, content))
+                headers = _signed(route, spec, target.url, headers, content)
                 payload: dict[str, Any] = {"content": content}
             elif isinstance(body, bytes):
                 headers["content-type"] = "application/json"
@@ -297,6 +300,27 @@ REDACTED = "[redacted]"
 def redact(text: str, secret: str | None) -> str:
     """``text`` with every occurrence of ``secret`` replaced by :data:`REDACTED`."""
     return text.replace(secret, REDACTED) if secret else text
+
+
+def _signed(
+    route: RouteConfig, spec: ProtocolSpec, url: str, headers: dict[str, str], body: bytes
+) -> dict[str, str]:
+    """The headers ``spec.sign`` returns for one request.
+
+    A :class:`~agui_codecs.CodecError` out of the hook (credentials or a region missing)
+    ends the run with its code: ``UPSTREAM_AUTH_MISSING`` gets the same client message as a
+    missing key variable (the hook's message, which names variables, goes to the log).
+    """
+    assert spec.sign is not None
+    try:
+        return dict(spec.sign("POST", url, headers, body))
+    except CodecError as exc:
+        log.warning("route %s: request not signed: %s: %s", route.name, exc.code, exc.message)
+        if exc.code == "UPSTREAM_AUTH_MISSING":
+            message = f"upstream credentials for route {route.name!r} are not configured"
+        else:
+            message = f"the request to the upstream could not be signed ({exc.code})"
+        raise _Failure(exc.code, message) from exc
 
 
 def _kind(exc: Exception) -> str:

@@ -28,7 +28,15 @@ from agui_codecs.protocols import ProtocolSpec
 from agui_codecs.protocols.openai_chat.decoder import OpenAIChatDecoder
 from agui_codecs.protocols.openai_chat.request import build_request
 
-BUILTINS = ("agui", "openai-chat", "openai-responses", "anthropic", "gemini", "ai-sdk")
+BUILTINS = (
+    "agui",
+    "openai-chat",
+    "openai-responses",
+    "anthropic",
+    "gemini",
+    "ai-sdk",
+    "bedrock-converse",
+)
 
 
 def test_builtins_come_first_in_registry_order() -> None:
@@ -53,6 +61,9 @@ def test_builtins_come_first_in_registry_order() -> None:
         ("gemini", "tuned/a b", "/models/tuned%2Fa%20b:streamGenerateContent?alt=sse"),
         ("ai-sdk", "", ""),
         ("agui", "", ""),
+        # the URI botocore sent in pydantic-ai's cassettes (test_bedrock_model_stream.yaml)
+        ("bedrock-converse", "us.amazon.nova-micro-v1:0", "/model/us.amazon.nova-micro-v1%3A0/converse-stream"),
+        ("bedrock-converse", "arn:aws:bedrock:us-east-1:1:inference-profile/p", "/model/arn%3Aaws%3Abedrock%3Aus-east-1%3A1%3Ainference-profile%2Fp/converse-stream"),
     ],
 )  # fmt: skip
 def test_path_for_fills_the_model_segment(name: str, model: str, path: str) -> None:

@@ -61,6 +61,11 @@ class Signer(Protocol):
 
     Returns:
         The complete set of headers to send (typically ``headers`` plus the signature's).
+
+    Raises:
+        CodecError: the request cannot be signed (credentials or a region missing: code
+            ``UPSTREAM_AUTH_MISSING``); the gateway ends the run with RUN_ERROR of that code
+            and logs the message.
     """
 
     def __call__(
