@@ -36,6 +36,7 @@ FAMILIES = {
     "aisdk-ui": "ai-sdk",
     "agui": "agui",
     "bedrock-converse": "bedrock-converse",
+    "a2a": "a2a",
 }
 CORPUS = Path(__file__).resolve().parent.parent / "tests" / "corpus"
 

@@ -22,7 +22,9 @@ protocol              POST to                                         body (``pr
                       ``streamGenerateContent?alt=sse``
 ``ai-sdk``            ``{upstream_url}``                              ``ai_sdk/request.py``
 ``agui``              ``{upstream_url}``                              ``agui/request.py``
-``bedrock-converse``  ``{upstream_url}/model/{model}/converse-stream``  ``bedrock_converse/...``
+``bedrock-converse``  ``{upstream_url}/model/{model}/``               ``bedrock_converse/...``
+                      ``converse-stream``
+``a2a``               ``{upstream_url}``                              ``a2a/request.py``
 ====================  ==============================================  ===========================
 
 Every request says ``accept: text/event-stream``; the spec's default headers

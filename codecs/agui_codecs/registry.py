@@ -35,6 +35,7 @@ from .errors import LocalProtocolError
 from .protocols import (
     ProtocolSpec,
     StreamDecoder,
+    a2a,
     agui,
     ai_sdk,
     anthropic,
@@ -70,6 +71,7 @@ BUILTIN_PROTOCOLS: tuple[ProtocolSpec, ...] = (
     gemini.SPEC,
     ai_sdk.SPEC,
     bedrock_converse.SPEC,
+    a2a.SPEC,
 )
 """The protocols of :mod:`agui_codecs.protocols`, in registry order."""
 

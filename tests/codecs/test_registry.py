@@ -36,6 +36,7 @@ BUILTINS = (
     "gemini",
     "ai-sdk",
     "bedrock-converse",
+    "a2a",
 )
 
 
@@ -46,7 +47,7 @@ def test_builtins_come_first_in_registry_order() -> None:
         assert DECODERS[spec.name] is spec.decoder
         assert spec.decoder.name == spec.name
         assert spec.passthrough == (spec.name in ("agui", "ai-sdk"))
-        assert spec.requires_model == (not spec.passthrough)
+        assert spec.requires_model == (spec.name not in ("agui", "ai-sdk", "a2a"))
     assert set(ENCODERS) >= {"agui", "ai-sdk"}
 
 
@@ -61,6 +62,7 @@ def test_builtins_come_first_in_registry_order() -> None:
         ("gemini", "tuned/a b", "/models/tuned%2Fa%20b:streamGenerateContent?alt=sse"),
         ("ai-sdk", "", ""),
         ("agui", "", ""),
+        ("a2a", "", ""),
         # the URI botocore sent in pydantic-ai's cassettes (test_bedrock_model_stream.yaml)
         ("bedrock-converse", "us.amazon.nova-micro-v1:0", "/model/us.amazon.nova-micro-v1%3A0/converse-stream"),
         ("bedrock-converse", "arn:aws:bedrock:us-east-1:1:inference-profile/p", "/model/arn%3Aaws%3Abedrock%3Aus-east-1%3A1%3Ainference-profile%2Fp/converse-stream"),
@@ -97,7 +99,7 @@ def test_new_decoder_uses_the_spec_framing_unless_told_otherwise() -> None:
 
 
 def test_unknown_names_list_the_known_ones() -> None:
-    with pytest.raises(LocalProtocolError, match=r"unknown protocol 'bedrock' \(known: agui, "):
+    with pytest.raises(LocalProtocolError, match=r"unknown protocol 'bedrock' \(known: a2a, agui, "):
         get_decoder("bedrock")
     with pytest.raises(LocalProtocolError, match="unknown encoder 'html'"):
         registry.get_encoder("html")

@@ -62,6 +62,7 @@ DECODER_FAMILIES: dict[str, str] = {
     "agui": "agui",
     "ai-sdk": "aisdk-ui",
     "bedrock-converse": "bedrock-converse",
+    "a2a": "a2a",
 }
 """Decoder name -> corpus family (folder under ``tests/corpus``)."""
 
