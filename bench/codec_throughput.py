@@ -37,6 +37,7 @@ FAMILIES = {
     "agui": "agui",
     "bedrock-converse": "bedrock-converse",
     "a2a": "a2a",
+    "langgraph": "langgraph",
 }
 CORPUS = Path(__file__).resolve().parent.parent / "tests" / "corpus"
 

@@ -25,6 +25,8 @@ protocol              POST to                                         body (``pr
 ``bedrock-converse``  ``{upstream_url}/model/{model}/``               ``bedrock_converse/...``
                       ``converse-stream``
 ``a2a``               ``{upstream_url}``                              ``a2a/request.py``
+``langgraph``         ``{upstream_url}/threads/{thread_id}/``          ``langgraph/request.py``
+                      ``runs/stream``
 ====================  ==============================================  ===========================
 
 Every request says ``accept: text/event-stream``; the spec's default headers
@@ -141,9 +143,10 @@ def build_body(route: RouteConfig, request: ClientRequest | RunAgentInput) -> Up
     return spec.build_request(request, model=route.model or "", params=route.params)
 
 
-def endpoint_path(route: RouteConfig) -> str:
-    """The path ``route``'s protocol appends to its ``upstream_url`` (model filled in)."""
-    return get_protocol(route.protocol).path_for(route.model or "")
+def endpoint_path(route: RouteConfig, thread_id: str = "") -> str:
+    """The path ``route``'s protocol appends to its ``upstream_url`` (the model and the
+    request's thread id filled in, :meth:`~agui_codecs.protocols.ProtocolSpec.path_for`)."""
+    return get_protocol(route.protocol).path_for(route.model or "", thread_id=thread_id)
 
 
 def endpoint_url(base: str, path: str) -> str:
@@ -195,8 +198,8 @@ class Upstream:
         self.self_client = self_client
         self.environ: Mapping[str, str] = os.environ if environ is None else environ
 
-    def _target(self, route: RouteConfig) -> _Target:
-        path = endpoint_path(route)
+    def _target(self, route: RouteConfig, thread_id: str) -> _Target:
+        path = endpoint_path(route, thread_id)
         if urlsplit(route.upstream_url).scheme == SELF_SCHEME:
             if self.self_client is None:
                 raise _Failure("UPSTREAM_UNAVAILABLE", "in-process upstream is not available")
@@ -228,12 +231,13 @@ class Upstream:
         return headers
 
     async def events(
-        self, route: RouteConfig, body: UpstreamBody, decoder: StreamDecoder
+        self, route: RouteConfig, body: UpstreamBody, decoder: StreamDecoder, *, thread_id: str = ""
     ) -> AsyncGenerator[list[Event], None]:
         """POST ``body`` to the route's upstream; yield event batches until the run ends.
 
         ``body`` is sent as JSON, or exactly as given when it is bytes (``content-type:
-        application/json`` either way).
+        application/json`` either way). ``thread_id`` (the request's AG-UI ``threadId``)
+        fills a ``{thread_id}`` in the protocol's path.
 
         The last batch always ends with RUN_FINISHED or RUN_ERROR. Never raises for upstream
         failures (see the module docstring); closing the iterator closes the upstream response.
@@ -242,7 +246,7 @@ class Upstream:
         try:
             spec = get_protocol(route.protocol)
             headers = self._headers(route, spec)
-            target = self._target(route)
+            target = self._target(route, thread_id)
             timeout = httpx.Timeout(**route.timeouts.model_dump())
             if spec.sign is not None:
                 content = body if isinstance(body, bytes) else orjson.dumps(body)

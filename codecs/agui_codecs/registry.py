@@ -41,6 +41,7 @@ from .protocols import (
     anthropic,
     bedrock_converse,
     gemini,
+    langgraph,
     openai_chat,
     openai_responses,
 )
@@ -72,6 +73,7 @@ BUILTIN_PROTOCOLS: tuple[ProtocolSpec, ...] = (
     ai_sdk.SPEC,
     bedrock_converse.SPEC,
     a2a.SPEC,
+    langgraph.SPEC,
 )
 """The protocols of :mod:`agui_codecs.protocols`, in registry order."""
 

@@ -37,6 +37,7 @@ BUILTINS = (
     "ai-sdk",
     "bedrock-converse",
     "a2a",
+    "langgraph",
 )
 
 

@@ -63,6 +63,7 @@ DECODER_FAMILIES: dict[str, str] = {
     "ai-sdk": "aisdk-ui",
     "bedrock-converse": "bedrock-converse",
     "a2a": "a2a",
+    "langgraph": "langgraph",
 }
 """Decoder name -> corpus family (folder under ``tests/corpus``)."""
 
