@@ -149,6 +149,27 @@ def test_a_client_tool_call_left_unanswered_finishes_for_tool_calls() -> None:
     assert finished["outcome"]["pendingToolCallIds"] == ["c1"]
 
 
+def test_complete_messages_with_odd_tool_call_ids_stay_typed() -> None:
+    # regression: an id that is not a string (here an object) was looked up in a set
+    message = {"type": "ai", "id": "m1", "content": "ok",
+               "tool_calls": [{"id": {"x": 1}, "name": "f", "args": {}}, {"name": "", "args": {}}]}  # fmt: skip
+    body = f"event: messages/complete\ndata: {json.dumps([message])}\n\n".encode()
+    events, decoder = decode(NAME, body)
+    assert decoder.error is None
+    [start] = [e for e in wire(events) if e["type"] == "TOOL_CALL_START"]
+    assert start["toolCallName"] == "f"
+
+
+@pytest.mark.parametrize("event", ["messages", "messages/complete"])
+def test_a_message_type_that_is_not_a_string_is_skipped_not_a_crash(event: str) -> None:
+    # regression (found by the fuzz suite): a list "type" was looked up in a frozenset
+    message = {"type": ["ai"], "id": "m1", "content": "x"}
+    data = [message, {}] if event == "messages" else [message]
+    body = f"event: {event}\ndata: {json.dumps(data)}\n\n".encode()
+    events, decoder = decode(NAME, body)
+    assert decoder.error is None and wire(events)[-1]["type"] == "RUN_FINISHED"
+
+
 # -- requests, against the official client ----------------------------------------------------
 
 

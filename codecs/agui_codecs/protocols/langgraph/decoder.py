@@ -56,6 +56,12 @@ _AI_TYPES: Final = frozenset({"AIMessageChunk", "ai", "AIMessage"})
 _COUNTS: Final = ("input_tokens", "output_tokens", "total_tokens")
 
 
+def _type_of(message: dict[str, Any]) -> str:
+    """A LangChain message's ``type`` (``""`` when it is not a string)."""
+    kind = message.get("type")
+    return kind if isinstance(kind, str) else ""
+
+
 class LangGraphDecoder(StreamDecoder):
     """A LangGraph Platform ``runs/stream`` body -> AG-UI events (module docstring)."""
 
@@ -108,7 +114,7 @@ class LangGraphDecoder(StreamDecoder):
 
     def _chunk(self, chunk: dict[str, Any], namespace: list[str]) -> None:
         self.run.start()
-        kind = chunk.get("type")
+        kind = _type_of(chunk)
         if kind == "tool":
             self._tool_message(chunk)
             return
@@ -186,10 +192,10 @@ class LangGraphDecoder(StreamDecoder):
     def _whole(self, message: dict[str, Any], namespace: list[str], complete: bool) -> None:
         """A ``messages/partial`` / ``messages/complete`` message: send what is new."""
         self.run.start()
-        if message.get("type") == "tool":
+        if _type_of(message) == "tool":
             self._tool_message(message)
             return
-        if message.get("type") not in _AI_TYPES:
+        if _type_of(message) not in _AI_TYPES:
             return
         message_id = message.get("id")
         if not isinstance(message_id, str) or not message_id:
@@ -206,12 +212,11 @@ class LangGraphDecoder(StreamDecoder):
         for n, call in enumerate(self.arr(message.get("tool_calls"), "tool_calls")):
             call = self.obj(call, "tool call")
             call_id, name = call.get("id"), call.get("name")
+            call_id = call_id if isinstance(call_id, str) and call_id else None
             if not isinstance(name, str) or not name or call_id in self._done_calls:
                 continue
             key = ("tool", message_id, n)
-            opened = self.run.tool_start(
-                key, name, call_id if isinstance(call_id, str) else None, metadata=meta
-            )
+            opened = self.run.tool_start(key, name, call_id, metadata=meta)
             self._done_calls.add(opened)
             self.run.tool_args(key, orjson.dumps(call.get("args") or {}).decode())
             self.run.end_tool(key)
