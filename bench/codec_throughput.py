@@ -25,7 +25,8 @@ import orjson
 from ag_ui.encoder import EventEncoder
 
 from agui_codecs import DECODERS, get_decoder, get_encoder
-from agui_codecs.framing import DONE, FrameDecoder
+from agui_codecs.framing import DONE
+from agui_codecs.sse import DEFAULT_MAX_EVENT_SIZE
 
 FAMILIES = {
     "openai-chat": "openai-chat",
@@ -34,6 +35,9 @@ FAMILIES = {
     "gemini": "gemini",
     "aisdk-ui": "ai-sdk",
     "agui": "agui",
+    "bedrock-converse": "bedrock-converse",
+    "a2a": "a2a",
+    "langgraph": "langgraph",
 }
 CORPUS = Path(__file__).resolve().parent.parent / "tests" / "corpus"
 
@@ -66,7 +70,7 @@ def main() -> int:
             data = path.read_bytes()
             dec = get_decoder(name)
             events = dec.feed(data) + dec.close()
-            fd = FrameDecoder()
+            fd = get_decoder(name).frame_decoder("auto", max_event_size=DEFAULT_MAX_EVENT_SIZE)
             payloads = [
                 orjson.dumps(f.data) for f in fd.feed(data) + fd.close() if f.data is not DONE
             ]

@@ -101,7 +101,8 @@ class RunPipeline:
             max_event_size=self.max_event_size,
         )
         stage = self.ui_stage(route, run_input.forwarded_props, accept_language)
-        return staged(self.upstream.events(route, body, decoder), stage)
+        batches = self.upstream.events(route, body, decoder, thread_id=run_input.thread_id)
+        return staged(batches, stage)
 
 
 async def staged(

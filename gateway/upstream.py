@@ -22,13 +22,19 @@ protocol              POST to                                         body (``pr
                       ``streamGenerateContent?alt=sse``
 ``ai-sdk``            ``{upstream_url}``                              ``ai_sdk/request.py``
 ``agui``              ``{upstream_url}``                              ``agui/request.py``
+``bedrock-converse``  ``{upstream_url}/model/{model}/``               ``bedrock_converse/...``
+                      ``converse-stream``
+``a2a``               ``{upstream_url}``                              ``a2a/request.py``
+``langgraph``         ``{upstream_url}/threads/{thread_id}/``          ``langgraph/request.py``
+                      ``runs/stream``
 ====================  ==============================================  ===========================
 
 Every request says ``accept: text/event-stream``; the spec's default headers
 (``anthropic-version``), then the route's ``headers`` and ``auth`` are added (Gemini's key goes
 in ``x-goog-api-key``: ``auth = {type = "header", header = "x-goog-api-key", env =
 "GEMINI_API_KEY"}``). When the spec has a ``sign`` hook (schemes whose auth covers the body,
-such as AWS SigV4), the body is serialised first and the headers the hook returns are sent.
+such as AWS SigV4), the body is serialised first and the headers the hook returns are sent; a
+hook that raises a :class:`~agui_codecs.CodecError` ends the run with that error's code.
 
 The ``httpx.AsyncClient`` is injected (tests pass a respx router or ``httpx.MockTransport``).
 Every failure is turned into a terminal RUN_ERROR through the decoder's
@@ -38,7 +44,8 @@ tool calls) is closed first and the client always sees a legal end of run:
 =================================================  ==========================================
 failure                                            RUN_ERROR ``code``
 =================================================  ==========================================
-key variable of the route unset or empty           ``UPSTREAM_AUTH_MISSING``
+key variable of the route unset or empty, or the   ``UPSTREAM_AUTH_MISSING``
+``sign`` hook found no credentials
 HTTP status outside 2xx, JSON error body           the body's ``error.code``, else
                                                    ``error.type``, else ``error.status``
                                                    (e.g. ``invalid_api_key``,
@@ -82,7 +89,7 @@ import httpx
 import orjson
 from ag_ui.core import Event, RunAgentInput, RunErrorEvent
 
-from agui_codecs import InternalDecoderError, get_protocol
+from agui_codecs import CodecError, InternalDecoderError, get_protocol
 from agui_codecs.protocols import ClientRequest, ProtocolSpec, RequestBody, StreamDecoder
 
 from .config import SELF_SCHEME, RouteConfig
@@ -136,9 +143,10 @@ def build_body(route: RouteConfig, request: ClientRequest | RunAgentInput) -> Up
     return spec.build_request(request, model=route.model or "", params=route.params)
 
 
-def endpoint_path(route: RouteConfig) -> str:
-    """The path ``route``'s protocol appends to its ``upstream_url`` (model filled in)."""
-    return get_protocol(route.protocol).path_for(route.model or "")
+def endpoint_path(route: RouteConfig, thread_id: str = "") -> str:
+    """The path ``route``'s protocol appends to its ``upstream_url`` (the model and the
+    request's thread id filled in, :meth:`~agui_codecs.protocols.ProtocolSpec.path_for`)."""
+    return get_protocol(route.protocol).path_for(route.model or "", thread_id=thread_id)
 
 
 def endpoint_url(base: str, path: str) -> str:
@@ -190,8 +198,8 @@ class Upstream:
         self.self_client = self_client
         self.environ: Mapping[str, str] = os.environ if environ is None else environ
 
-    def _target(self, route: RouteConfig) -> _Target:
-        path = endpoint_path(route)
+    def _target(self, route: RouteConfig, thread_id: str) -> _Target:
+        path = endpoint_path(route, thread_id)
         if urlsplit(route.upstream_url).scheme == SELF_SCHEME:
             if self.self_client is None:
                 raise _Failure("UPSTREAM_UNAVAILABLE", "in-process upstream is not available")
@@ -223,12 +231,13 @@ class Upstream:
         return headers
 
     async def events(
-        self, route: RouteConfig, body: UpstreamBody, decoder: StreamDecoder
+        self, route: RouteConfig, body: UpstreamBody, decoder: StreamDecoder, *, thread_id: str = ""
     ) -> AsyncGenerator[list[Event], None]:
         """POST ``body`` to the route's upstream; yield event batches until the run ends.
 
         ``body`` is sent as JSON, or exactly as given when it is bytes (``content-type:
-        application/json`` either way).
+        application/json`` either way). ``thread_id`` (the request's AG-UI ``threadId``)
+        fills a ``{thread_id}`` in the protocol's path.
 
         The last batch always ends with RUN_FINISHED or RUN_ERROR. Never raises for upstream
         failures (see the module docstring); closing the iterator closes the upstream response.
@@ -237,12 +246,12 @@ class Upstream:
         try:
             spec = get_protocol(route.protocol)
             headers = self._headers(route, spec)
-            target = self._target(route)
+            target = self._target(route, thread_id)
             timeout = httpx.Timeout(**route.timeouts.model_dump())
             if spec.sign is not None:
                 content = body if isinstance(body, bytes) else orjson.dumps(body)
                 headers["content-type"] = "application/json"
-                headers = dict(spec.sign("POST", target.url, headers, content))
+                headers = _signed(route, spec, target.url, headers, content)
                 payload: dict[str, Any] = {"content": content}
             elif isinstance(body, bytes):
                 headers["content-type"] = "application/json"
@@ -297,6 +306,27 @@ REDACTED = "[redacted]"
 def redact(text: str, secret: str | None) -> str:
     """``text`` with every occurrence of ``secret`` replaced by :data:`REDACTED`."""
     return text.replace(secret, REDACTED) if secret else text
+
+
+def _signed(
+    route: RouteConfig, spec: ProtocolSpec, url: str, headers: dict[str, str], body: bytes
+) -> dict[str, str]:
+    """The headers ``spec.sign`` returns for one request.
+
+    A :class:`~agui_codecs.CodecError` out of the hook (credentials or a region missing)
+    ends the run with its code: ``UPSTREAM_AUTH_MISSING`` gets the same client message as a
+    missing key variable (the hook's message, which names variables, goes to the log).
+    """
+    assert spec.sign is not None
+    try:
+        return dict(spec.sign("POST", url, headers, body))
+    except CodecError as exc:
+        log.warning("route %s: request not signed: %s: %s", route.name, exc.code, exc.message)
+        if exc.code == "UPSTREAM_AUTH_MISSING":
+            message = f"upstream credentials for route {route.name!r} are not configured"
+        else:
+            message = f"the request to the upstream could not be signed ({exc.code})"
+        raise _Failure(exc.code, message) from exc
 
 
 def _kind(exc: Exception) -> str:

@@ -1,6 +1,6 @@
 """The one list of protocols and encoders every caller reads (CLI, route validation, upstream).
 
-Protocols are :class:`~agui_codecs.protocols.ProtocolSpec` objects: the six built-in ones
+Protocols are :class:`~agui_codecs.protocols.ProtocolSpec` objects: the built-in ones
 (:data:`BUILTIN_PROTOCOLS`, one per folder of :mod:`agui_codecs.protocols`) and those other
 distributions register under the entry-point group :data:`PROTOCOL_GROUP`, the entry point's
 value being a spec object and its name the spec's name::
@@ -35,10 +35,13 @@ from .errors import LocalProtocolError
 from .protocols import (
     ProtocolSpec,
     StreamDecoder,
+    a2a,
     agui,
     ai_sdk,
     anthropic,
+    bedrock_converse,
     gemini,
+    langgraph,
     openai_chat,
     openai_responses,
 )
@@ -68,6 +71,9 @@ BUILTIN_PROTOCOLS: tuple[ProtocolSpec, ...] = (
     anthropic.SPEC,
     gemini.SPEC,
     ai_sdk.SPEC,
+    bedrock_converse.SPEC,
+    a2a.SPEC,
+    langgraph.SPEC,
 )
 """The protocols of :mod:`agui_codecs.protocols`, in registry order."""
 

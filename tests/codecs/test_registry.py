@@ -28,7 +28,17 @@ from agui_codecs.protocols import ProtocolSpec
 from agui_codecs.protocols.openai_chat.decoder import OpenAIChatDecoder
 from agui_codecs.protocols.openai_chat.request import build_request
 
-BUILTINS = ("agui", "openai-chat", "openai-responses", "anthropic", "gemini", "ai-sdk")
+BUILTINS = (
+    "agui",
+    "openai-chat",
+    "openai-responses",
+    "anthropic",
+    "gemini",
+    "ai-sdk",
+    "bedrock-converse",
+    "a2a",
+    "langgraph",
+)
 
 
 def test_builtins_come_first_in_registry_order() -> None:
@@ -38,7 +48,7 @@ def test_builtins_come_first_in_registry_order() -> None:
         assert DECODERS[spec.name] is spec.decoder
         assert spec.decoder.name == spec.name
         assert spec.passthrough == (spec.name in ("agui", "ai-sdk"))
-        assert spec.requires_model == (not spec.passthrough)
+        assert spec.requires_model == (spec.name not in ("agui", "ai-sdk", "a2a"))
     assert set(ENCODERS) >= {"agui", "ai-sdk"}
 
 
@@ -53,6 +63,10 @@ def test_builtins_come_first_in_registry_order() -> None:
         ("gemini", "tuned/a b", "/models/tuned%2Fa%20b:streamGenerateContent?alt=sse"),
         ("ai-sdk", "", ""),
         ("agui", "", ""),
+        ("a2a", "", ""),
+        # the URI botocore sent in pydantic-ai's cassettes (test_bedrock_model_stream.yaml)
+        ("bedrock-converse", "us.amazon.nova-micro-v1:0", "/model/us.amazon.nova-micro-v1%3A0/converse-stream"),
+        ("bedrock-converse", "arn:aws:bedrock:us-east-1:1:inference-profile/p", "/model/arn%3Aaws%3Abedrock%3Aus-east-1%3A1%3Ainference-profile%2Fp/converse-stream"),
     ],
 )  # fmt: skip
 def test_path_for_fills_the_model_segment(name: str, model: str, path: str) -> None:
@@ -86,7 +100,7 @@ def test_new_decoder_uses_the_spec_framing_unless_told_otherwise() -> None:
 
 
 def test_unknown_names_list_the_known_ones() -> None:
-    with pytest.raises(LocalProtocolError, match=r"unknown protocol 'bedrock' \(known: agui, "):
+    with pytest.raises(LocalProtocolError, match=r"unknown protocol 'bedrock' \(known: a2a, agui, "):
         get_decoder("bedrock")
     with pytest.raises(LocalProtocolError, match="unknown encoder 'html'"):
         registry.get_encoder("html")

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import eventstream
 import pytest
 from corpus import require_corpus
 from decoder_checks import assert_legal_run
@@ -71,16 +72,21 @@ ERROR_TAIL = "ai-sdk/stream/chunks-after-error"
 """The AI SDK encoder ends a failed run with ``error`` then ``finish`` (ARCHITECTURE.md
 "Encoders"): the client ignores the ``finish``, which the kit reports as this warning."""
 
+_GARBAGE_EVENT = eventstream.event("garbage", {"garbage": True})
 GARBAGE = {  # per framing: (separator, a well-formed payload of no protocol, bytes not JSON)
     "sse": (b"\n\n", b'data: {"garbage": true}\n\n', b"data: ][ not json\n\n"),
     "jsonl": (b"\n", b'{"garbage": true}\n', b"][ not json\n"),
     "json": (b"", b'[{"garbage": true}]', b"]["),
+    # AWS event-stream binary: a whole message of an unknown type, then one whose CRC is wrong
+    "eventstream": (b"", _GARBAGE_EVENT, _GARBAGE_EVENT[:-1] + bytes([_GARBAGE_EVENT[-1] ^ 1])),
 }
 """Bytes after a body's end, per framing. The separator first delimits the body's last payload
 (a body may end without one); after a JSON array, anything but whitespace is malformed."""
 
 
 def _framing(data: bytes) -> str:
+    if data[:1] == b"\x00":  # an event-stream prelude (a message under 16 MiB)
+        return "eventstream"
     head = data.removeprefix(b"\xef\xbb\xbf").lstrip(b" \t\r\n")[:1]
     return "jsonl" if head == b"{" else "json" if head == b"[" else "sse"
 

@@ -24,7 +24,9 @@ import json
 import os
 from typing import Any
 
+import eventstream
 import pytest
+from botocore.eventstream import EventStreamBuffer
 from corpus import corpus_files
 from decoder_checks import kit_report
 from decoder_runs import DECODER_FAMILIES, decoder_names, wire
@@ -50,13 +52,23 @@ TOKENS = [b"data: ", b"data:", b"event: error\n", b"event: message\n", b": ping\
 
 
 def _framing(data: bytes) -> str:
+    if data[:1] == b"\x00":  # an AWS event-stream prelude
+        return "eventstream"
     head = data.removeprefix(b"\xef\xbb\xbf").lstrip(b" \t\r\n")[:1]
     return "jsonl" if head == b"{" else "json" if head == b"[" else "sse"
 
 
 def _payloads(data: bytes) -> list[Payload]:
-    """A corpus file's payloads with their SSE event names, parsed for mutation."""
+    """A corpus file's payloads with their SSE event names (event-stream: the ``:event-type``
+    or ``:exception-type``), parsed for mutation."""
     form = _framing(data)
+    if form == "eventstream":
+        buffer = EventStreamBuffer()
+        buffer.add_data(data)
+        return [
+            (m.headers.get(":event-type") or m.headers.get(":exception-type"), json.loads(m.payload))
+            for m in buffer
+        ]
     if form == "json":
         return [(None, v) for v in json.loads(data.decode("utf-8-sig"))]
     if form == "jsonl":
@@ -123,6 +135,8 @@ def _json(name: str) -> st.SearchStrategy[Any]:
 
 
 def _frame(form: str, payloads: list[Payload]) -> bytes:
+    if form == "eventstream":
+        return b"".join(eventstream.event(e or "message", v) for e, v in payloads)
     if form == "json":
         return ("[" + ",\n".join(json.dumps(v) for _, v in payloads) + "]").encode()
     if form == "jsonl":

@@ -31,9 +31,9 @@ from agui_codecs import DECODERS, get_decoder
 from agui_codecs.encoders.agui import AguiEncoder
 from agui_codecs.encoders.ai_sdk import AiSdkEncoder
 from agui_codecs.events import event_to_wire
-from agui_codecs.framing import FrameDecoder
 from agui_codecs.protocols.base import StreamDecoder
-from agui_codecs.registry import PROTOCOL_GROUP
+from agui_codecs.registry import PROTOCOL_GROUP, protocols
+from agui_codecs.sse import DEFAULT_MAX_EVENT_SIZE
 
 __all__ = [
     "DECODER_FAMILIES",
@@ -61,6 +61,9 @@ DECODER_FAMILIES: dict[str, str] = {
     "gemini": "gemini",
     "agui": "agui",
     "ai-sdk": "aisdk-ui",
+    "bedrock-converse": "bedrock-converse",
+    "a2a": "a2a",
+    "langgraph": "langgraph",
 }
 """Decoder name -> corpus family (folder under ``tests/corpus``)."""
 
@@ -140,12 +143,17 @@ def translate(name: str, path: Path) -> Translation:
     )
 
 
-def frame_boundaries(data: bytes) -> list[int]:
-    """Byte offsets right after each upstream payload (SSE event, JSON line, array element).
+def frame_boundaries(name: str, data: bytes) -> list[int]:
+    """Byte offsets right after each upstream payload (SSE event, JSON line, array element,
+    event-stream message).
 
-    Found by feeding the input framing one byte at a time; the end of the body is not one.
+    Found by feeding the decoder's own framing (``StreamDecoder.frame_decoder``, with its
+    spec's framing) one byte at a time; the end of the body is not one.
     """
-    frames = FrameDecoder()
+    spec = protocols().get(name)
+    frames = get_decoder(name).frame_decoder(
+        spec.framing if spec is not None else "auto", max_event_size=DEFAULT_MAX_EVENT_SIZE
+    )
     out = []
     for i in range(len(data)):
         if frames.feed(data[i : i + 1]):
@@ -177,7 +185,7 @@ def cuts(name: str, path: Path) -> list[Cut]:
     fed: list[Event] = []
     prev = 0
     out = []
-    for at in frame_boundaries(data):
+    for at in frame_boundaries(name, data):
         fed = fed + decoder.feed(data[prev:at])
         prev = at
         clone = copy.deepcopy(decoder)

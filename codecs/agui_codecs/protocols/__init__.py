@@ -12,6 +12,9 @@
       gemini/             gemini             decoder.py  request.py
       ai_sdk/             ai-sdk             decoder.py  request.py  chat_request.py
       agui/               agui               decoder.py  _normalizer.py  request.py
+      bedrock_converse/   bedrock-converse   decoder.py  _eventstream.py  _sigv4.py  request.py
+      a2a/                a2a                decoder.py  request.py
+      langgraph/          langgraph          decoder.py  request.py
 
 Each folder's ``__init__.py`` defines ``SPEC`` (a :class:`ProtocolSpec`); the registry
 (:mod:`agui_codecs.registry`) lists them with the specs other distributions register under the

@@ -34,7 +34,7 @@ from __future__ import annotations
 import logging
 from abc import ABC, abstractmethod
 from collections import Counter
-from typing import Any, ClassVar, Final
+from typing import Any, ClassVar, Final, Protocol
 
 from ag_ui.core import Event
 
@@ -48,13 +48,23 @@ from ..errors import (
 from ..framing import Frame, FrameDecoder, Framing
 from ..sse import DEFAULT_MAX_EVENT_SIZE
 
-__all__ = ["INTERNAL_ERRORS", "StreamDecoder", "upstream_error"]
+__all__ = ["INTERNAL_ERRORS", "Framer", "StreamDecoder", "upstream_error"]
 
 _log = logging.getLogger("agui_codecs")
 
 INTERNAL_ERRORS: Final[Counter[str]] = Counter()
 """Runs ended by an :class:`~agui_codecs.errors.InternalDecoderError` since the process
 started, by decoder name (``{"openai-chat": 1}``). Read it for metrics; never reset by us."""
+
+
+class Framer(Protocol):
+    """What splits an upstream body into payloads: the shape of
+    :class:`~agui_codecs.framing.FrameDecoder` (``feed(bytes) -> list[Frame]``,
+    ``close() -> list[Frame]``; a malformed body is an error frame, never an exception)."""
+
+    def feed(self, data: bytes) -> list[Frame]: ...
+
+    def close(self) -> list[Frame]: ...
 
 
 class StreamDecoder(ABC):
@@ -91,7 +101,7 @@ class StreamDecoder(ABC):
         max_event_size: int = DEFAULT_MAX_EVENT_SIZE,
     ) -> None:
         self.run = RunBuilder(thread_id=thread_id, run_id=run_id, provider=self.provider)
-        self._frames = FrameDecoder(framing, max_event_size=max_event_size)
+        self._frames = self.frame_decoder(framing, max_event_size=max_event_size)
         self.error: RemoteProtocolError | InternalDecoderError | None = None
         self.trailing = 0
         self._closed = False
@@ -220,6 +230,16 @@ class StreamDecoder(ABC):
         except Exception as again:  # closing what is open failed too: end it bare
             _log.error("%s decoder: closing the run failed too", self.name, exc_info=again)
             self.run.abort(error.code, error.message)
+
+    def frame_decoder(self, framing: Framing, *, max_event_size: int) -> Framer:
+        """The :class:`Framer` this decoder reads its body with (called once, by ``__init__``).
+
+        The default is :class:`~agui_codecs.framing.FrameDecoder` of ``framing`` (SSE, JSON
+        lines, a JSON array). A protocol whose body is not JSON text overrides it with its own
+        splitter of the same shape (``bedrock_converse``: AWS event-stream binary messages),
+        which honours ``max_event_size`` and reports a malformed body as an error frame.
+        """
+        return FrameDecoder(framing, max_event_size=max_event_size)
 
     def begins_next_run(self, frame: Frame) -> bool:
         """Offered each payload that arrives after a run ended, in a :attr:`multi_run` decoder.

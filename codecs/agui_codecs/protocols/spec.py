@@ -61,6 +61,11 @@ class Signer(Protocol):
 
     Returns:
         The complete set of headers to send (typically ``headers`` plus the signature's).
+
+    Raises:
+        CodecError: the request cannot be signed (credentials or a region missing: code
+            ``UPSTREAM_AUTH_MISSING``); the gateway ends the run with RUN_ERROR of that code
+            and logs the message.
     """
 
     def __call__(
@@ -82,10 +87,13 @@ class ProtocolSpec:
         decoder: the :class:`~agui_codecs.protocols.StreamDecoder` subclass of its stream.
         build_request: the :class:`RequestBuilder` of its request body.
         path: appended to a route's base URL (the OpenAI SDK's base-URL convention), possibly
-            with a ``?query``; ``{model}`` stands for the route's model (see
-            :meth:`path_for`). ``""``: the route's URL is the endpoint itself.
+            with a ``?query``; ``{model}`` stands for the route's model and ``{thread_id}``
+            for the thread of the client's request (see :meth:`path_for`). ``""``: the
+            route's URL is the endpoint itself.
         model_segment: the text ``{model}`` becomes, from the route's model, before URL
             quoting (Gemini: the model without its ``models/`` prefix).
+        thread_segment: the text ``{thread_id}`` becomes, from the request's AG-UI
+            ``threadId`` (the AI SDK chat ``id``), before URL quoting (LangGraph: a UUID).
         headers: default request headers; a route's ``headers`` override them.
         endpoint_suffixes: path endings that show a route URL already is an endpoint (the
             gateway refuses it and suggests the base URL).
@@ -104,6 +112,7 @@ class ProtocolSpec:
     build_request: RequestBuilder
     path: str = ""
     model_segment: Callable[[str], str] = _same
+    thread_segment: Callable[[str], str] = _same
     headers: Mapping[str, str] = field(default_factory=dict)
     endpoint_suffixes: tuple[str, ...] = ()
     framing: Framing = "auto"
@@ -121,12 +130,16 @@ class ProtocolSpec:
         object.__setattr__(self, "headers", MappingProxyType(dict(self.headers)))
         object.__setattr__(self, "endpoint_suffixes", tuple(self.endpoint_suffixes))
 
-    def path_for(self, model: str) -> str:
+    def path_for(self, model: str, *, thread_id: str = "") -> str:
         """:attr:`path` with ``{model}`` replaced by the quoted :attr:`model_segment` of
-        ``model`` (``/models/gemini-2.5-flash:streamGenerateContent?alt=sse``)."""
-        if "{model}" not in self.path:
-            return self.path
-        return self.path.replace("{model}", quote(self.model_segment(model), safe=""))
+        ``model`` (``/models/gemini-2.5-flash:streamGenerateContent?alt=sse``) and
+        ``{thread_id}`` by the quoted :attr:`thread_segment` of ``thread_id``."""
+        path = self.path
+        if "{model}" in path:
+            path = path.replace("{model}", quote(self.model_segment(model), safe=""))
+        if "{thread_id}" in path:
+            path = path.replace("{thread_id}", quote(self.thread_segment(thread_id), safe=""))
+        return path
 
     def new_decoder(self, **options: Any) -> StreamDecoder:
         """A decoder for one stream: ``decoder(framing=framing, **options)`` (the options of

@@ -37,7 +37,7 @@ import orjson
 
 from ...errors import EventTooLargeError, MalformedUpstreamError
 from ...framing import DONE, Frame, FrameDecoder, Framing
-from ..base import StreamDecoder, upstream_error
+from ..base import Framer, StreamDecoder, upstream_error
 
 __all__ = ["OpenAIChatDecoder"]
 
@@ -127,13 +127,17 @@ class OpenAIChatDecoder(StreamDecoder):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        framing = self._frames.framing
-        if framing in ("auto", "jsonl"):  # a non-streamed reply may span lines
-            self._frames = _DocumentFrames(framing, max_event_size=self._frames.max_event_size)
         self._finish: str | None = None
         self._usage: dict[str, Any] | None = None
         self._refusal: list[str] = []
         self._call_ids: dict[int, str] = {}  # tool index -> id of the call open there
+
+    def frame_decoder(self, framing: Framing, *, max_event_size: int) -> Framer:
+        """:class:`_DocumentFrames` for ``auto`` / ``jsonl`` (a non-streamed reply may span
+        lines), else the base framing."""
+        if framing in ("auto", "jsonl"):
+            return _DocumentFrames(framing, max_event_size=max_event_size)
+        return super().frame_decoder(framing, max_event_size=max_event_size)
 
     def handle(self, frame: Frame) -> None:
         if frame.data is DONE:
