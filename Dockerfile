@@ -31,7 +31,7 @@ COPY gateway ./gateway
 COPY codecs ./codecs
 COPY conformance ./conformance
 
-RUN pip install ./codecs . && pip check
+RUN pip install ./codecs ./conformance . && pip check
 
 # The installed package (not /src: -I keeps the working directory off sys.path) has its data:
 # alembic migrations, the embedded routes, the JSON schemas of agui_codecs.ui and conformance.

@@ -17,15 +17,22 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
-# Two distributions, both editable: the codecs (codecs/pyproject.toml, agui-codecs) first, so
-# that the gateway's agui-codecs==0.1.0 requirement is met from the repository, not an index.
-$(VENV)/.installed: pyproject.toml codecs/pyproject.toml | $(BIN)/python
+# Three distributions, all editable: the codecs (codecs/, agui-codecs) and the conformance kit
+# (conformance/, agui-conformance) first, so that the gateway's ==0.1.0 requirements on both are
+# met from the repository, not an index.
+# The kit's package is conformance/conformance/: from the repository root the outer folder would
+# import as an empty namespace package `conformance` ahead of setuptools' editable finder, so the
+# kit is installed in compat mode (a path entry, which a regular package wins with).
+KIT_EDITABLE := --config-settings editable_mode=compat
+$(VENV)/.installed: pyproject.toml codecs/pyproject.toml conformance/pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e ./codecs
+	$(BIN)/python -m pip install --quiet -e ./conformance $(KIT_EDITABLE)
 	$(BIN)/python -m pip install --quiet -e .
 	touch $@
 
-$(VENV)/.installed-dev: pyproject.toml codecs/pyproject.toml | $(BIN)/python
+$(VENV)/.installed-dev: pyproject.toml codecs/pyproject.toml conformance/pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e ./codecs
+	$(BIN)/python -m pip install --quiet -e ./conformance $(KIT_EDITABLE)
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $(VENV)/.installed $@
 

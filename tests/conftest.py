@@ -13,7 +13,10 @@ from __future__ import annotations
 import os
 
 import pytest
+from browser import artifacts, browser_page
 from protocol_plugins import install_plugins, remove_plugins
+
+__all__ = ["artifacts", "browser_page"]  # fixtures for the browser tests (tests/support/browser.py)
 
 # Client auth is on by default (GATEWAY_AUTH=auto). The suite turns it off here, in this one
 # place, for every app it builds and every server process it starts; the tests of auth and

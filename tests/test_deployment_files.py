@@ -2,10 +2,11 @@
 and of the package they install.
 
 No Docker engine is needed: the files are parsed and checked for what matters (a non-root
-user, a healthcheck, ``pip install ./codecs .``, two replicas sharing one store and one
-broker, the environment variables the gateway really reads). The repository holds two distributions,
-``agui-gateway`` (``pyproject.toml``: ``gateway``, ``conformance``) and ``agui-codecs``
-(``codecs/pyproject.toml``: ``agui_codecs``); the wheel test builds both from exactly what the
+user, a healthcheck, ``pip install ./codecs ./conformance .``, two replicas sharing one store
+and one broker, the environment variables the gateway really reads). The repository holds three
+distributions, ``agui-gateway`` (``pyproject.toml``: ``gateway``), ``agui-codecs``
+(``codecs/pyproject.toml``: ``agui_codecs``) and ``agui-conformance``
+(``conformance/pyproject.toml``: ``conformance``); the wheel test builds all three from exactly what the
 Dockerfile copies, with no network (``--no-build-isolation --no-index``), and checks that they
 hold every package file (migrations, schemas, default routes). It needs the build backend of
 ``[build-system] requires`` in the test environment: it skips locally when that is missing and
@@ -49,7 +50,9 @@ COMPOSE = ROOT / "compose.yaml"
 PYPROJECT = ROOT / "pyproject.toml"
 CODECS = "codecs"
 """Folder of the ``agui-codecs`` distribution (its own ``pyproject.toml``)."""
-DISTRIBUTIONS = {"agui-gateway": ".", "agui-codecs": CODECS}
+KIT = "conformance"
+"""Folder of the ``agui-conformance`` distribution (its own ``pyproject.toml``)."""
+DISTRIBUTIONS = {"agui-gateway": ".", "agui-codecs": CODECS, "agui-conformance": KIT}
 """Distribution name -> its folder in the repository (the build context)."""
 IO_LIBRARIES = frozenset(
     {"httpx", "starlette", "uvicorn", "sqlalchemy", "redis", "asyncpg", "aiosqlite", "alembic"}
@@ -135,16 +138,19 @@ def _pip_install_targets(stages: list[list[Instruction]]) -> list[str]:
     return targets
 
 
-def test_installs_both_distributions_non_editable_codecs_first(
+def test_installs_every_distribution_non_editable_codecs_and_kit_first(
     stages: list[list[Instruction]],
 ) -> None:
     runs = " && ".join(i.args for i in build_stage(stages) if i.keyword == "RUN")
     assert not re.search(r"pip install[^&;]*(?:\s-e\s|--editable)", runs)
     assert "requirements" not in runs, "install the packages themselves, from pyproject.toml"
     targets = [t.rstrip("/").removeprefix("./") or "." for t in _pip_install_targets(stages)]
-    assert CODECS in targets and "." in targets, f"expected `pip install ./codecs .`: {targets}"
-    # the gateway pins agui-codecs==0.1.0, which no index has: the codecs come first
+    assert {CODECS, KIT, "."} <= set(targets), (
+        f"expected `pip install ./codecs ./conformance .`: {targets}"
+    )
+    # the gateway pins agui-codecs and agui-conformance ==0.1.0, which no index has: they come first
     assert targets.index(CODECS) < targets.index("."), targets
+    assert targets.index(KIT) < targets.index("."), targets
 
 
 def _top_folders(folder: str) -> set[str]:
@@ -168,11 +174,26 @@ def test_copies_everything_the_packages_are_built_from(stages: list[list[Instruc
         assert not absent, f"the build stage does not copy {sorted(absent)}"
 
 
-def test_gateway_requires_the_codecs_of_this_repository() -> None:
+@pytest.mark.parametrize("requirer", [".", KIT])
+def test_the_codecs_of_this_repository_are_pinned(requirer: str) -> None:
     codecs = _pyproject(CODECS)["project"]
-    requirements = [Requirement(r) for r in _pyproject(".")["project"]["dependencies"]]
+    requirements = [Requirement(r) for r in _pyproject(requirer)["project"]["dependencies"]]
     (pin,) = [r for r in requirements if r.name == codecs["name"]]
     assert str(pin.specifier) == f"=={codecs['version']}"
+
+
+def test_gateway_requires_the_kit_of_this_repository() -> None:
+    kit = _pyproject(KIT)["project"]
+    requirements = [Requirement(r) for r in _pyproject(".")["project"]["dependencies"]]
+    (pin,) = [r for r in requirements if r.name == kit["name"]]
+    assert str(pin.specifier) == f"=={kit['version']}"
+
+
+def test_kit_installs_without_io_libraries_or_the_gateway() -> None:
+    project = _pyproject(KIT)["project"]
+    names = {Requirement(r).name.lower() for r in project["dependencies"]}
+    assert not names & (IO_LIBRARIES | {"agui-gateway"}), names
+    assert project["scripts"] == {"agui-conformance": "conformance.cli:main"}
 
 
 def test_codecs_install_alone_without_io_libraries() -> None:
@@ -222,6 +243,7 @@ def test_dockerignore_excludes_environments_vcs_and_caches() -> None:
         ".hypothesis/examples/x",
         "agui_gateway.egg-info/PKG-INFO",
         "codecs/agui_codecs.egg-info/PKG-INFO",
+        "conformance/agui_conformance.egg-info/PKG-INFO",
         "agui-gateway.db",
     ):
         assert dockerignored(path, patterns), f".dockerignore lets {path} into the build context"
@@ -460,6 +482,8 @@ def test_wheels_hold_every_package_file(stages: list[list[Instruction]], tmp_pat
         _build_wheel(src / folder, out)
     names, scripts, metadata = _wheel_names(out, "agui-gateway")
     codec_names, _, codec_metadata = _wheel_names(out, "agui-codecs")
+    kit_names, kit_scripts, kit_metadata = _wheel_names(out, "agui-conformance")
+    wheels = {"agui-gateway": names, "agui-codecs": codec_names, "agui-conformance": kit_names}
 
     for expected in (
         "gateway/migrations/versions/0001_initial.py",
@@ -479,28 +503,38 @@ def test_wheels_hold_every_package_file(stages: list[list[Instruction]], tmp_pat
         "agui_codecs/ui/schemas/v0_9/catalogs/basic/catalog.json",
     ):
         assert expected in codec_names, f"{expected} is missing from the agui-codecs wheel"
-    assert any(fnmatch.fnmatch(n, "conformance/data/*.json") for n in names)
+    assert any(fnmatch.fnmatch(n, "conformance/data/*.json") for n in kit_names)
     assert "agui-gateway = gateway.cli:main" in scripts
+    assert "agui-conformance = conformance.cli:main" in kit_scripts
+    assert "agui-conformance" not in scripts, "one distribution owns the kit's command"
     assert "Requires-Dist: agui-codecs==0.1.0" in metadata.splitlines()
-    assert not any(n.startswith("agui_codecs/") for n in names), "codecs shipped twice"
-    assert not any(n.startswith(("gateway/", "conformance/")) for n in codec_names)
-    requires = [
-        ln.split(":", 1)[1].strip()
-        for ln in codec_metadata.splitlines()
-        if ln.startswith("Requires-Dist:")
-    ]
-    assert not {Requirement(r).name.lower() for r in requires} & IO_LIBRARIES
+    assert "Requires-Dist: agui-conformance==0.1.0" in metadata.splitlines()
+    assert "Requires-Dist: agui-codecs==0.1.0" in kit_metadata.splitlines()
+    # each package ships in exactly one wheel
+    owners = {"agui-gateway": "gateway/", "agui-codecs": "agui_codecs/", "agui-conformance": "conformance/"}
+    for dist, wheel_names in wheels.items():
+        foreign = [n for n in wheel_names if not n.startswith((owners[dist], ".dist-info"))]
+        foreign = [n for n in foreign if ".dist-info/" not in n]
+        assert not foreign, f"{dist} ships files of another package: {foreign[:5]}"
+    for metadata_text in (codec_metadata, kit_metadata):
+        requires = [
+            ln.split(":", 1)[1].strip()
+            for ln in metadata_text.splitlines()
+            if ln.startswith("Requires-Dist:")
+        ]
+        assert not {Requirement(r).name.lower() for r in requires} & IO_LIBRARIES
 
     # Every file of the package folders ships (a new data file needs a package-data entry).
-    shipped: dict[str, list[str]] = {"agui-gateway": [], "agui-codecs": []}
+    shipped: dict[str, list[str]] = {dist: [] for dist in DISTRIBUTIONS}
+    nested = {folder: dist for dist, folder in DISTRIBUTIONS.items() if folder != "."}
     for rel in files:
-        if rel.startswith(CODECS + "/"):
-            inner = rel.removeprefix(CODECS + "/")
-            if "/" in inner:  # inside agui_codecs/ (not codecs/pyproject.toml, README.md)
-                shipped["agui-codecs"].append(inner)
-        elif "/" in rel:  # a file inside a package folder (not pyproject.toml / README.md)
+        top, _, inner = rel.partition("/")
+        if top in nested:
+            if "/" in inner:  # inside the package (not its pyproject.toml or README.md)
+                shipped[nested[top]].append(inner)
+        elif inner:  # a file inside a package folder (not pyproject.toml / README.md)
             shipped["agui-gateway"].append(rel)
-    absent = sorted(set(shipped["agui-gateway"]) - names) + sorted(
-        set(shipped["agui-codecs"]) - codec_names
+    absent = sorted(
+        f"{dist}: {rel}" for dist, rels in shipped.items() for rel in set(rels) - wheels[dist]
     )
     assert not absent, f"package files missing from the wheels: {absent}"

@@ -496,7 +496,8 @@ def rules_markdown() -> str:
     out = [
         "# Conformance rules",
         "",
-        "Generated from the rule registry (`conformance/rules.py`, `conformance/rule_docs.py`) "
+        "Generated from the rule registry (`conformance/conformance/rules.py`, "
+        "`conformance/conformance/rule_docs.py`) "
         "by `agui-conformance rules --markdown`; `tests/conformance/test_rule_docs.py` fails "
         "when this page is stale. `agui-conformance explain RULE` prints one entry.",
         "",

@@ -204,7 +204,7 @@ TRANSPORT_RULES: Final[tuple[tuple[str, Severity, str], ...]] = (
 """Live-mode rules, one per protocol (``agui/transport/<name>``, ``ai-sdk/transport/<name>``)."""
 
 _PROFILE_SEVERITY: Final[dict[str, dict[str, Severity | None]]] = {
-    # AG-UI 1.1 (spec/1.1 and the draft's fatal rules): see conformance/profiles.py
+    # AG-UI 1.1 (spec/1.1 and the draft's fatal rules): see conformance/conformance/profiles.py
     "agui/hygiene/no-terminal-event": {"agui@1.1": _E},
     "agui/lifecycle/run-id-mismatch": {"agui@1.1": _E},
     "agui/lifecycle/thread-id-mismatch": {"agui@1.1": _E},
