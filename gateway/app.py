@@ -30,7 +30,8 @@ conversation for a provider route) or 422 ``UNSUPPORTED_CONTENT`` / ``INVALID_TO
 / ``INVALID_TOOL_RESULT`` (the input has no equivalent upstream). Once streaming, every failure
 is a terminal event (see :mod:`gateway.upstream`).
 
-Client auth (:mod:`gateway.auth`): every endpoint but ``/healthz`` and ``/metrics`` asks for a
+Client auth (:mod:`gateway.auth`): every endpoint but ``/healthz``, ``/readyz`` and ``/metrics``
+asks for a
 credential (``Authorization: Bearer``: an API key, a JWT when ``GATEWAY_JWT_JWKS_URL`` is set,
 a scoped token on the events endpoint) unless ``GATEWAY_AUTH=off``; ``auto`` (the default) is
 required here, and only ``serve`` opens it for the embedded demo on a loopback host.
@@ -60,6 +61,7 @@ from .auth import Authenticator, JwtVerifier
 from .broker import Broker, open_broker
 from .config import SELF_SCHEME, RouteConfig, Settings
 from .demo import DEMO_MOUNT, create_demo_app
+from .metrics import mark_process_dead
 from .pipeline import RunPipeline
 from .routes import EXCEPTION_HANDLERS, AccessLog, endpoints
 from .runs import RunManager
@@ -183,6 +185,7 @@ def create_app(
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         async with contextlib.AsyncExitStack() as stack:
+            stack.callback(mark_process_dead)  # multi-process metrics: this worker's gauges go
             for client in owned:
                 stack.push_async_callback(client.aclose)
             run_store = store

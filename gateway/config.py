@@ -12,8 +12,10 @@ Settings come from the environment through pydantic-settings (prefix ``GATEWAY_`
 
 Durable runs (issue 3; :class:`Settings` lists the run-core tunables too)::
 
-    GATEWAY_DATABASE_URL        run store: sqlite+aiosqlite:///./agui-gateway.db (default) or
-                                postgresql+asyncpg://user@host/db
+    GATEWAY_DATABASE_URL        run store: sqlite+aiosqlite:///<data dir>/agui-gateway.db
+                                (default) or postgresql+asyncpg://user@host/db
+    GATEWAY_DATA_DIR            data directory of the default SQLite file (default: the
+                                platform's user data dir, ~/.local/share/agui-gateway)
     GATEWAY_DATABASE_SCHEMA     PostgreSQL schema holding the tables (optional)
     GATEWAY_REDIS_URL           Redis Streams broker (unset: in-process, one replica only)
     GATEWAY_REDIS_PREFIX        key prefix of the run streams (default "agui:")
@@ -117,7 +119,7 @@ from .route_checks import (
 )
 from .runs.settings import RunSettings
 from .security_settings import SecuritySettings
-from .store.engine import DEFAULT_DATABASE_URL, normalize_url
+from .store.engine import default_database_url, normalize_url
 
 __all__ = [
     "DEFAULT_ROUTES_RESOURCE",
@@ -362,7 +364,9 @@ class Settings(SecuritySettings):
         max_event_size: cap in bytes on one upstream SSE event / JSON line (> 0).
         max_request_bytes: cap in bytes on a client request body (> 0); larger gets 413.
         database_url: the run store (``GATEWAY_DATABASE_URL``): a SQLite file by default
-            (embedded, no server; ``sqlite://`` is accepted), or PostgreSQL
+            (embedded, no server; ``sqlite://`` is accepted), ``agui-gateway.db`` in
+            ``GATEWAY_DATA_DIR``, else in the platform's user data directory
+            (:func:`gateway.store.engine.data_dir`; never the working directory), or PostgreSQL
             (``postgresql+asyncpg://`` / ``postgresql://``). Migrations are applied at start.
         database_schema: PostgreSQL schema for the tables (created when missing); lets
             deployments and tests share one database.
@@ -396,7 +400,7 @@ class Settings(SecuritySettings):
     keepalive_seconds: float = Field(default=15.0, gt=0)
     max_event_size: int = Field(default=DEFAULT_MAX_EVENT_SIZE, gt=0)
     max_request_bytes: int = Field(default=32 * 1024 * 1024, gt=0)
-    database_url: str = Field(default=DEFAULT_DATABASE_URL, min_length=1)
+    database_url: str = Field(default_factory=default_database_url, min_length=1)
     database_schema: str | None = None
     redis_url: str | None = None
     redis_prefix: str = Field(default=DEFAULT_REDIS_PREFIX, min_length=1)

@@ -27,6 +27,7 @@ from ag_ui.core import Event
 
 from agui_codecs import Encoder
 
+from . import metrics
 from .types import Cursor, JsonObject, RunEvent
 
 __all__ = ["encode_batches", "encode_run_events"]
@@ -41,8 +42,11 @@ async def encode_batches(
 
     Closing this generator closes ``batches`` (and so the upstream request).
     """
+    name = encoder.name
     async with aclosing(batches):
         async for batch in batches:
+            for event in batch:
+                metrics.count_event_out(event.type, name)
             data = b"".join([encoder.encode(event) for event in batch])
             if data:
                 yield data
@@ -85,15 +89,18 @@ async def encode_run_events(
     Closing the generator closes ``events`` (releasing its broker subscription).
     """
     completed = False
+    name = encoder.name
     suffix = "" if cursor_tag is None else f".{cursor_tag}"
     try:
         last = len(prelude) - 1
         for index, wire in enumerate(prelude):
+            metrics.count_event_out(str(wire.get("type")), name)
             cursor = prelude_cursor if index == last and prelude_cursor is not None else None
             yield encoder.encode_wire(wire, id=None if cursor is None else f"{cursor}{suffix}")
         if events is not None:
             try:
                 async for stored in events:
+                    metrics.count_event_out(str(stored.event.get("type")), name)
                     data = encoder.encode_wire(stored.event, id=f"{stored.cursor}{suffix}")
                     if data:
                         yield data

@@ -36,6 +36,7 @@ from agui_codecs import get_decoder
 from agui_codecs.protocols import ClientRequest
 from agui_codecs.ui import UiSchemaCompiler, UiStage, resolve_locale
 
+from . import metrics
 from .config import RouteConfig
 from .upstream import Upstream, build_body
 
@@ -108,10 +109,14 @@ class RunPipeline:
 async def staged(
     batches: AsyncGenerator[list[Event], None], stage: UiStage
 ) -> AsyncGenerator[list[Event], None]:
-    """Map every event of ``batches`` through ``stage`` (batch boundaries kept)."""
+    """Map every event of ``batches`` through ``stage`` (batch boundaries kept); each event
+    out is counted in ``agui_gateway_events_in_total`` (:mod:`gateway.metrics`)."""
     async with aclosing(batches):
         async for batch in batches:
-            yield [out for event in batch for out in stage.process(event)]
+            out = [out for event in batch for out in stage.process(event)]
+            for event in out:
+                metrics.count_event_in(event.type)
+            yield out
 
 
 async def flatten(batches: AsyncGenerator[list[Event], None]) -> AsyncGenerator[Event, None]:

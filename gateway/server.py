@@ -1,26 +1,36 @@
 """Run the gateway under uvicorn: :func:`serve` (the CLI's ``serve`` subcommand calls it).
 
-On start it prints, with the port actually bound (``port=0`` picks a free one), a ``curl``
-line that streams from the ``demo`` route when there is one (its scripted upstream answers a
-weather question), else the served routes with their endpoints (:func:`banner`).
+On start it prints what it runs on (:func:`runtime_lines`: the store, with the SQLite file's
+path, the broker, the auth mode, the routes, log format and traces) and, with the port actually
+bound (``port=0`` picks a free one), a ``curl`` line that streams from the ``demo`` route when
+there is one (its scripted upstream answers a weather question), else the served routes with
+their endpoints (:func:`banner`). :func:`serve` configures logging first
+(:func:`gateway.logs.configure_logging`: ``GATEWAY_LOG_FORMAT``, ``GATEWAY_LOG_LEVEL``; uvicorn's
+own lines go through the same handler) and tracing (:func:`gateway.tracing.configure_from_env`).
 """
 
 from __future__ import annotations
 
+import logging
+import os
 import shlex
 import socket
 import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TextIO
+from urllib.parse import urlsplit
 
 import uvicorn
 from pydantic import ValidationError
 from starlette.applications import Starlette
 
+from . import tracing
 from .app import create_app
 from .config import RouteConfig, Settings
 from .errors import ConfigError
+from .logs import configure_logging
+from .store.engine import normalize_url, sqlite_path
 
 __all__ = [
     "DEMO_ROUTE",
@@ -31,6 +41,7 @@ __all__ = [
     "build_server",
     "curl_example",
     "resolve_auth",
+    "runtime_lines",
     "serve",
 ]
 
@@ -84,6 +95,55 @@ def banner(host: str, port: int, routes: Mapping[str, RouteConfig]) -> list[str]
     return lines
 
 
+def _store_line(settings: Settings) -> str:
+    path = sqlite_path(settings.database_url)
+    if path is not None:
+        return f"sqlite {path}"
+    url = normalize_url(settings.database_url)
+    if url.get_backend_name() == "sqlite":
+        return "sqlite in memory (runs are lost at exit)"
+    shown = url.set(drivername=url.get_backend_name()).render_as_string(hide_password=True)
+    schema = f" (schema {settings.database_schema})" if settings.database_schema else ""
+    return f"{shown}{schema}"
+
+
+def _broker_line(settings: Settings) -> str:
+    if not settings.redis_url:
+        return "in-process (one replica: set GATEWAY_REDIS_URL for several)"
+    parts = urlsplit(settings.redis_url)
+    host = parts.hostname or parts.path or "?"
+    port = f":{parts.port}" if parts.port else ""
+    return f"redis {parts.scheme}://{host}{port}{parts.path if parts.hostname else ''}"
+
+
+def runtime_lines(settings: Settings, routes: Mapping[str, RouteConfig]) -> list[str]:
+    """What the process runs on: store (the SQLite file's absolute path; URLs without their
+    password), broker, auth mode, routes, logs, traces."""
+    auth: str = settings.auth
+    if auth == "required" and settings.jwt_enabled:
+        auth = "required (API keys, JWT)"
+    elif auth == "required":
+        auth = "required (API keys)"
+    traces = (
+        os.environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
+        or os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT")
+        or "OTLP default endpoint"
+        if tracing.enabled()
+        else "off"
+    )
+    handlers = [h for h in logging.getLogger().handlers if hasattr(h, "_agui_gateway_handler")]
+    logs = "json" if handlers and "Json" in type(handlers[0].formatter).__name__ else "text"
+    level = logging.getLevelName(logging.getLogger().getEffectiveLevel())
+    return [
+        f"  store:   {_store_line(settings)}",
+        f"  broker:  {_broker_line(settings)}",
+        f"  auth:    {auth}",
+        f"  routes:  {', '.join(routes)} ({len(routes)})",
+        f"  logs:    {logs}, {level}; metrics GET /metrics; readiness GET /readyz",
+        f"  traces:  {traces}",
+    ]
+
+
 class GatewayServer(uvicorn.Server):
     """``uvicorn.Server`` that records the bound port and prints the :func:`banner` on start.
 
@@ -97,9 +157,11 @@ class GatewayServer(uvicorn.Server):
         *,
         routes: Mapping[str, RouteConfig],
         out: TextIO | None = None,
+        settings: Settings | None = None,
     ) -> None:
         super().__init__(config)
         self.routes = routes
+        self.settings = settings
         self.out = out
         self.bound_port: int | None = None
 
@@ -109,7 +171,10 @@ class GatewayServer(uvicorn.Server):
             return
         self.bound_port = self.servers[0].sockets[0].getsockname()[1]
         if self.out is not None:
-            for line in banner(self.config.host, self.bound_port, self.routes):
+            lines = []
+            if self.settings is not None:
+                lines = ["agui-gateway:", *runtime_lines(self.settings, self.routes)]
+            for line in [*lines, *banner(self.config.host, self.bound_port, self.routes)]:
                 print(line, file=self.out)
             self.out.flush()
 
@@ -117,7 +182,9 @@ class GatewayServer(uvicorn.Server):
 def build_server(
     app: Starlette, host: str, port: int, *, out: TextIO | None = None, log_level: str = "info"
 ) -> GatewayServer:
-    """A :class:`GatewayServer` for ``app`` (no access log; ``lifespan`` on).
+    """A :class:`GatewayServer` for ``app`` (no uvicorn access log: the gateway writes its own,
+    :mod:`gateway.routes._access`; no uvicorn log config: its loggers propagate to the
+    handler :func:`gateway.logs.configure_logging` installed; ``lifespan`` on).
 
     Open streams get :data:`SHUTDOWN_GRACE_SECONDS` to end on shutdown (SSE streams with
     keep-alives would otherwise hold the process open).
@@ -128,10 +195,12 @@ def build_server(
         port=port,
         log_level=log_level,
         access_log=False,
+        log_config=None,
         lifespan="on",
         timeout_graceful_shutdown=SHUTDOWN_GRACE_SECONDS,
     )
-    return GatewayServer(config, routes=app.state.services.routes, out=out)
+    services = app.state.services
+    return GatewayServer(config, routes=services.routes, out=out, settings=services.settings)
 
 
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
@@ -164,6 +233,11 @@ def serve(config_path: str | None, host: str = "127.0.0.1", port: int = 8000) ->
             not open the run store (exit status 3).
     """
     try:
+        configure_logging()
+    except ValueError as exc:
+        raise SystemExit(f"agui-gateway: invalid GATEWAY_* setting:\n{exc}") from None
+    tracing.configure_from_env()
+    try:
         settings = Settings(config=Path(config_path)) if config_path else Settings()
         settings = resolve_auth(settings, host)
         app = create_app(settings)
@@ -177,4 +251,5 @@ def serve(config_path: str | None, host: str = "127.0.0.1", port: int = 8000) ->
         raise SystemExit(f"agui-gateway: invalid GATEWAY_* setting:\n{problems}") from None
     except ValueError as exc:
         raise SystemExit(f"agui-gateway: invalid GATEWAY_* setting:\n{exc}") from None
-    build_server(app, host, port, out=sys.stdout).run()
+    level = logging.getLevelName(logging.getLogger().getEffectiveLevel()).lower()
+    build_server(app, host, port, out=sys.stdout, log_level=level).run()

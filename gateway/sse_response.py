@@ -28,6 +28,8 @@ from starlette.types import Receive, Scope, Send
 
 from agui_codecs.sse import KEEP_ALIVE
 
+from . import metrics
+
 __all__ = ["KEEPALIVE", "SSE_HEADERS", "SSEResponse"]
 
 KEEPALIVE = KEEP_ALIVE
@@ -90,9 +92,11 @@ class SSEResponse(StreamingResponse):
         )
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        metrics.ACTIVE_STREAMS.inc()
         try:
             await super().__call__(scope, receive, send)
         finally:
+            metrics.ACTIVE_STREAMS.dec()
             # Under ASGI spec >= 2.4 a disconnect surfaces as OSError from send(), leaving the
             # generator suspended; close it (and so the producer) now, not at GC.
             await self._stream.aclose()

@@ -80,6 +80,7 @@ from __future__ import annotations
 
 import logging
 import os
+import time
 from collections.abc import AsyncGenerator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -92,6 +93,7 @@ from ag_ui.core import Event, RunAgentInput, RunErrorEvent
 from agui_codecs import CodecError, InternalDecoderError, get_protocol
 from agui_codecs.protocols import ClientRequest, ProtocolSpec, RequestBody, StreamDecoder
 
+from . import metrics, tracing
 from .config import SELF_SCHEME, RouteConfig
 
 __all__ = [
@@ -243,11 +245,15 @@ class Upstream:
         failures (see the module docstring); closing the iterator closes the upstream response.
         """
         started = False
+        sent_at: float | None = None
+        span: Any = None
         try:
             spec = get_protocol(route.protocol)
             headers = self._headers(route, spec)
             target = self._target(route, thread_id)
             timeout = httpx.Timeout(**route.timeouts.model_dump())
+            span = tracing.upstream_span(route.protocol, route.model, target.url)
+            tracing.inject(headers, span)  # traceparent: the upstream joins the trace
             if spec.sign is not None:
                 content = body if isinstance(body, bytes) else orjson.dumps(body)
                 headers["content-type"] = "application/json"
@@ -258,16 +264,32 @@ class Upstream:
                 payload = {"content": body}
             else:
                 payload = {"json": body}
+            sent_at = time.perf_counter()
             async with target.client.stream(
                 "POST", target.url, headers=headers, timeout=timeout, **payload
             ) as response:
                 started = True
+                if span is not None:
+                    span.set_attribute("http.response.status_code", response.status_code)
                 if not response.is_success:
                     raise await _http_failure(route, response, self._secret(route))
+                ttfb = metrics.UPSTREAM_TTFB.labels(route.name, route.protocol)
+                decode = _DECODE_LATENCY
+                first = True
                 async for chunk in response.aiter_bytes():
+                    received = time.perf_counter()
+                    if first:
+                        ttfb.observe(received - sent_at)
+                        first = False
                     events = decoder.feed(chunk)
                     if events:
-                        yield _masked(route, decoder, events)
+                        batch = _masked(route, decoder, events)
+                        elapsed = time.perf_counter() - received
+                        for _ in batch:
+                            decode.observe(elapsed)
+                        if span is not None and decoder.ended:
+                            tracing.record_terminal(span, batch[-1])
+                        yield batch
                     if decoder.ended:
                         break
         except _Failure as exc:
@@ -283,9 +305,17 @@ class Upstream:
         except Exception:
             log.exception("route %s: internal error while streaming", route.name)
             self._fail(route, decoder, "INTERNAL_ERROR", "internal gateway error")
+        except BaseException:  # closed early (the client went away) or cancelled
+            _end_upstream(route, sent_at, span)
+            raise
         events = decoder.close()
-        if events:
-            yield _masked(route, decoder, events)
+        try:
+            if events:
+                batch = _masked(route, decoder, events)
+                tracing.record_terminal(span, batch[-1])
+                yield batch
+        finally:
+            _end_upstream(route, sent_at, span)
 
     def _secret(self, route: RouteConfig) -> str | None:
         """The route's upstream key (None without one): redacted from what an upstream says."""
@@ -301,6 +331,18 @@ class Upstream:
 
 REDACTED = "[redacted]"
 """What replaces the route's own key in an upstream's error text (some providers quote it)."""
+
+
+_DECODE_LATENCY = metrics.EVENT_LATENCY.labels("decode")
+
+
+def _end_upstream(route: RouteConfig, sent_at: float | None, span: Any) -> None:
+    """Observe the upstream call's duration (when it was sent) and end its span."""
+    if sent_at is not None:
+        elapsed = time.perf_counter() - sent_at
+        metrics.UPSTREAM_SECONDS.labels(route.name, route.protocol).observe(elapsed)
+    if span is not None:
+        span.end()
 
 
 def redact(text: str, secret: str | None) -> str:

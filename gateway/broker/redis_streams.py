@@ -27,6 +27,7 @@ import orjson
 import redis.asyncio as aioredis
 from redis.exceptions import RedisError, ResponseError
 
+from .. import metrics
 from ..types import Cursor, JsonObject, RunEvent
 from .protocol import DEFAULT_MAXLEN, DEFAULT_TTL
 
@@ -75,6 +76,7 @@ class _RedisSubscription:
                 {self._key: start}, count=self._broker.read_count, block=max(1, int(timeout * 1000))
             )
         except (RedisError, OSError) as exc:
+            metrics.BROKER_ERRORS.labels("read").inc()
             _log.warning("redis XREAD failed on %s: %s", self._key, exc)
             await asyncio.sleep(min(timeout, 1.0))
             return []
@@ -146,11 +148,13 @@ class RedisStreamsBroker:
                 pipe.expire(key, self.ttl)
                 added, _ = await pipe.execute(raise_on_error=False)
         except (RedisError, OSError) as exc:
+            metrics.BROKER_ERRORS.labels("publish").inc()
             _log.warning("redis XADD failed on %s: %s", key, exc)
             return False
         if isinstance(added, ResponseError):
             return False  # ID not greater than the stream's last: a fenced producer
         if isinstance(added, Exception):
+            metrics.BROKER_ERRORS.labels("publish").inc()
             _log.warning("redis XADD failed on %s: %s", key, added)
             return False
         return True
@@ -177,6 +181,7 @@ class RedisStreamsBroker:
                 pipe.expire(key, self.ttl)
                 replies = await pipe.execute(raise_on_error=False)
         except (RedisError, OSError) as exc:
+            metrics.BROKER_ERRORS.labels("publish").inc()
             _log.warning("redis XADD failed on %s: %s", key, exc)
             return 0
         accepted = 0
@@ -184,6 +189,7 @@ class RedisStreamsBroker:
             if not isinstance(reply, Exception):
                 accepted += 1
             elif not isinstance(reply, ResponseError):
+                metrics.BROKER_ERRORS.labels("publish").inc()
                 _log.warning("redis XADD failed on %s: %s", key, reply)
         return accepted
 

@@ -11,7 +11,7 @@ method and path                                             handler      reply
 ``POST /api/v1/agent/runs/{thread_id}/token?runId=``        ``runs``     200 JSON
 ``GET  /api/v1/agent/runs/{thread_id}/events?runId=``       ``runs``     AG-UI SSE
 ``GET  /api/v1/agent/history?threadId=``                    ``history``  200 JSON
-``GET  /healthz``, ``GET /metrics``                         ``health``   JSON, Prometheus text
+``GET  /healthz``, ``GET /readyz``, ``GET /metrics``       ``health``   JSON, Prometheus text
 ==========================================================  ===========  ======================
 
 The shape of every room: a handler parses the request (:mod:`._http`), calls the app's
@@ -47,11 +47,12 @@ __all__ = [
     "endpoints",
 ]
 
-_PUBLIC = "public"  # no credential asked (health, metrics)
+_PUBLIC = "public"  # no credential asked (health, readiness, metrics)
 _TOKENS = "tokens"  # a scoped token is accepted (?access_token=: a browser EventSource)
 
 _TABLE: tuple[tuple[str, str, Handler, str], ...] = (
     ("GET", "/healthz", health.healthz, _PUBLIC),
+    ("GET", "/readyz", health.readyz, _PUBLIC),
     ("GET", "/metrics", health.metrics, _PUBLIC),
     ("POST", "/v1/agui/{route}", stream.agui, ""),
     ("POST", "/v1/ai-sdk/{route}", stream.ai_sdk, ""),
@@ -66,7 +67,7 @@ _TABLE: tuple[tuple[str, str, Handler, str], ...] = (
 
 def endpoints(services: Services) -> list[BaseRoute]:
     """The starlette routes of every endpoint (the table above), bound to ``services``; every
-    one but health and metrics asks the door for a credential."""
+    one but health, readiness and metrics asks the door for a credential."""
     return [
         Route(
             path,

@@ -9,8 +9,18 @@ tenant).
 
 Each record is one ``logging`` record on the ``gateway.access`` logger at INFO, its fields in
 ``record.access`` (a dict: ``method``, ``path``, ``status``, ``bytes``, ``duration_ms`` and the
-annotations). The gateway configures no handler for it, so nothing is printed unless logging
-is configured to show it.
+annotations: ``endpoint``, the matched path template, ``route``, ``run_id``, ``tenant``,
+``subject``); :func:`gateway.logs.configure_logging` (what ``serve`` installs) prints them as
+JSON or text. The annotations are also the request's log context (:mod:`gateway.logs`), so
+every line logged while serving it names its route and run.
+
+Every streaming response (``content-type: text/event-stream``) gets the
+:data:`OVERHEAD_HEADER` here, when its headers go out. With tracing on (:mod:`gateway.tracing`)
+this is also where each request's SERVER span starts and ends.
+
+The same place counts the request in ``agui_gateway_http_requests_total`` and
+``agui_gateway_http_request_duration_seconds`` (:mod:`gateway.metrics`), labelled by the
+matched path template (``other`` for unmatched paths: no label per unknown URL).
 """
 
 from __future__ import annotations
@@ -22,10 +32,21 @@ from typing import Any, Final
 from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-__all__ = ["ACCESS_LOGGER", "AccessLog", "annotate"]
+from .. import metrics, tracing
+from ..logs import reset_context, use_context
+
+__all__ = ["ACCESS_LOGGER", "OVERHEAD_HEADER", "AccessLog", "annotate"]
 
 ACCESS_LOGGER: Final = "gateway.access"
 """Name of the logger access records go to."""
+
+OVERHEAD_HEADER: Final = "x-agui-gateway-overhead-duration-ms"
+"""Response header of every streaming (``text/event-stream``) response: milliseconds of the
+gateway's own time from the request's arrival to the response's first byte (parsing, auth,
+recording the run; the upstream is called after it, in the background), after LiteLLM's
+``x-litellm-overhead-duration-ms``."""
+
+OVERHEAD_HEADER_RAW: Final = OVERHEAD_HEADER.encode("latin-1")
 
 _STATE_KEY: Final = "access"
 
@@ -53,9 +74,17 @@ class AccessLog:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        if tracing.enabled():
+            with tracing.server_span(scope) as span:
+                await self._serve(scope, receive, send, span)
+        else:
+            await self._serve(scope, receive, send, None)
+
+    async def _serve(self, scope: Scope, receive: Receive, send: Send, span: Any) -> None:
         started = time.perf_counter()
         fields: dict[str, Any] = {}
         scope.setdefault("state", {})[_STATE_KEY] = fields
+        token = use_context(fields)
         status = 0
         sent = 0
 
@@ -63,6 +92,10 @@ class AccessLog:
             nonlocal status, sent
             if message["type"] == "http.response.start":
                 status = message["status"]
+                headers = message.get("headers") or []
+                if _is_stream(headers):
+                    overhead = f"{(time.perf_counter() - started) * 1000:.3f}".encode()
+                    message = {**message, "headers": [*headers, (OVERHEAD_HEADER_RAW, overhead)]}
             elif message["type"] == "http.response.body":
                 sent += len(message.get("body", b""))
             await send(message)
@@ -73,12 +106,27 @@ class AccessLog:
             status = status or 500
             raise
         finally:
+            elapsed = time.perf_counter() - started
+            method = scope.get("method", "")
+            matched = scope.get("route")
+            endpoint = getattr(matched, "path", None) or "other"
+            metrics.REQUESTS.labels(method, endpoint, fields.get("route") or "", str(status)).inc()
+            metrics.REQUEST_SECONDS.labels(method, endpoint).observe(elapsed)
+            if span is not None:
+                span.update_name(f"{method} {endpoint}" if matched is not None else method)
+                span.set_attribute("http.response.status_code", status)
+                if matched is not None:
+                    span.set_attribute("http.route", endpoint)
+                for key in ("route", "run_id"):
+                    if fields.get(key) is not None:
+                        span.set_attribute(f"agui.{key}", str(fields[key]))
             record = {
-                "method": scope.get("method", ""),
+                "method": method,
                 "path": scope.get("path", ""),
                 "status": status,
                 "bytes": sent,
-                "duration_ms": round((time.perf_counter() - started) * 1000, 3),
+                "duration_ms": round(elapsed * 1000, 3),
+                "endpoint": endpoint,
                 **fields,
             }
             self.logger.info(
@@ -90,3 +138,11 @@ class AccessLog:
                 record["duration_ms"],
                 extra={"access": record},
             )
+            reset_context(token)
+
+
+def _is_stream(headers: Any) -> bool:
+    for name, value in headers:
+        if name.lower() == b"content-type":
+            return bytes(value).lower().startswith(b"text/event-stream")
+    return False

@@ -43,6 +43,7 @@ from agui_codecs.encoders.agui import AguiEncoder
 from agui_codecs.encoders.ai_sdk import AiSdkEncoder
 from agui_codecs.protocols import ClientRequest
 
+from .. import metrics
 from ..auth import ForbiddenError
 from ..encoding import encode_run_events
 from ..errors import RequestError
@@ -168,10 +169,13 @@ async def events(call: Call) -> Response:
     if cursor is not None or replay == "full":
         after = unbind_cursor(cursor, run.id) if cursor is not None else None
         reader = await manager.reader(run.id, after=after)
+        if cursor is not None:
+            metrics.RESUMES.labels("last_event_id").inc()
         body = encode_run_events(reader, encoder, cursor_tag=tag)
         return sse_response(body, encoder, settings)
     prelude = await manager.snapshot_prelude(run.id)
     tail = None if prelude.ended else await manager.reader(run.id, after=prelude.cursor)
+    metrics.RESUMES.labels("snapshot").inc()
     body = encode_run_events(
         tail,
         encoder,
@@ -217,5 +221,6 @@ async def ai_sdk_resume(call: Call) -> Response:
         return Response(status_code=204)
     annotate(call.request, run_id=run.public_run_id)
     reader = await manager.reader(run.id)
+    metrics.RESUMES.labels("ai_sdk").inc()
     encoder = AiSdkEncoder(message_id=run.message_id, ai_sdk_major=route.ai_sdk_major)
     return sse_response(encode_run_events(reader, encoder), encoder, services.settings)

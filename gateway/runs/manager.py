@@ -27,6 +27,7 @@ from datetime import timedelta
 
 from ag_ui.core import Event
 
+from .. import metrics
 from ..broker.protocol import Broker
 from ..store.cursor import Cursor, parse_cursor
 from ..store.errors import RunStoreError
@@ -122,9 +123,11 @@ class RunManager:
         pump = RunPump(self.store, self.broker, run, settings=self.settings)
         task = asyncio.create_task(pump.run(source), name=f"pump:{run.id}")
         self._pumps[run.id] = (pump, task)
+        metrics.ACTIVE_RUNS.inc()
 
         def forget(_task: asyncio.Task[RunOutcome]) -> None:
             self._pumps.pop(run.id, None)
+            metrics.ACTIVE_RUNS.dec()
 
         task.add_done_callback(forget)
         return task

@@ -20,7 +20,10 @@
 * :meth:`RunPump.cancel` (or a cancel requested on another replica, seen at the next
   heartbeat) cancels the pending upstream read, closes every open message, reasoning, tool call
   and step, and appends RUN_ERROR ``{code: "RUN_CANCELED", message: "run canceled by user"}``;
-  ``cancel(reason="shutdown")`` ends it with ``RUN_INTERRUPTED`` instead.
+  ``cancel(reason="shutdown")`` ends it with ``RUN_INTERRUPTED`` instead;
+* logs with its own context (:mod:`gateway.logs`: ``run_id``, ``route``, ``upstream_host``) and
+  times each event from its arrival out of the pipeline to its publication
+  (``agui_gateway_event_latency_seconds{stage="publish"}``).
 """
 
 from __future__ import annotations
@@ -28,16 +31,20 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections import deque
 from collections.abc import AsyncIterable, AsyncIterator
 from dataclasses import dataclass
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 from ag_ui.core import Event
 
 from agui_codecs.events import event_to_wire
 
+from .. import metrics
 from ..broker.protocol import Broker
+from ..logs import bind, reset_context, use_context
 from ..store.cursor import Cursor
 from ..store.errors import RunStoreError, WriteRejectedError
 from ..store.models import JsonObject, RunRecord
@@ -99,6 +106,17 @@ _CANCELLED = object()
 """Feeder marker: the upstream raised CancelledError on its own (not a cancel of ours)."""
 
 
+_PUBLISH_LATENCY = metrics.EVENT_LATENCY.labels("publish")
+
+
+def upstream_host(upstream: str | None) -> str | None:
+    """The host (``host[:port]``) of a run's upstream URL; ``self`` for the in-process one."""
+    if not upstream:
+        return None
+    parts = urlsplit(upstream)
+    return parts.netloc or parts.scheme or None
+
+
 def _wire(event: Event | JsonObject) -> JsonObject:
     return event if isinstance(event, dict) else event_to_wire(event)
 
@@ -134,7 +152,7 @@ class RunPump:
         )
         self._stop: _Stop | None = None
         self._feeder: asyncio.Task[None] | None = None
-        self._inbox: deque[Any] = deque()
+        self._inbox: deque[tuple[float, Any]] = deque()  # (arrival, item)
         self._inbox_max = 2 * self.settings.batch_max_events
         self._inbox_ready = asyncio.Event()
         self._inbox_space = asyncio.Event()
@@ -177,6 +195,15 @@ class RunPump:
         if self._started:
             raise RuntimeError("RunPump.run() can be called once")
         self._started = True
+        token = use_context({})  # this task's own context: not the request's it started from
+        bind(run_id=self.run_record.public_run_id, route=self.run_record.route)
+        bind(upstream_host=upstream_host(self.run_record.upstream))
+        try:
+            return await self._run(source)
+        finally:
+            reset_context(token)
+
+    async def _run(self, source: AsyncIterable[Event | JsonObject]) -> RunOutcome:
         iterator = aiter(source)
         self._feeder = asyncio.create_task(self._feed(iterator), name=f"upstream:{self.run_id}")
         tasks = [
@@ -204,14 +231,19 @@ class RunPump:
                     room = self.settings.batch_max_events - len(self.writer.pending)
                     items = await self._take(max(1, room))
                     marker: Any = None
-                    for item in items:
+                    arrivals: list[float] = []
+                    for arrived, item in items:
                         if item is _END or item is _CANCELLED or isinstance(item, _UpstreamFailure):
                             marker = item
                             break
+                        arrivals.append(arrived)
                         self._stage(_wire(item))
                         if fold.ended:
                             break  # nothing after the terminal event
                     await self._commit()
+                    now = time.perf_counter()
+                    for arrived in arrivals:
+                        _PUBLISH_LATENCY.observe(now - arrived)
                     if marker is _END:
                         break
                     if marker is _CANCELLED:
@@ -266,17 +298,17 @@ class RunPump:
                     self._inbox_space.clear()
                     await self._inbox_space.wait()
                 item = await anext(iterator)
-                inbox.append(item)
+                inbox.append((time.perf_counter(), item))
                 self._inbox_ready.set()
         except StopAsyncIteration:
-            inbox.append(_END)
+            inbox.append((time.perf_counter(), _END))
         except asyncio.CancelledError:
             task = asyncio.current_task()
             if task is not None and task.cancelling():
                 raise
-            inbox.append(_CANCELLED)
+            inbox.append((time.perf_counter(), _CANCELLED))
         except Exception as exc:
-            inbox.append(_UpstreamFailure(exc))
+            inbox.append((time.perf_counter(), _UpstreamFailure(exc)))
         finally:
             self._inbox_ready.set()
 

@@ -21,8 +21,10 @@ other runs of the same thread are never seen.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
+from contextlib import aclosing
 
+from .. import metrics
 from ..broker.protocol import Broker
 from ..store.cursor import Cursor
 from ..store.models import RunEvent, RunRecord
@@ -72,7 +74,24 @@ async def read_run(
         CursorMismatchError: ``after`` cannot belong to this run (before anything is yielded).
         RunStoreError: the store failed while reading.
     """
-    settings = settings or RunSettings()
+    events = _read(store, broker, run_id, after, settings or RunSettings(), run)
+    metrics.ACTIVE_READERS.inc()
+    try:
+        async with aclosing(events):  # closed now, not at GC: releases the subscription
+            async for event in events:
+                yield event
+    finally:
+        metrics.ACTIVE_READERS.dec()
+
+
+async def _read(
+    store: RunStore,
+    broker: Broker,
+    run_id: str,
+    after: Cursor | None,
+    settings: RunSettings,
+    run: RunRecord | None,
+) -> AsyncGenerator[RunEvent, None]:
     page = settings.read_page_size
     if run is None or run.id != run_id:
         run = await store.get_run(run_id)

@@ -30,6 +30,7 @@ import logging
 from collections.abc import Sequence
 from typing import Final
 
+from .. import metrics, tracing
 from ..broker.protocol import Broker
 from ..store.cursor import Cursor
 from ..store.errors import RunStoreError, WriteRejectedError
@@ -103,6 +104,8 @@ class RunWriter:
         self.broker = broker
         self.run_id = run.id
         self.thread_id = run.thread_id
+        self.route = run.route
+        self.model = run.model
         self.epoch = run.epoch
         self.seq = run.last_seq
         self.fold = fold or RunFold()
@@ -126,7 +129,8 @@ class RunWriter:
         publish_many = getattr(self.broker, "publish_many", None)
         if publish_many is not None and len(messages) > 1:
             try:
-                await publish_many(self.run_id, messages)
+                with metrics.broker_call("publish"):
+                    await publish_many(self.run_id, messages)
             except Exception:  # a broker must not fail the run; readers fall back to the store
                 _log.exception(
                     "publish failed for run %s at %s..%s",
@@ -137,9 +141,13 @@ class RunWriter:
         else:
             for message in messages:
                 try:
-                    await self.broker.publish(self.run_id, message.cursor, message.event)
+                    with metrics.broker_call("publish"):
+                        await self.broker.publish(self.run_id, message.cursor, message.event)
                 except Exception:  # see above
                     _log.exception("publish failed for run %s at %s", self.run_id, message.cursor)
+        last = messages[-1]
+        if last.terminal:  # published once per run: its outcome, tokens, cost and repairs
+            metrics.record_terminal(last.event, route=self.route, model=self.model)
         self.last_published = messages[-1].cursor
 
     def _queue(self, messages: Sequence[RunEvent]) -> None:
@@ -244,7 +252,10 @@ class RunWriter:
             tries = attempts or self.write_retries
             for attempt in range(tries):
                 try:
-                    await self.store.append_events(self.run_id, self.epoch, events, final=final)
+                    with tracing.span(
+                        "store.write", **{"agui.run_id": self.run_id, "agui.events": len(events)}
+                    ):
+                        await self.store.append_events(self.run_id, self.epoch, events, final=final)
                     return
                 except WriteRejectedError:
                     raise

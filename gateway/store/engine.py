@@ -1,6 +1,7 @@
 """Engines for the run store: URL normalisation, SQLite pragmas, PostgreSQL schemas.
 
-SQLite (``sqlite+aiosqlite``) is the embedded default: one file, WAL journal, a 30 s busy
+SQLite (``sqlite+aiosqlite``) is the embedded default (``<data dir>/agui-gateway.db``, see
+:func:`data_dir`): one file, WAL journal, a 30 s busy
 timeout so concurrent writers wait instead of failing, foreign keys on. PostgreSQL uses
 ``postgresql+asyncpg``; an optional schema (``search_path``) lets tests and tenants share a
 database. JSON columns are (de)serialised with orjson.
@@ -8,20 +9,69 @@ database. JSON columns are (de)serialised with orjson.
 
 from __future__ import annotations
 
+import os
 import re
+import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final
 
 import orjson
+import platformdirs
 import sqlalchemy as sa
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from sqlalchemy.pool import StaticPool
 
-__all__ = ["DEFAULT_DATABASE_URL", "create_engine", "normalize_url"]
+from .. import metrics
 
-DEFAULT_DATABASE_URL: Final[str] = "sqlite+aiosqlite:///./agui-gateway.db"
-"""Embedded default: a SQLite file in the working directory."""
+__all__ = [
+    "DEFAULT_DATABASE_URL",
+    "SQLITE_FILE",
+    "create_engine",
+    "data_dir",
+    "default_database_url",
+    "instrument",
+    "normalize_url",
+    "sqlite_path",
+]
+
+SQLITE_FILE: Final[str] = "agui-gateway.db"
+"""File name of the embedded SQLite store in the data directory."""
+
+
+def data_dir(environ: Mapping[str, str] | None = None) -> Path:
+    """The gateway's data directory: ``GATEWAY_DATA_DIR`` when set, else the platform's user
+    data directory for ``agui-gateway`` (``platformdirs``: ``$XDG_DATA_HOME/agui-gateway`` or
+    ``~/.local/share/agui-gateway`` on Linux, ``~/Library/Application Support/agui-gateway``
+    on macOS, ``%LOCALAPPDATA%\\agui-gateway`` on Windows). Never the working directory, so
+    the same process finds the same runs wherever it is started from."""
+    env = os.environ if environ is None else environ
+    explicit = env.get("GATEWAY_DATA_DIR", "").strip()
+    if explicit:
+        return Path(explicit).expanduser().resolve()
+    return platformdirs.user_data_path("agui-gateway", appauthor=False)
+
+
+def default_database_url(environ: Mapping[str, str] | None = None) -> str:
+    """``sqlite+aiosqlite:///<data_dir>/agui-gateway.db`` (see :func:`data_dir`)."""
+    return f"sqlite+aiosqlite:///{data_dir(environ) / SQLITE_FILE}"
+
+
+def sqlite_path(url: str) -> Path | None:
+    """The file of a SQLite ``url`` (None: not SQLite, or in memory)."""
+    parsed = make_url(url)
+    if parsed.get_backend_name() != "sqlite":
+        return None
+    database = parsed.database or ""
+    if database in ("", ":memory:") or database.startswith("file:"):
+        return None
+    return Path(database).expanduser().resolve()
+
+
+DEFAULT_DATABASE_URL: Final[str] = default_database_url()
+"""Embedded default, as the environment said at import: a SQLite file in :func:`data_dir`
+(``Settings`` reads it again when it is built: :func:`default_database_url`)."""
 
 _SCHEMA_RE: Final[re.Pattern[str]] = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}")
 
@@ -57,6 +107,42 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
         cursor.execute("PRAGMA synchronous=NORMAL")
     finally:
         cursor.close()
+
+
+_STARTED: Final = "agui_gateway_started"
+
+
+def _operation(statement: str) -> str:
+    head = statement.lstrip()[:16].split(None, 1)
+    return head[0].upper() if head else "OTHER"
+
+
+def _before(conn: Any, cursor: Any, statement: str, *_args: Any) -> None:
+    conn.info.setdefault(_STARTED, []).append(time.perf_counter())
+
+
+def _after(conn: Any, cursor: Any, statement: str, *_args: Any) -> None:
+    stack = conn.info.get(_STARTED)
+    if stack:
+        elapsed = time.perf_counter() - stack.pop()
+        metrics.STORE_SECONDS.labels(_operation(statement)).observe(elapsed)
+
+
+def _error(context: Any) -> None:
+    stack = context.connection.info.get(_STARTED) if context.connection is not None else None
+    if stack:
+        stack.pop()
+    metrics.STORE_ERRORS.labels(_operation(context.statement or "")).inc()
+
+
+def instrument(engine: AsyncEngine) -> None:
+    """Time every SQL statement of ``engine`` and count those that fail
+    (``agui_gateway_store_operation_seconds`` / ``_errors_total`` by statement verb, through
+    SQLAlchemy's ``before/after_cursor_execute`` and ``handle_error`` events)."""
+    sync = engine.sync_engine
+    sa.event.listen(sync, "before_cursor_execute", _before)
+    sa.event.listen(sync, "after_cursor_execute", _after)
+    sa.event.listen(sync, "handle_error", _error)
 
 
 def create_engine(
@@ -95,10 +181,13 @@ def create_engine(
             Path(database).expanduser().parent.mkdir(parents=True, exist_ok=True)
         engine = create_async_engine(parsed, **kwargs)
         sa.event.listen(engine.sync_engine, "connect", _sqlite_pragmas)
+        instrument(engine)
         return engine
     if schema is not None:
         if not _SCHEMA_RE.fullmatch(schema):
             raise ValueError(f"invalid schema name {schema!r}")
         kwargs["connect_args"] = {"server_settings": {"search_path": schema}}
     kwargs["pool_pre_ping"] = pre_ping
-    return create_async_engine(parsed, **kwargs)
+    engine = create_async_engine(parsed, **kwargs)
+    instrument(engine)
+    return engine

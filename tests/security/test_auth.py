@@ -56,7 +56,7 @@ async def test_missing_wrong_and_malformed_credentials_are_401(tmp_path: Path) -
                 assert _unauthenticated(reply), (target, credential)
             reply = await gw.request(method, target, headers={"authorization": "Basic Zm9vOmJhcg=="})
             assert _unauthenticated(reply), target
-        for public in ("/healthz", "/metrics"):
+        for public in ("/healthz", "/readyz", "/metrics"):
             assert (await gw.request("GET", public)).status == 200
 
 
