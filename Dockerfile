@@ -67,6 +67,9 @@ USER 10001:10001
 EXPOSE 8000
 
 # No curl in slim images: the healthcheck uses the image's Python (urlopen raises on non-2xx).
+# Liveness (/healthz): an orchestrator that restarts unhealthy containers must not restart a
+# replica because its database is down. compose.yaml checks readiness (/readyz) instead, and
+# Kubernetes takes both: livenessProbe /healthz, readinessProbe /readyz (README "Operating").
 HEALTHCHECK --interval=15s --timeout=5s --start-period=30s --retries=3 \
   CMD ["python", "-c", "import sys, urllib.request; sys.exit(0 if urllib.request.urlopen('http://127.0.0.1:8000/healthz', timeout=4).status == 200 else 1)"]
 

@@ -113,6 +113,7 @@ class GatewayJsonFormatter(JsonFormatter):
     ) -> None:
         super().add_fields(log_data, record, message_dict)
         access = log_data.pop("access", None)
+        log_data.pop("color_message", None)  # uvicorn's ANSI-coloured copy of the message
         ordered: dict[str, Any] = {
             "timestamp": _timestamp(record),
             "level": record.levelname,

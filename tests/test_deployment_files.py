@@ -295,6 +295,15 @@ def _healthcheck_command(service: dict[str, Any]) -> list[str]:
     return test if isinstance(test, list) else ["CMD-SHELL", test]
 
 
+def test_gateway_replicas_check_readiness(compose: dict[str, Any]) -> None:
+    # /readyz answers 503 when the store, the broker or the migrations fail (gateway.readiness)
+    for name in GATEWAY_SERVICES:
+        command = _healthcheck_command(compose["services"][name])
+        assert command[0] == "CMD" and command[1].startswith("python"), "slim images have no curl"
+        assert "http://127.0.0.1:8000/readyz" in command[-1]
+        compile(command[-1], "<healthcheck>", "exec")
+
+
 def test_two_gateway_replicas_share_store_and_broker(compose: dict[str, Any]) -> None:
     services = compose["services"]
     assert set(GATEWAY_SERVICES) <= set(services)
