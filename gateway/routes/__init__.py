@@ -28,7 +28,7 @@ from starlette.routing import BaseRoute, Route
 
 from ..services import Services
 from . import health, history, runs, stream
-from ._access import ACCESS_LOGGER, AccessLog, annotate
+from ._access import ACCESS_LOGGER, OVERHEAD_HEADER, AccessLog, annotate
 from ._endpoint import ANONYMOUS, PUBLIC, Call, Caller, Handler, admit, endpoint
 from ._http import EXCEPTION_HANDLERS
 
@@ -36,6 +36,7 @@ __all__ = [
     "ACCESS_LOGGER",
     "ANONYMOUS",
     "EXCEPTION_HANDLERS",
+    "OVERHEAD_HEADER",
     "PUBLIC",
     "AccessLog",
     "Call",
