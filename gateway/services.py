@@ -29,6 +29,7 @@ from limits import RateLimitItem, parse_many
 from limits.aio.storage import MemoryStorage
 from limits.aio.strategies import MovingWindowRateLimiter
 
+from agui_codecs import get_protocol
 from agui_codecs.protocols import ClientRequest
 
 from .auth import ANONYMOUS, Authenticator, Caller, ForbiddenError, RouteForbiddenError
@@ -263,7 +264,12 @@ class Services:
             await batches.aclose()
             raise
         events = flatten(batches)
-        manager.start(run, capped(events, share) if share is not None else events)
+        # RUN_STARTED at once (the client's first bytes do not wait for the upstream), except
+        # for passthrough upstreams, whose own RUN_STARTED may carry metadata (messageId)
+        announce = not get_protocol(route.protocol).passthrough
+        manager.start(
+            run, capped(events, share) if share is not None else events, announce=announce
+        )
         return run
 
     async def _create(

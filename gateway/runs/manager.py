@@ -117,10 +117,17 @@ class RunManager:
         )
 
     def start(
-        self, run: RunRecord, source: AsyncIterable[Event | JsonObject]
+        self,
+        run: RunRecord,
+        source: AsyncIterable[Event | JsonObject],
+        *,
+        announce: bool = False,
     ) -> asyncio.Task[RunOutcome]:
-        """Pump ``source`` into ``run`` in a background task (returned; never raises)."""
-        pump = RunPump(self.store, self.broker, run, settings=self.settings)
+        """Pump ``source`` into ``run`` in a background task (returned; never raises).
+
+        ``announce``: RUN_STARTED goes out before the upstream is read (see
+        :class:`~gateway.runs.pump.RunPump`)."""
+        pump = RunPump(self.store, self.broker, run, settings=self.settings, announce=announce)
         task = asyncio.create_task(pump.run(source), name=f"pump:{run.id}")
         self._pumps[run.id] = (pump, task)
         metrics.ACTIVE_RUNS.inc()

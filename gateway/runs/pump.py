@@ -7,8 +7,9 @@
   :class:`~gateway.runs.writer.RunWriter` (deltas batched by time and count, control events
   written before they are published);
 * guarantees a legal stored run: RUN_STARTED first (synthesised when the upstream starts with
-  something else; its ``threadId``/``runId`` are the run's public ids, never the store keys of
-  :mod:`gateway.tenancy`), a second RUN_STARTED dropped,
+  something else, or, with ``announce``, before the upstream is read; its ``threadId``/``runId``
+  are the run's public ids, never the store keys of :mod:`gateway.tenancy`), a second
+  RUN_STARTED dropped,
   nothing after the terminal event, and a terminal event always (``UPSTREAM_TRUNCATED`` when
   the iterator ends without one, the exception's ``code`` or ``UPSTREAM_ERROR`` when it raises);
 * reads its upstream in a feeder task, a bounded number of events ahead (``2 *
@@ -40,6 +41,7 @@ from urllib.parse import urlsplit
 
 from ag_ui.core import Event
 
+from agui_codecs.builder import PROTOCOL_VERSION
 from agui_codecs.events import event_to_wire
 
 from .. import metrics
@@ -129,6 +131,11 @@ class RunPump:
         run: the run record from ``create_run`` (or ``take_over``): epoch and last seq.
         settings: batching, heartbeat and retry settings.
         message_id: id of the run's assistant history item (default: the run's).
+        announce: write and publish RUN_STARTED (``protocolVersion`` 1.0, the run's public
+            ids) before the upstream is read, so a client's first event does not wait for the
+            upstream's first byte (issue 16 item 7); the upstream's own RUN_STARTED is then
+            dropped as a repeat. Only for upstreams whose RUN_STARTED carries nothing else
+            (not the passthrough protocols, whose RUN_STARTED may carry metadata).
     """
 
     def __init__(
@@ -139,8 +146,11 @@ class RunPump:
         *,
         settings: RunSettings | None = None,
         message_id: str | None = None,
+        announce: bool = False,
     ) -> None:
         self.settings = settings or RunSettings()
+        self.announce = announce
+        self._announced = False
         self.store = store
         self.run_record = run
         self.writer = RunWriter(
@@ -227,6 +237,10 @@ class RunPump:
         fold = self.writer.fold
         try:
             try:
+                if self.announce:
+                    self._stage({"type": "RUN_STARTED", "protocolVersion": PROTOCOL_VERSION})
+                    self._announced = True
+                    await self._commit()
                 while not fold.ended:
                     room = self.settings.batch_max_events - len(self.writer.pending)
                     items = await self._take(max(1, room))
@@ -343,7 +357,10 @@ class RunPump:
         run = self.run_record
         if kind == "RUN_STARTED":
             if fold.run_started is not None:
-                _log.warning("run %s: dropped a second RUN_STARTED", self.run_id)
+                if self._announced:
+                    self._announced = False  # the upstream's own, after the announced one
+                else:
+                    _log.warning("run %s: dropped a second RUN_STARTED", self.run_id)
                 return
             event = {**event, "threadId": run.public_thread_id, "runId": run.public_run_id}
         elif fold.run_started is None and kind != "RUN_ERROR":

@@ -1,7 +1,7 @@
 """The overhead header (issue 16 item 4) and the first bytes (item 7): every streaming response
 carries ``x-agui-gateway-overhead-duration-ms`` (after LiteLLM's
 ``x-litellm-overhead-duration-ms``: the gateway's own milliseconds before the first byte), and
-the response starts before the upstream has sent anything."""
+the response starts, and RUN_STARTED goes out, before the upstream has sent anything."""
 
 from __future__ import annotations
 
@@ -79,7 +79,7 @@ async def test_every_streaming_response_carries_the_overhead_header(
         assert OVERHEAD_HEADER not in reply.headers
 
 
-async def test_the_response_starts_before_the_upstream_answers(
+async def test_headers_and_run_started_go_out_before_the_upstream_answers(
     app_factory: Any, router: respx.MockRouter
 ) -> None:
     gate = asyncio.Event()
@@ -131,6 +131,20 @@ async def test_the_response_starts_before_the_upstream_answers(
         )
         assert "content-encoding" not in headers
         overhead(headers)
+
+        async def first_event() -> bool:
+            return any(m["type"] == "http.response.body" and m.get("body") for m in sent)
+
+        await eventually(first_event, within=20, what="first event")
+        assert upstream.sent == 0  # RUN_STARTED went out before the upstream's first byte
+        [chunk] = [m["body"] for m in sent if m["type"] == "http.response.body" and m.get("body")]
+        data = orjson.loads(chunk.split(b"data: ", 1)[1])
+        assert data == {
+            "type": "RUN_STARTED",
+            "threadId": "t1",
+            "runId": "r1",
+            "protocolVersion": "1.0",
+        }
         gate.set()
         async with asyncio.timeout(20):
             await task
