@@ -6,7 +6,8 @@ temporary directory, the in-process broker) whose upstream is an in-memory OpenA
 of ``--deltas`` text deltas, one network chunk each (``httpx.MockTransport``): request parsing,
 run recording, the pump, the store writes, the reader, the encoder: every instrumented path.
 
-Configurations (each measured ``--runs`` times per round, ``--rounds`` rounds, in turn):
+Configurations (``--rounds`` x ``--runs`` runs each, one run of each configuration in turn,
+the first of each turn rotating, so drift of a shared machine spreads over all of them):
 
 * ``off``: prometheus-client's ``inc`` / ``dec`` / ``observe`` / ``labels`` replaced by no-ops
   (what is left is the gateway's calls into them), no log handler, tracing off;
@@ -20,7 +21,9 @@ Configurations (each measured ``--runs`` times per round, ``--rounds`` rounds, i
 Printed per configuration: median wall and CPU milliseconds per run, and the overhead against
 ``off`` (CPU time is the steadier figure on a shared machine).
 
-Run: ``python bench/instrumentation.py [--runs 40] [--rounds 5] [--deltas 200]``.
+Run: ``python bench/instrumentation.py [--runs 40] [--rounds 5] [--deltas 200]`` (the run
+store batches deltas every 5 ms here, ``GATEWAY_BATCH_INTERVAL=0.005``, so wall time is not
+mostly the batch timer).
 """
 
 from __future__ import annotations
@@ -232,16 +235,17 @@ async def main() -> None:
         results: dict[str, tuple[list[float], list[float]]] = {c: ([], []) for c in CONFIGS}
         async with app.router.lifespan_context(app):
             await measure(app, 5, lambda: next(seq))  # warm up: caches, pool, first imports
-            for _ in range(args.rounds):
-                for name in CONFIGS:
+            for i in range(args.rounds * args.runs):
+                shift = i % len(CONFIGS)  # each configuration first in turn: no drift bias
+                for name in CONFIGS[shift:] + CONFIGS[:shift]:
                     with configuration(name):
-                        walls, cpus = await measure(app, args.runs, lambda: next(seq))
+                        walls, cpus = await measure(app, 1, lambda: next(seq))
                     results[name][0].extend(walls)
                     results[name][1].extend(cpus)
         await client.aclose()
     events = args.deltas + 5
     print(
-        f"{args.rounds} rounds x {args.runs} runs per configuration, "
+        f"{args.rounds * args.runs} runs per configuration, interleaved, "
         f"{events} AG-UI events per run (POST /v1/agui/gpt, SQLite store, in-process broker)"
     )
     base_wall = statistics.median(results["off"][0])
