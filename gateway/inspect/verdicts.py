@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import jsonpatch
-import jsonpointer
+
 from conformance import AguiChecker, Violation
 
 from ..types import JsonObject, RunEvent
@@ -129,7 +129,7 @@ def _fold_state(state: Any, event: JsonObject) -> Any:
         return jsonpatch.JsonPatch(event["delta"]).apply(copy.deepcopy(state))
     except (
         jsonpatch.JsonPatchException,
-        jsonpointer.JsonPointerException,
+        jsonpatch.JsonPointerException,
         TypeError,
         KeyError,
         IndexError,

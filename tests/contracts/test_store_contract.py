@@ -363,9 +363,7 @@ async def test_list_threads_of_a_tenant_newest_run_first(
     only_chat = await store.list_threads(tenant="acme", routes=["chat"])
     assert [t.thread_id for t in only_chat] == ["acme\x1ft1"]
     assert [t.thread_id for t in await store.list_threads(tenant=None)] == ["t9"]
-    assert [t.thread_id for t in await store.list_threads(tenant="acme", limit=1)] == [
-        "acme\x1ft1"
-    ]
+    assert [t.thread_id for t in await store.list_threads(tenant="acme", limit=1)] == ["acme\x1ft1"]
     assert await store.list_threads(tenant="nobody") == []
 
 

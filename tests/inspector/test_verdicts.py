@@ -48,9 +48,7 @@ def test_a_live_run_is_not_blamed_for_having_no_terminal_event_yet() -> None:
     live = run_verdicts(events, ended=False, wire_cursor=bound)
     assert live.findings == [] and not live.rejected
     ended = run_verdicts(events, ended=True, wire_cursor=bound)
-    assert [(c, v.rule_id) for c, v in ended.findings] == [
-        (None, "agui/hygiene/no-terminal-event")
-    ]
+    assert [(c, v.rule_id) for c, v in ended.findings] == [(None, "agui/hygiene/no-terminal-event")]
 
 
 def test_state_is_the_snapshot_with_the_deltas_that_apply() -> None:

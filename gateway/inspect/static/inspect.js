@@ -487,7 +487,7 @@ async function fetchVerdicts(current) {
       row.classList.add(`violation-${worst}`);
       cell.replaceChildren(...found.map((f) => el('span', {
         class: `finding badge ${f.severity}`, title: f.message, 'data-rule': f.rule,
-      }, `${f.severity}: ${f.rule}`)));
+      }, `${f.severity}: ${f.rule}`, el('span', { class: 'finding-message', text: f.message }))));
     } else if (notAfter(cursor, body.lastCursor)) {
       cell.replaceChildren(el('span', { class: 'badge ok', text: 'ok' }));
     }
@@ -499,7 +499,8 @@ async function fetchVerdicts(current) {
     (s) => `${body.findings.filter((f) => f.severity === s).length} ${s}`).join(', ');
   const verdict = body.rejected ? 'rejected by @ag-ui/client 1.0.0' : 'accepted by @ag-ui/client 1.0.0';
   const node = $('#run-verdict');
-  node.className = `badge ${body.rejected ? 'error' : 'ok'}`;
+  const warned = body.findings.some((f) => f.severity === 'warning');
+  node.className = `badge ${body.rejected ? 'error' : (warned ? 'warning' : 'ok')}`;
   node.textContent = `kit (${body.events} stored events): ${verdict}; ${counts}`
     + (body.truncated ? ' (first events only)' : '');
   if ('state' in body) $('#state').textContent = pretty(body.state);
