@@ -207,3 +207,38 @@ async def test_with_auth_on_the_page_asks_for_a_key_and_keeps_it(
         await page.reload()  # the key is kept for the tab's session
         await page.locator('#threads li[data-thread-id="t-auth"]').wait_for()
         assert await page.locator("#key-form").is_hidden()
+
+
+async def test_a_dropped_stream_goes_on_with_a_fresh_token_after_the_last_cursor(
+    browser_page: Any, artifacts: Path, tmp_path: Path
+) -> None:
+    # the EventSource's own reconnect reuses its URL, whose scoped token has expired by then
+    # (401 closes it, WHATWG HTML "fail the connection"): the page mints a new one
+    page = browser_page
+    gates = [asyncio.Event(), asyncio.Event()]
+    async with live_gateway(tmp_path, auth="required", token_ttl_seconds=1) as gw:
+        key = await gw.key("acme")
+        await gw.start("t-drop", "r-drop", live_script(gates, "t-drop", "r-drop"), key=key)
+        requests: list[str] = []
+        page.on("request", lambda request: requests.append(request.url))
+        await page.goto(f"{gw.base}/inspect")
+        await page.fill("#key", key)
+        await page.click("#key-save")
+        await page.click('#threads li[data-thread-id="t-drop"]', timeout=10_000)
+        await page.click('#runs li[data-run-id="r-drop"]')
+        await expect(page.locator('.msg[data-id="m1"] .text')).to_have_text("Hello")
+        await asyncio.sleep(1.2)  # the first token has expired
+        for connection in list(gw.server.server_state.connections):
+            connection.transport.close()  # the network drops every connection
+        await expect(page.locator("#stream-status")).not_to_have_text("live", timeout=10_000)
+        gates[0].set()
+        gates[1].set()
+        await ended(page)
+        assert await text_of(page, '.msg[data-id="m1"] .text') == "Hello world"
+        rows = page.locator("#timeline tbody tr")
+        cursors = [await r.get_attribute("data-cursor") for r in await rows.all()]
+        assert len(set(cursors)) == len(cursors)  # nothing twice
+        minted = [url for url in requests if "/token?" in url]
+        assert len(minted) >= 2
+        assert not [url for url in requests if key in url]  # the key never goes in a URL
+        await page.screenshot(path=str(artifacts / "reconnected.png"), full_page=True)

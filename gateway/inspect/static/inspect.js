@@ -10,6 +10,8 @@
 const KEY_STORAGE = 'agui-gateway-inspector-key';
 const POLL_MS = 1500;
 const VERDICT_DELAY_MS = 250;
+const MAX_RETRIES = 5;
+const RETRY_MS = 1000;
 // AG-UI 1.0 event types (ag_ui.core EventType): the events endpoint names each frame
 // `event: <TYPE>`, and an EventSource dispatches a named event only to its own listener.
 const EVENT_TYPES = [
@@ -166,8 +168,8 @@ async function openRun(threadId, runId, after) {
     li.classList.toggle('selected', li.dataset.runId === runId);
   }
   const current = {
-    threadId, runId, after, rows: new Map(), parts: new Map(), surfaces: new Map(),
-    source: null, ended: false, verdictTimer: null,
+    threadId, runId, after, rows: new Map(), parts: new Map(),
+    source: null, ended: false, verdictTimer: null, lastCursor: null, retries: 0,
   };
   stream = current;
   $('#run').hidden = false;
@@ -178,29 +180,47 @@ async function openRun(threadId, runId, after) {
   $('#state').textContent = '(no state)';
   for (const id of ['#run-outcome', '#run-usage', '#run-verdict']) $(id).textContent = '';
   setStatus(after ? `resumed after ${after}` : 'connecting', 'live');
+  await connect(current);
+  scheduleVerdicts(current);
+}
+
+// A fresh scoped token per connection: the EventSource's own reconnects reuse its URL, so when
+// it gives up (a 401 once the token expired, a restart) the page mints another and goes on
+// after the last cursor it received.
+async function connect(current) {
   let minted;
   try {
-    minted = await api(`/api/v1/agent/runs/${q(threadId)}/token?runId=${q(runId)}`, 'POST');
+    const path = `/api/v1/agent/runs/${q(current.threadId)}/token?runId=${q(current.runId)}`;
+    minted = await api(path, 'POST');
   } catch (error) {
     report(error);
+    setStatus('stream closed', 'error');
     return;
   }
   if (stream !== current) return;
-  const url = minted.eventsUrl + (after ? `&lastEventId=${q(after)}` : '');
-  const source = new EventSource(url);
+  const from = current.lastCursor || current.after;
+  const source = new EventSource(minted.eventsUrl + (from ? `&lastEventId=${q(from)}` : ''));
   current.source = source;
   const onEvent = (message) => receive(current, message);
   for (const type of EVENT_TYPES) source.addEventListener(type, onEvent);
   source.addEventListener('message', onEvent);
   source.addEventListener('open', () => {
-    if (!current.ended) setStatus(after ? `live, resumed after ${after}` : 'live', 'live');
+    if (current.ended) return;
+    current.retries = 0;
+    setStatus(current.after ? `live, resumed after ${current.after}` : 'live', 'live');
   });
   source.addEventListener('error', () => {
-    if (current.ended) return;
-    if (source.readyState === EventSource.CLOSED) setStatus('stream closed', 'error');
-    else setStatus('reconnecting', 'warning');
+    if (current.ended || stream !== current) return;
+    if (source.readyState !== EventSource.CLOSED) {
+      setStatus('reconnecting', 'warning');
+    } else if (current.retries < MAX_RETRIES) {
+      current.retries += 1;
+      setStatus('reconnecting', 'warning');
+      setTimeout(() => { if (stream === current) connect(current); }, RETRY_MS);
+    } else {
+      setStatus('stream closed', 'error');
+    }
   });
-  scheduleVerdicts(current);
 }
 
 function setStatus(text, kind) {
@@ -217,6 +237,7 @@ function receive(current, message) {
   } catch {
     event = { type: '(not JSON)', raw: message.data };
   }
+  if (message.lastEventId) current.lastCursor = message.lastEventId;
   addRow(current, message.lastEventId, event);
   apply(current, event);
   if (TERMINAL.has(event.type)) {
