@@ -143,12 +143,23 @@ _NOOPS: list[tuple[type, str]] = [
 ]
 
 
+_PROVIDER: TracerProvider | None = None
+
+
+def _provider() -> TracerProvider:
+    """One SDK provider for the whole bench (its batch thread started once, as in a server)."""
+    global _PROVIDER
+    if _PROVIDER is None:
+        _PROVIDER = TracerProvider()
+        _PROVIDER.add_span_processor(BatchSpanProcessor(Dropping()))
+    return _PROVIDER
+
+
 @contextmanager
 def configuration(name: str) -> Iterator[None]:
     saved: list[tuple[type, str, Any]] = []
     root = logging.getLogger()
     handlers, level = list(root.handlers), root.level
-    provider: TracerProvider | None = None
     try:
         if name == "off":
             for cls, attr in _NOOPS:
@@ -160,9 +171,7 @@ def configuration(name: str) -> Iterator[None]:
         if name in ("metrics+logs", "all"):
             configure_logging(stream=_Null(), fmt="json", level="INFO")
         if name == "all":
-            provider = TracerProvider()
-            provider.add_span_processor(BatchSpanProcessor(Dropping()))
-            tracing.configure(provider)
+            tracing.configure(_provider())
         yield
     finally:
         for cls, attr, original in saved:
@@ -170,8 +179,6 @@ def configuration(name: str) -> Iterator[None]:
         root.handlers[:] = handlers
         root.setLevel(level)
         tracing.configure(None)
-        if provider is not None:
-            provider.shutdown()
 
 
 class _Null(io.TextIOBase):
