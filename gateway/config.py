@@ -115,6 +115,7 @@ from .route_checks import (
     check_http_url,
     check_url_credentials,
 )
+from .route_policy import Balance, CooldownConfig, RetryConfig, TimeoutConfig
 from .runs.settings import RunSettings
 from .security_settings import SecuritySettings
 from .store.engine import DEFAULT_DATABASE_URL, normalize_url
@@ -125,6 +126,7 @@ __all__ = [
     "SELF_SCHEME",
     "UI_DELIVERIES",
     "AuthConfig",
+    "DeploymentConfig",
     "RouteConfig",
     "Settings",
     "TimeoutConfig",
@@ -199,20 +201,41 @@ class AuthConfig(_Strict):
         return self
 
 
-class TimeoutConfig(_Strict):
-    """Upstream timeouts in seconds (httpx semantics).
+def _upstream_url(value: str, protocol: Any) -> str:
+    """``value`` checked as a route's ``upstream_url`` for ``protocol`` (a name, or None when
+    that field failed), normalised (no trailing ``/``)."""
+    parts = urlsplit(value)
+    if parts.fragment:
+        raise ValueError("must not carry a #fragment")
+    if parts.scheme in ("http", "https"):
+        check_url_credentials(value)
+        check_http_url(value)
+        if isinstance(protocol, str):
+            check_endpoint_suffix(value, get_protocol(protocol))
+    elif parts.scheme == SELF_SCHEME:
+        if not parts.path.startswith("/") or parts.netloc:
+            raise ValueError("a self URL is 'self:/path'")
+        if parts.query:
+            raise ValueError("a self URL must not carry a ?query")
+    else:
+        raise ValueError(f"scheme must be http, https or self, got {parts.scheme!r}")
+    # the query (e.g. Azure's ?api-version=) is kept: the endpoint path goes before it
+    return urlunsplit((parts.scheme, parts.netloc, parts.path.rstrip("/"), parts.query, ""))
+
+
+class DeploymentConfig(_Strict):
+    """One more deployment of a route (``[[routes.deployments]]``): another endpoint or key.
 
     Attributes:
-        connect: establishing the connection.
-        read: longest silence between two received chunks (a streaming model may think).
-        write: sending one chunk of the request.
-        pool: waiting for a free connection.
+        upstream_url: its base URL (default: the route's), checked as the route's.
+        auth: its credentials (default: the route's).
+        weight: its share of the requests (> 0; round-robin takes it ``weight`` times per
+            cycle, least-busy prefers the heavier on a tie).
     """
 
-    connect: float = Field(default=10.0, gt=0)
-    read: float = Field(default=300.0, gt=0)
-    write: float = Field(default=30.0, gt=0)
-    pool: float = Field(default=10.0, gt=0)
+    upstream_url: str | None = None
+    auth: AuthConfig | None = None
+    weight: int = Field(default=1, ge=1, le=1000)
 
 
 class RouteConfig(_Strict):
@@ -241,6 +264,19 @@ class RouteConfig(_Strict):
         ai_sdk_major: the ``ai`` major (5, 6 or 7) of the route's ``useChat`` clients; ``None``
             (default) sends only chunks ai v5, v6 and v7 all accept; 6 or 7 sends tool approvals
             as ``tool-approval-request`` (:class:`~agui_codecs.encoders.ai_sdk.AiSdkEncoder`).
+        retry: see :class:`~gateway.route_policy.RetryConfig` (on by default: 3 attempts).
+        fallbacks: names of routes tried in order when this one failed for good before any
+            content reached the client (or at a safe step boundary; :mod:`gateway.attempts`).
+        fallback_on: error kind (:func:`gateway.retry.failure_kind`: ``context_length_exceeded``,
+            ``rate_limited``, ``timeout``, ``unavailable``, ``error``) or exact RUN_ERROR code
+            -> the routes tried for it instead of ``fallbacks``.
+        models: the models a request may pick (``forwardedProps.model`` on AG-UI, the body's
+            ``model`` on the AI SDK endpoint); ``model`` (the default) must be one of them.
+            Empty: the request cannot choose.
+        weight: weight of deployment 0 (the route's own ``upstream_url`` / ``auth``).
+        deployments: more deployments (:class:`DeploymentConfig`).
+        balance: ``"round-robin"`` (weighted, default) or ``"least-busy"``.
+        cooldown: see :class:`~gateway.route_policy.CooldownConfig`.
     """
 
     name: str
@@ -255,6 +291,14 @@ class RouteConfig(_Strict):
     ui_profile: str = DEFAULT_PROFILE
     ui_delivery: UiDelivery = "activity"
     ai_sdk_major: AiSdkMajor | None = None
+    retry: RetryConfig = RetryConfig()
+    fallbacks: list[str] = Field(default_factory=list)
+    fallback_on: dict[str, list[str]] = Field(default_factory=dict)
+    models: list[str] = Field(default_factory=list)
+    weight: int = Field(default=1, ge=1, le=1000)
+    deployments: list[DeploymentConfig] = Field(default_factory=list)
+    balance: Balance = "round-robin"
+    cooldown: CooldownConfig = CooldownConfig()
     _ui_hints: dict[str, UiHints] = PrivateAttr(default_factory=dict)
 
     @property
@@ -281,24 +325,7 @@ class RouteConfig(_Strict):
     @field_validator("upstream_url")
     @classmethod
     def _url(cls, value: str, info: ValidationInfo) -> str:
-        parts = urlsplit(value)
-        if parts.fragment:
-            raise ValueError("must not carry a #fragment")
-        if parts.scheme in ("http", "https"):
-            check_url_credentials(value)
-            check_http_url(value)
-            protocol = info.data.get("protocol")
-            if isinstance(protocol, str):
-                check_endpoint_suffix(value, get_protocol(protocol))
-        elif parts.scheme == SELF_SCHEME:
-            if not parts.path.startswith("/") or parts.netloc:
-                raise ValueError("a self URL is 'self:/path'")
-            if parts.query:
-                raise ValueError("a self URL must not carry a ?query")
-        else:
-            raise ValueError(f"scheme must be http, https or self, got {parts.scheme!r}")
-        # the query (e.g. Azure's ?api-version=) is kept: the endpoint path goes before it
-        return urlunsplit((parts.scheme, parts.netloc, parts.path.rstrip("/"), parts.query, ""))
+        return _upstream_url(value, info.data.get("protocol"))
 
     @field_validator("headers")
     @classmethod
@@ -350,6 +377,39 @@ class RouteConfig(_Strict):
     def _parse_hints(self) -> RouteConfig:
         self._ui_hints = validate_route_hints(self.ui_hints)
         return self
+
+    @model_validator(mode="after")
+    def _check_routing(self) -> RouteConfig:
+        for index, deployment in enumerate(self.deployments):
+            if deployment.upstream_url is not None:
+                try:
+                    _upstream_url(deployment.upstream_url, self.protocol)
+                except ValueError as exc:
+                    raise ValueError(f"deployments[{index}].upstream_url: {exc}") from None
+        if self.models and self.model is not None and self.model not in self.models:
+            raise ValueError(f"model {self.model!r} is not in models {self.models}")
+        if self.models and get_protocol(self.protocol).passthrough:
+            raise ValueError(f"models must be empty: protocol {self.protocol!r} picks its own")
+        if self.name in self.fallbacks or any(self.name in r for r in self.fallback_on.values()):
+            raise ValueError("a route cannot be its own fallback")
+        return self
+
+    def deployment_routes(self) -> list[RouteConfig]:
+        """This route once per deployment (0: itself), its ``upstream_url`` / ``auth`` replaced
+        by the deployment's, with the weights (:mod:`gateway.deployments`)."""
+        out = [self]
+        for deployment in self.deployments:
+            update: dict[str, Any] = {}
+            if deployment.upstream_url is not None:
+                update["upstream_url"] = _upstream_url(deployment.upstream_url, self.protocol)
+            if deployment.auth is not None:
+                update["auth"] = deployment.auth
+            out.append(self.model_copy(update=update))
+        return out
+
+    def weights(self) -> list[int]:
+        """Weight of each of :meth:`deployment_routes`."""
+        return [self.weight, *(d.weight for d in self.deployments)]
 
 
 class Settings(SecuritySettings):
@@ -550,6 +610,13 @@ def load_routes(path: Path | str | None) -> dict[str, RouteConfig]:
             problems.append(f"{where}: {label}: field 'name': duplicate route name")
             continue
         routes[route.name] = route
+    for route in routes.values():
+        named = [*route.fallbacks, *(n for names in route.fallback_on.values() for n in names)]
+        for name in dict.fromkeys(named):
+            if name not in routes:
+                problems.append(
+                    f"{where}: route {route.name!r}: field 'fallbacks': no route named {name!r}"
+                )
     if problems:
         raise ConfigError("\n".join(problems))
     return routes
