@@ -54,7 +54,8 @@ HTTP status outside 2xx, JSON error body           the body's ``error.code``, el
 HTTP status outside 2xx, other body                ``UPSTREAM_HTTP_<status>``
 connect error, DNS failure, refused connection     ``UPSTREAM_UNAVAILABLE``
 connection lost after the response started         ``UPSTREAM_DISCONNECTED``
-any httpx timeout (connect, read, write, pool)     ``UPSTREAM_TIMEOUT``
+any timeout (connect, read, write, pool, and the   ``UPSTREAM_TIMEOUT``, message ``upstream
+route's first_byte, idle, total)                   timed out (<which>)``
 malformed bytes                                    the decoder's own (``UPSTREAM_MALFORMED``...)
 a bug in the decoder (not the upstream's fault)    ``INTERNAL_DECODER_ERROR`` (logged as an error,
                                                    message ``internal gateway error``)
@@ -320,7 +321,7 @@ class Upstream:
         except httpx.TimeoutException as exc:
             report.timeout = _HTTPX_TIMEOUTS.get(type(exc), "read")
             self._fail(
-                route, decoder, "UPSTREAM_TIMEOUT", f"upstream timed out ({_kind(exc)})", report
+                route, decoder, "UPSTREAM_TIMEOUT", f"upstream timed out ({report.timeout})", report
             )
         except httpx.TransportError as exc:
             if started:
