@@ -35,7 +35,17 @@ from gwtest import (
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from real_clients import replay, require_harness
-from resilience import agui_sse, build, scripted
+from resilience import (
+    ANSWER,
+    CARRIED,
+    MESSAGE_START,
+    OVERLOADED,
+    TOOL_STEP,
+    agui_sse,
+    anthropic_text,
+    build,
+    scripted,
+)
 
 AGENT_URL = "https://agent.test/run"
 
@@ -66,35 +76,6 @@ TEXT_OK = sse(
     chunk({}, finish="stop"),
     "[DONE]",
 )
-
-OVERLOADED = {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
-MESSAGE_START = {
-    "type": "message_start",
-    "message": {
-        "id": "msg_1",
-        "type": "message",
-        "role": "assistant",
-        "content": [],
-        "model": "claude-sonnet-4-5",
-        "stop_reason": None,
-        "usage": {"input_tokens": 5, "output_tokens": 1},
-    },
-}
-
-
-def anthropic_text(text: str) -> bytes:
-    return anthropic_sse(
-        MESSAGE_START,
-        {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
-        {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": text}},
-        {"type": "content_block_stop", "index": 0},
-        {
-            "type": "message_delta",
-            "delta": {"stop_reason": "end_turn"},
-            "usage": {"output_tokens": 3},
-        },
-        {"type": "message_stop"},
-    )
 
 
 def types(events: list[Any]) -> list[str]:
@@ -256,47 +237,6 @@ async def test_retry_after_longer_than_allowed_is_not_waited(
     events = await agui(gw)
     assert events[-1]["code"] == "rate_limit_exceeded" and route.call_count == 1
     assert gw.sleeps == []
-
-
-TOOL_STEP = [
-    {"type": "RUN_STARTED", "threadId": "thread-1", "runId": "run-1"},
-    {
-        "type": "TOOL_CALL_START",
-        "toolCallId": "call-1",
-        "toolCallName": "get_weather",
-        "parentMessageId": "a1",
-    },
-    {"type": "TOOL_CALL_ARGS", "toolCallId": "call-1", "delta": '{"city":"Paris"}'},
-    {"type": "TOOL_CALL_END", "toolCallId": "call-1"},
-    {
-        "type": "TOOL_CALL_RESULT",
-        "messageId": "t1",
-        "toolCallId": "call-1",
-        "content": "sunny",
-        "role": "tool",
-    },
-]
-ANSWER = [
-    {"type": "RUN_STARTED", "threadId": "thread-1", "runId": "run-1"},
-    {"type": "TEXT_MESSAGE_START", "messageId": "a2", "role": "assistant"},
-    {"type": "TEXT_MESSAGE_CONTENT", "messageId": "a2", "delta": "It is sunny."},
-    {"type": "TEXT_MESSAGE_END", "messageId": "a2"},
-    {"type": "RUN_FINISHED", "threadId": "thread-1", "runId": "run-1"},
-]
-CARRIED = [
-    {
-        "id": "a1",
-        "role": "assistant",
-        "toolCalls": [
-            {
-                "id": "call-1",
-                "type": "function",
-                "function": {"name": "get_weather", "arguments": '{"city":"Paris"}'},
-            }
-        ],
-    },
-    {"id": "t1", "role": "tool", "toolCallId": "call-1", "content": "sunny"},
-]
 
 
 async def test_failure_at_a_step_boundary_retries_with_the_completed_step(

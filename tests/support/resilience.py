@@ -11,13 +11,25 @@ from typing import Any
 import httpx
 import orjson
 import respx
+from gwtest import anthropic_sse
 from starlette.types import ASGIApp
 
 from gateway.app import create_app
 from gateway.attempts import AttemptRecord
 from gateway.config import Settings
 
-__all__ = ["ResilientApp", "agui_sse", "build", "scripted"]
+__all__ = [
+    "ANSWER",
+    "CARRIED",
+    "MESSAGE_START",
+    "OVERLOADED",
+    "TOOL_STEP",
+    "ResilientApp",
+    "agui_sse",
+    "anthropic_text",
+    "build",
+    "scripted",
+]
 
 
 @dataclass
@@ -66,3 +78,74 @@ def scripted(*responses: httpx.Response | Exception) -> Iterator[httpx.Response]
 def agui_sse(*events: dict[str, Any]) -> bytes:
     """AG-UI SSE body (``data: <json>\\n\\n`` per event), as an AG-UI runtime sends it."""
     return b"".join(b"data: " + orjson.dumps(e) + b"\n\n" for e in events)
+
+
+OVERLOADED = {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
+MESSAGE_START = {
+    "type": "message_start",
+    "message": {
+        "id": "msg_1",
+        "type": "message",
+        "role": "assistant",
+        "content": [],
+        "model": "claude-sonnet-4-5",
+        "stop_reason": None,
+        "usage": {"input_tokens": 5, "output_tokens": 1},
+    },
+}
+
+
+def anthropic_text(text: str) -> bytes:
+    return anthropic_sse(
+        MESSAGE_START,
+        {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+        {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": text}},
+        {"type": "content_block_stop", "index": 0},
+        {
+            "type": "message_delta",
+            "delta": {"stop_reason": "end_turn"},
+            "usage": {"output_tokens": 3},
+        },
+        {"type": "message_stop"},
+    )
+
+
+TOOL_STEP = [
+    {"type": "RUN_STARTED", "threadId": "thread-1", "runId": "run-1"},
+    {
+        "type": "TOOL_CALL_START",
+        "toolCallId": "call-1",
+        "toolCallName": "get_weather",
+        "parentMessageId": "a1",
+    },
+    {"type": "TOOL_CALL_ARGS", "toolCallId": "call-1", "delta": '{"city":"Paris"}'},
+    {"type": "TOOL_CALL_END", "toolCallId": "call-1"},
+    {
+        "type": "TOOL_CALL_RESULT",
+        "messageId": "t1",
+        "toolCallId": "call-1",
+        "content": "sunny",
+        "role": "tool",
+    },
+]
+ANSWER = [
+    {"type": "RUN_STARTED", "threadId": "thread-1", "runId": "run-1"},
+    {"type": "TEXT_MESSAGE_START", "messageId": "a2", "role": "assistant"},
+    {"type": "TEXT_MESSAGE_CONTENT", "messageId": "a2", "delta": "It is sunny."},
+    {"type": "TEXT_MESSAGE_END", "messageId": "a2"},
+    {"type": "RUN_FINISHED", "threadId": "thread-1", "runId": "run-1"},
+]
+CARRIED = [
+    {
+        "id": "a1",
+        "role": "assistant",
+        "toolCalls": [
+            {
+                "id": "call-1",
+                "type": "function",
+                "function": {"name": "get_weather", "arguments": '{"city":"Paris"}'},
+            }
+        ],
+    },
+    {"id": "t1", "role": "tool", "toolCallId": "call-1", "content": "sunny"},
+]
