@@ -61,18 +61,19 @@ class ModelNotAllowedError(RequestError):
 
 def requested_model(route: RouteConfig, request: ClientRequest) -> str | None:
     """The model the run asks for: the request's ``forwardedProps.model`` when the route has
-    ``models`` (an allowlist), else the route's ``model``.
+    ``models`` (an allowlist), else the route's ``model`` (a route without ``models`` ignores
+    the client's choice, as it always did: ``model`` is a reserved parameter).
 
     Raises:
-        ModelNotAllowedError: a model was picked on a route without ``models``, or one not in
-            them, or it is not a string (the message lists the allowed ones).
+        ModelNotAllowedError: the route has ``models`` and the request picked one outside
+            them, or a value that is not a string (the message lists the allowed ones).
     """
     props = request.run_input.forwarded_props
     picked = props.get("model") if isinstance(props, Mapping) else None
-    if picked is None or picked == route.model:
-        return route.model
+    if not route.models or picked is None or picked == route.model:
+        return route.model  # without an allowlist the client's model is ignored, as before
     if not isinstance(picked, str) or picked not in route.models:
-        allowed = ", ".join(route.models) if route.models else f"only {route.model!r}"
+        allowed = ", ".join(route.models)
         raise ModelNotAllowedError(
             f"model {picked!r} is not allowed on route {route.name!r} (allowed: {allowed})"
         )

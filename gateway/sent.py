@@ -49,15 +49,14 @@ CLOSING = frozenset(
 """What a decoder's ``fail()`` emits before RUN_ERROR to close open parts."""
 
 _ID_FIELDS = ("message_id", "tool_call_id", "parent_message_id")
-_OPENERS = frozenset(
-    {
-        EventType.TEXT_MESSAGE_START,
-        EventType.TOOL_CALL_START,
-        EventType.REASONING_START,
-        EventType.REASONING_MESSAGE_START,
-        EventType.TOOL_CALL_RESULT,
-    }
-)
+_OPENERS = {
+    EventType.TEXT_MESSAGE_START: "message_id",
+    EventType.TOOL_CALL_START: "tool_call_id",
+    EventType.REASONING_START: "message_id",
+    EventType.REASONING_MESSAGE_START: "message_id",
+    EventType.TOOL_CALL_RESULT: "message_id",
+}
+"""The id field each event introduces (renamed when an earlier attempt already sent it)."""
 
 
 def split_closing(events: list[Event]) -> tuple[list[Event], list[Event]]:
@@ -86,6 +85,7 @@ class SentLog:
         self._held: list[Event] = []
         self._open_calls: set[str] = set()
         self._ids: set[str] = set()  # ids the client saw
+        self._earlier: set[str] = set()  # ids the client saw from earlier attempts
         self._renames: dict[str, str] = {}
         self._step = _Step()
         self._carried: list[Message] = []
@@ -110,6 +110,7 @@ class SentLog:
         self.attempt += 1
         self._held = [e for e in self._held if e.type == EventType.RUN_STARTED]
         self._renames = {}
+        self._earlier = set(self._ids)
 
     def forward(self, events: Iterable[Event]) -> list[Event]:
         """The events to send now for ``events`` of the current attempt (in order)."""
@@ -152,17 +153,17 @@ class SentLog:
         return out
 
     def _renamed(self, event: Event) -> Event:
-        if self.attempt == 1:
+        if not self._earlier:
             return event
+        introduced = _OPENERS.get(event.type)
+        if introduced is not None:
+            value = getattr(event, introduced, None)
+            if isinstance(value, str) and value in self._earlier and value not in self._renames:
+                self._renames[value] = f"{value}-{self.attempt}"
         update: dict[str, Any] = {}
         for field in _ID_FIELDS:
             value = getattr(event, field, None)
-            if not isinstance(value, str):
-                continue
-            if value not in self._renames and event.type in _OPENERS and value in self._ids:
-                if field != "parent_message_id":
-                    self._renames[value] = f"{value}-{self.attempt}"
-            if value in self._renames:
+            if isinstance(value, str) and value in self._renames:
                 update[field] = self._renames[value]
         return event.model_copy(update=update) if update else event
 

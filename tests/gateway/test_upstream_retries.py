@@ -11,6 +11,7 @@ AG-UI "Messages" reference (assistant ``toolCalls`` + a ``tool`` message with ``
 from __future__ import annotations
 
 import asyncio
+import sys
 import time
 from email.utils import formatdate
 from pathlib import Path
@@ -23,6 +24,7 @@ import respx
 from gwtest import (
     ANTHROPIC_BASE,
     CHAT_REQUEST,
+    FAST,
     OPENAI_BASE,
     OPENAI_URL,
     RUN_INPUT,
@@ -46,6 +48,10 @@ from resilience import (
     build,
     scripted,
 )
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "replicas"))  # durable_support
+
+from durable_support import call, events_of, running
 
 AGENT_URL = "https://agent.test/run"
 
@@ -286,6 +292,37 @@ async def test_text_after_the_boundary_makes_the_failure_final(
     route = router.post(AGENT_URL).mock(return_value=httpx.Response(200, stream=cut))
     events = await agui(gw, "agent")
     assert types(events)[-1] == "RUN_ERROR" and route.call_count == 1
+
+
+async def test_durable_run_records_one_clean_run(
+    tmp_path: Path, router: respx.MockRouter, keys: None
+) -> None:
+    gw = build(tmp_path, router, ROUTES, database_url=f"sqlite:///{tmp_path}/runs.db", **FAST)
+    first = GatedStream([agui_sse(*TOOL_STEP)], raise_at_end=httpx.ReadError("reset"))
+    router.post(AGENT_URL).mock(
+        side_effect=scripted(
+            httpx.Response(503, text="busy"),
+            httpx.Response(200, stream=first),
+            httpx.Response(200, content=agui_sse(*ANSWER)),
+        )
+    )
+    async with running(gw.app):
+        posted = await call(gw.app, "POST", "/v1/agui/agent", RUN_INPUT)
+        stored = await call(gw.app, "GET", "/api/v1/agent/runs/thread-1/events?runId=run-1")
+    live, replayed = events_of(posted.body), events_of(stored.body)
+    assert live == replayed
+    assert types(live) == [
+        "RUN_STARTED",
+        "TOOL_CALL_START",
+        "TOOL_CALL_ARGS",
+        "TOOL_CALL_END",
+        "TOOL_CALL_RESULT",
+        "TEXT_MESSAGE_START",
+        "TEXT_MESSAGE_CONTENT",
+        "TEXT_MESSAGE_END",
+        "RUN_FINISHED",
+    ]
+    assert [a["outcome"] for a in live[-1]["metadata"]["attempts"]] == ["error", "error", "success"]
 
 
 # -- the kind: any number of transient failures before content, any limit --------------------

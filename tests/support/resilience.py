@@ -41,13 +41,18 @@ class ResilientApp:
     attempts: list[AttemptRecord] = field(default_factory=list)
 
 
-def build(tmp_path: Path, router: respx.MockRouter, routes_toml: str) -> ResilientApp:
-    """The app over ``routes_toml`` with ``router`` as every upstream."""
+def build(
+    tmp_path: Path, router: respx.MockRouter, routes_toml: str, **settings: Any
+) -> ResilientApp:
+    """The app over ``routes_toml`` with ``router`` as every upstream (``settings``: more
+    :class:`~gateway.config.Settings` fields, e.g. a ``database_url``)."""
     path = tmp_path / "routes.toml"
     path.write_text(routes_toml, encoding="utf-8")
     client = httpx.AsyncClient(transport=httpx.MockTransport(router.async_handler))
     holder = ResilientApp(app=None)  # type: ignore[arg-type]
-    app = create_app(Settings(config=path), http_client=client, on_attempt=holder.attempts.append)
+    app = create_app(
+        Settings(config=path, **settings), http_client=client, on_attempt=holder.attempts.append
+    )
 
     async def sleep(delay: float) -> None:
         holder.sleeps.append(delay)
