@@ -34,6 +34,9 @@ Routes file (TOML, one ``[[routes]]`` table per route)::
     ui_profile = "copilotkit"                      # A2UI catalog: copilotkit | a2ui | <catalog id>
     ui_delivery = "activity"                       # AG-UI UI delivery: activity | metadata | seed
     ai_sdk_major = 6                               # optional: the useChat clients' ai major
+    retry = { attempts = 3 }                       # retries, fallbacks, models, deployments:
+    fallbacks = ["claude"]                         #   gateway.route_policy, README
+    models = ["gpt-4o-mini", "gpt-4o"]             #   "Resilience and routing"
 
     [routes.ui_hints.list_events]                  # ui_hints v1 for the tool "list_events"
     kind = "record_list"
