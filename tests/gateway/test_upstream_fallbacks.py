@@ -234,3 +234,36 @@ def test_real_clients_accept_fallback_runs(tmp_path: Path, keys: None) -> None:
     for job_id, res in results.items():
         assert res["accepted"], (job_id, res["error"], res["warnings"])
         assert res["streamError"] is None, (job_id, res["streamError"])
+
+
+async def test_a_fallback_that_cannot_express_the_request_is_skipped(
+    tmp_path: Path, router: respx.MockRouter, keys: None
+) -> None:
+    # Anthropic Messages has no audio input block; OpenAI Chat has ``input_audio``
+    toml = ROUTES.replace('fallbacks = ["claude"]', 'fallbacks = ["claude", "gpt-long"]', 1)
+    gw = build(tmp_path, router, toml)
+    audio = {
+        "type": "audio",
+        "source": {"type": "data", "value": "UklGRg==", "mimeType": "audio/wav"},
+    }
+    body = {
+        **RUN_INPUT,
+        "messages": [
+            {"id": "m1", "role": "user", "content": [{"type": "text", "text": "hi"}, audio]}
+        ],
+    }
+    router.post(OPENAI_URL).mock(return_value=httpx.Response(503))
+    claude = router.post(f"{ANTHROPIC_BASE}/messages").mock(return_value=httpx.Response(200))
+    long = router.post(f"{LONG_BASE}/chat/completions").mock(
+        return_value=httpx.Response(200, content=TEXT_OK)
+    )
+    result = await drive(gw.app, "/v1/agui/gpt", body)
+    end = result.data()[-1]
+    assert end["type"] == "RUN_FINISHED"
+    assert claude.call_count == 0 and long.call_count == 1
+    assert [(a["route"], a["outcome"], a.get("code")) for a in end["metadata"]["attempts"]] == [
+        ("gpt", "error", "UPSTREAM_HTTP_503"),
+        ("gpt", "error", "UPSTREAM_HTTP_503"),
+        ("claude", "skipped", "UNSUPPORTED_CONTENT"),
+        ("gpt-long", "success", None),
+    ]
