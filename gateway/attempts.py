@@ -261,7 +261,6 @@ async def run_attempts(
                         pool.release(index, failed=False)
                         _note(records, record, observer)
                         out = sent.forward(batch[:terminal])
-                        out += sent.flush_start()
                         out.append(_annotated(end, records, report))
                         out += sent.forward(batch[terminal + 1 :])
                         yield out
@@ -441,6 +440,5 @@ def _final(
     report: AttemptReport,
 ) -> list[Event]:
     out = sent.forward(closing)
-    out += sent.flush_start()
     out.append(_annotated(failure, records, report))
     return out

@@ -23,11 +23,12 @@ a provider error in the stream              ``overloaded_error``, ``api_error``,
                                             ``ServiceUnavailableException``,
                                             ``InternalServerException``,
                                             ``ModelStreamErrorException`` (Bedrock)
-a body cut short or empty                   ``UPSTREAM_TRUNCATED``, ``UPSTREAM_EMPTY``
+a body cut short                            ``UPSTREAM_TRUNCATED``
 ==========================================  ==============================================
 
 Everything else (4xx such as ``invalid_api_key`` or ``context_length_exceeded``, malformed
-bytes, ``UPSTREAM_AUTH_MISSING``, internal errors) is not retried: the same request would fail
+bytes, an empty 2xx body (``UPSTREAM_EMPTY``: a wrong endpoint, more likely than a glitch),
+``UPSTREAM_AUTH_MISSING``, internal errors) is not retried: the same request would fail
 the same way. A route's fallbacks are still tried for it (:mod:`gateway.attempts`).
 """
 
@@ -59,7 +60,6 @@ RETRYABLE_CODES: Final[frozenset[str]] = frozenset(
         "UPSTREAM_DISCONNECTED",
         "UPSTREAM_TIMEOUT",
         "UPSTREAM_TRUNCATED",
-        "UPSTREAM_EMPTY",
         # Anthropic Messages API "Errors" (also sent as a stream ``error`` event)
         "overloaded_error",
         "api_error",

@@ -10,11 +10,11 @@ forwards every event as it comes (no content waits), and keeps what the retry ru
 * the completed steps, as AG-UI messages to append to the retried request
   (:meth:`SentLog.carried`): per step one assistant message (its text, its tool calls) and one
   tool message per result, so tools that ran are not run again;
-* one run for the client: RUN_STARTED and STEP_STARTED are invisible, so they are held until
-  the next visible event (which is not delayed: it is sent with them); a failed attempt's held
-  events are dropped with it, a later attempt's RUN_STARTED is dropped once one was sent, and a
-  later attempt's message or tool call id that the client already saw gets the suffix
-  ``-<attempt>``.
+* one run for the client: RUN_STARTED is sent at once (a client shows the run as started, as
+  without retries); a later attempt's RUN_STARTED is dropped. STEP_STARTED is invisible, so it
+  is held until the next visible event (which is not delayed: it is sent with it): a failed
+  attempt's empty step is dropped with it. A later attempt's message or tool call id that the
+  client already saw gets the suffix ``-<attempt>``.
 """
 
 from __future__ import annotations
@@ -108,7 +108,7 @@ class SentLog:
     def next_attempt(self) -> None:
         """Forget the failed attempt's held events; later ids the client saw get renamed."""
         self.attempt += 1
-        self._held = [e for e in self._held if e.type == EventType.RUN_STARTED]
+        self._held = []
         self._renames = {}
         self._earlier = set(self._ids)
 
@@ -119,8 +119,8 @@ class SentLog:
             kind = event.type
             if kind == EventType.RUN_STARTED:
                 if not self.started_sent:
-                    self._held = [e for e in self._held if e.type != EventType.RUN_STARTED]
-                    self._held.insert(0, event)
+                    self.started_sent = True
+                    out.append(event)
                 continue
             if kind == EventType.STEP_STARTED:
                 self._held.append(event)
@@ -141,15 +141,8 @@ class SentLog:
             out.append(event)
         return out
 
-    def flush_start(self) -> list[Event]:
-        """The held RUN_STARTED, if any was not sent (before a terminal event)."""
-        return self._flush(steps=False)
-
-    def _flush(self, *, steps: bool = True) -> list[Event]:
-        out = [e for e in self._held if steps or e.type == EventType.RUN_STARTED]
-        self._held = [e for e in self._held if not steps and e.type != EventType.RUN_STARTED]
-        if any(e.type == EventType.RUN_STARTED for e in out):
-            self.started_sent = True
+    def _flush(self) -> list[Event]:
+        out, self._held = self._held, []
         return out
 
     def _renamed(self, event: Event) -> Event:

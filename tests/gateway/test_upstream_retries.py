@@ -335,7 +335,7 @@ FAILURES = {
     "reset": lambda: httpx.Response(
         200, stream=GatedStream([b""], raise_at_end=httpx.RemoteProtocolError("peer closed"))
     ),
-    "empty": lambda: httpx.Response(200, content=b""),
+    "truncated": lambda: httpx.Response(200, content=sse(chunk({"role": "assistant"}))),
 }
 
 
