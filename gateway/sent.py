@@ -135,8 +135,10 @@ class SentLog:
                 if held:  # the step was never sent: neither is its end
                     self._held.remove(held[-1])
                     continue
-            event = self._renamed(event)
-            out.extend(self._flush())
+            if self._earlier:
+                event = self._renamed(event)
+            if self._held:
+                out.extend(self._flush())
             self._note(event)
             out.append(event)
         return out
@@ -154,21 +156,32 @@ class SentLog:
             if isinstance(value, str) and value in self._earlier and value not in self._renames:
                 self._renames[value] = f"{value}-{self.attempt}"
         update: dict[str, Any] = {}
+        fields = type(event).model_fields
         for field in _ID_FIELDS:
+            if field not in fields:
+                continue
             value = getattr(event, field, None)
             if isinstance(value, str) and value in self._renames:
                 update[field] = self._renames[value]
         return event.model_copy(update=update) if update else event
 
     def _note(self, event: Event) -> None:
+        # hot path (every event of every run): attributes read only where the type has them
         kind = event.type
-        for field in _ID_FIELDS:
-            value = getattr(event, field, None)
-            if isinstance(value, str):
-                self._ids.add(value)
+        step = self._step
+        if kind == EventType.TEXT_MESSAGE_CONTENT:
+            self.dirty = True
+            message_id = getattr(event, "message_id", "")
+            deltas = step.text.get(message_id)
+            if deltas is None:
+                deltas = step.text[message_id] = []
+            deltas.append(getattr(event, "delta", ""))
+            return
+        introduced = _OPENERS.get(kind)
+        if introduced is not None:
+            self._ids.add(getattr(event, introduced, ""))
         if kind in INVISIBLE or kind in (EventType.RUN_FINISHED, EventType.RUN_ERROR):
             return
-        step = self._step
         if kind == EventType.TOOL_CALL_RESULT:
             call_id = getattr(event, "tool_call_id", "")
             self._open_calls.discard(call_id)
@@ -184,11 +197,7 @@ class SentLog:
                 self._complete_step()
             return
         self.dirty = True
-        if kind == EventType.TEXT_MESSAGE_CONTENT:
-            step.text.setdefault(getattr(event, "message_id", ""), []).append(
-                getattr(event, "delta", "")
-            )
-        elif kind == EventType.TOOL_CALL_START:
+        if kind == EventType.TOOL_CALL_START:
             call_id = getattr(event, "tool_call_id", "")
             self._open_calls.add(call_id)
             parent = getattr(event, "parent_message_id", None) or ""

@@ -73,8 +73,11 @@ counted in ``/metrics``) is reported like a gateway bug. A ``?query`` on ``upstr
 ``api-version``) is kept after the appended path (:func:`endpoint_url`).
 
 Error bodies are read up to :data:`MAX_ERROR_BODY` bytes. Closing the event iterator (the
-client went away) leaves the ``async with client.stream(...)`` block, which closes the upstream
-response and so cancels the upstream request.
+client went away) closes the upstream response and so cancels the upstream request.
+
+One call is one attempt: retries, deployments and fallbacks are :mod:`gateway.attempts`'s,
+which reads the :class:`AttemptReport` each call fills (HTTP status, ``Retry-After``, which
+timeout fired).
 """
 
 from __future__ import annotations
