@@ -84,7 +84,6 @@ import tomllib
 from importlib import resources
 from pathlib import Path
 from typing import Any, Literal, get_args
-from urllib.parse import urlsplit, urlunsplit
 
 from pydantic import (
     BaseModel,
@@ -112,13 +111,10 @@ from agui_codecs.ui import (
 from .broker import DEFAULT_PREFIX as DEFAULT_REDIS_PREFIX
 from .errors import ConfigError
 from .route_checks import (
-    check_endpoint_suffix,
-    check_env_name,
     check_header_name,
-    check_http_url,
-    check_url_credentials,
 )
 from .route_policy import Balance, CooldownConfig, RetryConfig, TimeoutConfig
+from .route_target import _HEADER, SELF_SCHEME, AuthConfig, DeploymentConfig, _upstream_url
 from .runs.settings import RunSettings
 from .security_settings import SecuritySettings
 from .store.engine import DEFAULT_DATABASE_URL, normalize_url
@@ -151,94 +147,17 @@ ON_DISCONNECT: tuple[str, ...] = get_args(OnDisconnect)
 
 _RUN_DEFAULTS = RunSettings()
 
-SELF_SCHEME = "self"
-"""``upstream_url`` scheme meaning "this gateway's own ASGI app, in process"."""
 
 DEFAULT_ROUTES_RESOURCE = "default_routes.toml"
 """Package-data file of :mod:`gateway` used when no routes file is configured."""
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
-_HEADER = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")  # RFC 9110 token
 _ORIGIN = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://[^/\s?#]+$")
 _SCHEMA = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
 
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class AuthConfig(_Strict):
-    """How the gateway authenticates to the upstream.
-
-    Attributes:
-        type: ``"bearer"`` (``Authorization: Bearer <key>``), ``"header"`` (``<header>: <key>``)
-            or ``"none"``.
-        env: name of the environment variable holding the key (read at request time).
-        header: header name for ``type = "header"`` (e.g. ``x-api-key``).
-    """
-
-    type: Literal["bearer", "header", "none"] = "none"
-    env: str | None = None
-    header: str | None = None
-
-    @field_validator("env")
-    @classmethod
-    def _env(cls, value: str | None) -> str | None:
-        if value:
-            check_env_name(value)  # never echoes the value: it may be a pasted key
-        return value
-
-    @field_validator("header")
-    @classmethod
-    def _header(cls, value: str | None) -> str | None:
-        if value is not None:
-            check_header_name(value)
-        return value
-
-    @model_validator(mode="after")
-    def _check(self) -> AuthConfig:
-        if self.type != "none" and not self.env:
-            raise ValueError(f"auth type {self.type!r} needs 'env' (the key's variable)")
-        if self.type == "header" and not (self.header and _HEADER.match(self.header)):
-            raise ValueError("auth type 'header' needs 'header', a valid header name")
-        return self
-
-
-def _upstream_url(value: str, protocol: Any) -> str:
-    """``value`` checked as a route's ``upstream_url`` for ``protocol`` (a name, or None when
-    that field failed), normalised (no trailing ``/``)."""
-    parts = urlsplit(value)
-    if parts.fragment:
-        raise ValueError("must not carry a #fragment")
-    if parts.scheme in ("http", "https"):
-        check_url_credentials(value)
-        check_http_url(value)
-        if isinstance(protocol, str):
-            check_endpoint_suffix(value, get_protocol(protocol))
-    elif parts.scheme == SELF_SCHEME:
-        if not parts.path.startswith("/") or parts.netloc:
-            raise ValueError("a self URL is 'self:/path'")
-        if parts.query:
-            raise ValueError("a self URL must not carry a ?query")
-    else:
-        raise ValueError(f"scheme must be http, https or self, got {parts.scheme!r}")
-    # the query (e.g. Azure's ?api-version=) is kept: the endpoint path goes before it
-    return urlunsplit((parts.scheme, parts.netloc, parts.path.rstrip("/"), parts.query, ""))
-
-
-class DeploymentConfig(_Strict):
-    """One more deployment of a route (``[[routes.deployments]]``): another endpoint or key.
-
-    Attributes:
-        upstream_url: its base URL (default: the route's), checked as the route's.
-        auth: its credentials (default: the route's).
-        weight: its share of the requests (> 0; round-robin takes it ``weight`` times per
-            cycle, least-busy prefers the heavier on a tie).
-    """
-
-    upstream_url: str | None = None
-    auth: AuthConfig | None = None
-    weight: int = Field(default=1, ge=1, le=1000)
 
 
 class RouteConfig(_Strict):
