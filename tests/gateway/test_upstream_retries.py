@@ -431,3 +431,16 @@ def test_real_clients_accept_retried_runs(tmp_path: Path, keys: None) -> None:
     tool = [p for p in sdk if p["type"].startswith(("tool-", "dynamic-tool"))]
     assert [p["state"] for p in tool] == ["output-available"]
     assert any(p["type"] == "text" and p["text"] == "It is sunny." for p in sdk)
+
+
+async def test_no_attempt_starts_past_max_elapsed(
+    tmp_path: Path, router: respx.MockRouter, keys: None
+) -> None:
+    limited = 'model = "gpt-4o-mini"\nretry = { attempts = 5, max_elapsed = 1 }'
+    gw = build(tmp_path, router, ROUTES.replace('model = "gpt-4o-mini"', limited, 1))
+    route = router.post(OPENAI_URL).mock(
+        return_value=openai_error(503, "server_error", **{"retry-after": "2"})
+    )
+    events = await agui(gw)
+    assert events[-1]["code"] == "server_error"
+    assert route.call_count == 1 and gw.sleeps == []  # waiting 2 s would pass the 1 s budget
