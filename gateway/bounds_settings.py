@@ -13,7 +13,7 @@ Broker memory (:mod:`gateway.broker`; a reader past its bound reads the store, n
 Connections (``agui-gateway serve``: uvicorn settings and :mod:`gateway.http_protocol`)::
 
     GATEWAY_HEADER_TIMEOUT_SECONDS     request line + headers must arrive within (default 10)
-    GATEWAY_MAX_HEADER_BYTES           request line + headers at most (default 16 KiB; 431/400)
+    GATEWAY_MAX_HEADER_BYTES           request line + headers at most (default 16 KiB; 431)
     GATEWAY_KEEP_ALIVE_SECONDS         idle keep-alive connection closed after (default 5)
     GATEWAY_MAX_CONNECTIONS            connections or requests at once, then 503 (default 1000;
                                        0: no limit)
@@ -21,6 +21,8 @@ Connections (``agui-gateway serve``: uvicorn settings and :mod:`gateway.http_pro
                                        waits is dropped; its run goes on (default 30)
     GATEWAY_WRITE_BUFFER_BYTES         output buffered per connection before waiting for the
                                        client (high-water mark, default 64 KiB)
+    GATEWAY_SOCKET_SEND_BUFFER_BYTES   SO_SNDBUF of each connection (default 0: the kernel's
+                                       autotuning, up to net.ipv4.tcp_wmem's maximum)
     GATEWAY_BODY_TIMEOUT_SECONDS       a POST body must arrive within (default 30; 408)
 """
 
@@ -59,6 +61,7 @@ class BoundsSettings(BaseSettings):
         max_connections: uvicorn ``limit_concurrency`` (0: none).
         send_timeout_seconds: seconds a connection may keep output waiting for its client.
         write_buffer_bytes: the connection's write-buffer high-water mark.
+        socket_send_buffer_bytes: ``SO_SNDBUF`` of each connection (0: the kernel's).
         body_timeout_seconds: seconds for a whole request body (408 ``REQUEST_TIMEOUT``).
     """
 
@@ -74,6 +77,7 @@ class BoundsSettings(BaseSettings):
     max_connections: int = Field(default=1000, ge=0)
     send_timeout_seconds: float = Field(default=30.0, gt=0)
     write_buffer_bytes: int = Field(default=64 * 1024, ge=1024)
+    socket_send_buffer_bytes: int = Field(default=0, ge=0)
     body_timeout_seconds: float = Field(default=30.0, gt=0)
 
     def broker_bounds(self) -> dict[str, Any]:

@@ -22,7 +22,9 @@ client that stopped reading. :class:`GuardedH11Protocol` adds:
   streaming response stops and releases its run reader; the run goes on in the background and
   the client resumes it with ``Last-Event-ID`` (``docs/runs.md`` §5).
 
-What a client that never reads costs is so bounded: the kernel's socket buffers, at most
+What a client that never reads costs is so bounded: the kernel's socket buffers (its send
+buffer autotunes up to ``net.ipv4.tcp_wmem``'s maximum unless ``socket_send_buffer`` fixes
+it; the send timeout starts once the kernel's and then the transport's buffer are full), at most
 ``write_buffer_bytes`` plus one chunk in the transport, the SSE response's chunk queue, and its
 reader's broker queue (``GATEWAY_BROKER_READER_MAX_*``), for at most ``send_timeout`` seconds.
 """
@@ -32,6 +34,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
+import socket
 from typing import Any, ClassVar
 
 import h11
@@ -65,12 +68,15 @@ class GuardedH11Protocol(H11Protocol):
         max_header_bytes: bytes of a request line and headers.
         send_timeout: seconds a full write buffer may wait for the client.
         write_buffer_bytes: the transport's write-buffer high-water mark.
+        socket_send_buffer: ``SO_SNDBUF`` of each connection (0: the kernel's autotuning,
+            up to ``net.ipv4.tcp_wmem``'s maximum, 4 MiB on Linux by default).
     """
 
     header_timeout: ClassVar[float] = 10.0
     max_header_bytes: ClassVar[int] = 16 * 1024
     send_timeout: ClassVar[float] = 30.0
     write_buffer_bytes: ClassVar[int] = 64 * 1024
+    socket_send_buffer: ClassVar[int] = 0
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -120,6 +126,9 @@ class GuardedH11Protocol(H11Protocol):
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
         transport.set_write_buffer_limits(high=self.write_buffer_bytes)
+        sock = transport.get_extra_info("socket")
+        if self.socket_send_buffer and sock is not None:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, self.socket_send_buffer)
         self._arm_head_timer()
 
     def data_received(self, data: bytes) -> None:
@@ -181,6 +190,7 @@ def guarded_protocol(
     send_timeout: float,
     write_buffer_bytes: int,
     max_header_bytes: int = 16 * 1024,
+    socket_send_buffer: int = 0,
 ) -> type[GuardedH11Protocol]:
     """A :class:`GuardedH11Protocol` subclass with these bounds (uvicorn's ``http=`` takes a
     protocol class and builds one per connection).
@@ -196,6 +206,7 @@ def guarded_protocol(
         {
             "header_timeout": header_timeout,
             "max_header_bytes": max_header_bytes,
+            "socket_send_buffer": socket_send_buffer,
             "send_timeout": send_timeout,
             "write_buffer_bytes": write_buffer_bytes,
         },

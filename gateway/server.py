@@ -142,6 +142,7 @@ def build_server(
             send_timeout=settings.send_timeout_seconds,
             write_buffer_bytes=settings.write_buffer_bytes,
             max_header_bytes=settings.max_header_bytes,
+            socket_send_buffer=settings.socket_send_buffer_bytes,
         ),
         timeout_keep_alive=settings.keep_alive_seconds,
         h11_max_incomplete_event_size=settings.max_header_bytes,

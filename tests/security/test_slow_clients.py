@@ -7,7 +7,6 @@ with ``Last-Event-ID``. Raw sockets against a live uvicorn on port 0
 from __future__ import annotations
 
 import logging
-import socket
 import time
 from pathlib import Path
 from typing import Any
@@ -196,14 +195,15 @@ def test_a_client_that_stops_reading_is_dropped_and_resumes(
 ) -> None:
     caplog.set_level(logging.INFO, logger="gateway.http")
     buffer_bytes = 16 * 1024
-    settings = {"send_timeout_seconds": 1.0, "write_buffer_bytes": buffer_bytes}
+    settings = {
+        "send_timeout_seconds": 1.0,
+        "write_buffer_bytes": buffer_bytes,
+        "socket_send_buffer_bytes": 4096,  # with the client's small SO_RCVBUF: the kernel's
+    }  # buffers fill fast, then the transport's own
     with live_gateway(tmp_path, big_upstream(), **settings) as server:
         sock = connect(server, rcvbuf=4096)
         wait_for(lambda: len(server.server_state.connections) == 1)
         (protocol,) = server.server_state.connections
-        protocol.transport.get_extra_info("socket").setsockopt(  # type: ignore[attr-defined]
-            socket.SOL_SOCKET, socket.SO_SNDBUF, 4096
-        )  # small kernel buffers on both sides: the transport's own buffer fills fast
         body = orjson.dumps(RUN_INPUT)
         sock.sendall(
             HEAD
