@@ -16,7 +16,7 @@ import httpx
 import orjson
 import pytest
 from gwtest import RUN_INPUT, chunk, sse
-from live_gateway import connect, live_gateway, read_until_closed, wait_for
+from slow_gateway import connect, live_gateway, read_until_closed, wait_for
 
 pytestmark = pytest.mark.timeout(120)
 
