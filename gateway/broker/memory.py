@@ -32,7 +32,7 @@ from typing import Self
 
 import orjson
 
-from ..types import Cursor, JsonObject, RunEvent
+from ..types import TERMINAL_EVENT_TYPES, Cursor, JsonObject, RunEvent
 from .protocol import (
     DEFAULT_ENDED_TTL,
     DEFAULT_MAX_BYTES,
@@ -54,13 +54,12 @@ def wire_size(event: JsonObject) -> int:
     plus a few bytes per field. Cheap for the common case, a delta (one short string)."""
     size = _EVENT_OVERHEAD
     for key, value in event.items():
-        size += len(key) + _FIELD_OVERHEAD
-        if isinstance(value, str):
-            size += len(value)
+        if type(value) is str:
+            size += len(key) + _FIELD_OVERHEAD + len(value)
         elif isinstance(value, dict | list):
-            size += len(orjson.dumps(value, default=str))
+            size += len(key) + _FIELD_OVERHEAD + len(orjson.dumps(value, default=str))
         else:
-            size += 8
+            size += len(key) + _FIELD_OVERHEAD + 8
     return size
 
 
@@ -131,25 +130,24 @@ class _MemorySubscription:
         self._queue.clear()
         self._queued_bytes = 0
 
-    def _fits(self, size: int) -> bool:
-        broker = self._broker
-        return (
-            len(self._queue) < broker.reader_maxlen
-            and self._queued_bytes + size <= broker.reader_max_bytes
-        )
-
-    def _deliver(self, message: RunEvent, size: int) -> None:
-        if not self._fits(size):
-            # Behind past the bound: release the queue and leave the latency path; the
-            # reader re-reads the store (docs/runs.md §3).
-            self._drop_queue()
-            self.lagging = True
-            self._broker._detach(self)
-            self._broker._lagging.add(self)
-        else:
+    def _deliver(self, message: RunEvent, size: int) -> bool:
+        """Queue ``message``; False (queue released, lagging) when it does not fit the bound:
+        behind past it, the reader re-reads the store (docs/runs.md §3). The caller detaches
+        a lagging subscription."""
+        queued = self._queued_bytes + size
+        if (
+            len(self._queue) < self._broker.reader_maxlen
+            and queued <= self._broker.reader_max_bytes
+        ):
             self._queue.append(message)
-            self._queued_bytes += size
+            self._queued_bytes = queued
+            self._wakeup.set()
+            return True
+        self._drop_queue()
+        self.lagging = True
+        self._broker._lagging.add(self)
         self._wakeup.set()
+        return False
 
     async def receive(self, timeout: float) -> list[RunEvent]:
         """Wait up to ``timeout`` seconds; return the queued messages (``[]`` on timeout, and
@@ -246,22 +244,32 @@ class InProcessBroker:
                 del self._topics[run_id]
 
     def _accept(self, topic: _Topic, message: RunEvent) -> bool:
-        if topic.last is not None and message.cursor <= topic.last:
+        cursor, last = message.cursor, topic.last
+        if last is not None and (cursor.epoch, cursor.seq) <= (last.epoch, last.seq):
             return False
-        topic.last = message.cursor
-        size = wire_size(message.event)
-        if message.terminal:
+        topic.last = cursor
+        if message.event.get("type") in TERMINAL_EVENT_TYPES:
             topic.ended = True  # all durable now: readers come from the store
             topic.buffer.clear()
             topic.bytes = 0
-        elif not topic.ended:
+        subscribers = topic.subscribers
+        if topic.ended and not subscribers:
+            return True
+        size = wire_size(message.event)
+        if not topic.ended:
             buffer = topic.buffer
             buffer.append((message, size))
             topic.bytes += size
-            while buffer and (len(buffer) > self.maxlen or topic.bytes > self.max_bytes):
+            maxlen, max_bytes = self.maxlen, self.max_bytes
+            while len(buffer) > maxlen or topic.bytes > max_bytes:
                 topic.bytes -= buffer.popleft()[1]
-        for subscription in list(topic.subscribers):
-            subscription._deliver(message, size)
+        behind = None
+        for subscription in subscribers:
+            if not subscription._deliver(message, size):
+                behind = [*(behind or ()), subscription]
+        if behind:
+            for subscription in behind:
+                subscribers.discard(subscription)
         return True
 
     async def publish(self, run_id: str, cursor: Cursor, event: JsonObject) -> bool:
@@ -271,7 +279,11 @@ class InProcessBroker:
     async def publish_many(self, run_id: str, events: Sequence[RunEvent]) -> int:
         """:meth:`publish` each of ``events`` in order; returns how many were accepted."""
         topic = self._topic(run_id)
-        return sum(self._accept(topic, message) for message in events)
+        accepted = 0
+        for message in events:
+            if self._accept(topic, message):
+                accepted += 1
+        return accepted
 
     def subscribe(self, run_id: str, after: Cursor | None = None) -> _MemorySubscription:
         """A subscription to ``run_id`` from ``after`` (use ``async with``)."""
