@@ -46,6 +46,7 @@ PUBLIC = {
         "StaleEpochError",
         "StoredEvent",
         "TenantUsage",
+        "ThreadSummary",
         "WriteRejectedError",
         "create_engine",
         "normalize_url",
