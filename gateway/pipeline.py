@@ -17,6 +17,9 @@ either wire is sent, and what a durable run store records. UI (``agui_codecs.ui`
 encoded from the same events: ``AguiEncoder`` sends the delivery profile's events as they are,
 ``AiSdkEncoder`` turns any of them into a ``data-ui-schema`` chunk.
 
+Before the UI stage, ids the upstream chose (message, tool-call, reasoning ids) are checked like
+client ids and remapped when refused (:mod:`gateway.upstream_ids`), so every store keeps them.
+
 A durable run (:mod:`gateway.runs`) is pumped from :func:`flatten` of the same batches; turning
 events into a client's bytes is :mod:`gateway.encoding`'s job.
 
@@ -48,6 +51,7 @@ from .config import RouteConfig
 from .deployments import DeploymentPool
 from .errors import RequestError
 from .upstream import Upstream, build_body
+from .upstream_ids import UpstreamIds
 
 __all__ = ["ModelNotAllowedError", "RunPipeline", "flatten", "requested_model", "staged"]
 
@@ -167,16 +171,18 @@ class RunPipeline:
         batches = run_attempts(
             self.upstream, plan, observer=self.observer, sleep=self.sleep, rng=self.rng
         )
-        return staged(batches, stage)
+        return staged(batches, stage, UpstreamIds())
 
 
 async def staged(
-    batches: AsyncGenerator[list[Event], None], stage: UiStage
+    batches: AsyncGenerator[list[Event], None], stage: UiStage, ids: UpstreamIds | None = None
 ) -> AsyncGenerator[list[Event], None]:
-    """Map every event of ``batches`` through ``stage`` (batch boundaries kept)."""
+    """Map every event of ``batches`` through ``ids`` (upstream ids checked like client ids,
+    :mod:`gateway.upstream_ids`), then ``stage`` (batch boundaries kept)."""
+    fix = ids.process if ids is not None else (lambda event: event)
     async with aclosing(batches):
         async for batch in batches:
-            yield [out for event in batch for out in stage.process(event)]
+            yield [out for event in batch for out in stage.process(fix(event))]
 
 
 async def flatten(batches: AsyncGenerator[list[Event], None]) -> AsyncGenerator[Event, None]:
