@@ -29,6 +29,7 @@ from . import tracing
 from .app import create_app
 from .config import RouteConfig, Settings
 from .errors import ConfigError
+from .http_protocol import guarded_protocol
 from .logs import configure_logging
 from .store.engine import normalize_url, sqlite_path
 
@@ -187,8 +188,14 @@ def build_server(
     handler :func:`gateway.logs.configure_logging` installed; ``lifespan`` on).
 
     Open streams get :data:`SHUTDOWN_GRACE_SECONDS` to end on shutdown (SSE streams with
-    keep-alives would otherwise hold the process open).
+    keep-alives would otherwise hold the process open). Slow clients are bounded by the app's
+    settings (:mod:`gateway.bounds_settings`): the HTTP protocol is
+    :class:`~gateway.http_protocol.GuardedH11Protocol` (head and send timeouts, write-buffer
+    high-water mark), and uvicorn's ``timeout_keep_alive``, ``h11_max_incomplete_event_size``
+    and ``limit_concurrency`` come from ``GATEWAY_KEEP_ALIVE_SECONDS``,
+    ``GATEWAY_MAX_HEADER_BYTES`` and ``GATEWAY_MAX_CONNECTIONS``.
     """
+    settings: Settings = app.state.services.settings
     config = uvicorn.Config(
         app,
         host=host,
@@ -198,6 +205,16 @@ def build_server(
         log_config=None,
         lifespan="on",
         timeout_graceful_shutdown=SHUTDOWN_GRACE_SECONDS,
+        http=guarded_protocol(
+            header_timeout=settings.header_timeout_seconds,
+            send_timeout=settings.send_timeout_seconds,
+            write_buffer_bytes=settings.write_buffer_bytes,
+            max_header_bytes=settings.max_header_bytes,
+            socket_send_buffer=settings.socket_send_buffer_bytes,
+        ),
+        timeout_keep_alive=settings.keep_alive_seconds,
+        h11_max_incomplete_event_size=settings.max_header_bytes,
+        limit_concurrency=settings.max_connections or None,
     )
     services = app.state.services
     return GatewayServer(config, routes=services.routes, out=out, settings=services.settings)
