@@ -205,7 +205,7 @@ async def test_active_gauges_count_open_streams_readers_and_runs(
 @pytest.mark.parametrize(
     ("response", "outcome", "code"),
     [
-        (httpx.Response(500, text="boom"), "error", "UPSTREAM_HTTP_500"),
+        (httpx.Response(400, text="bad"), "error", "UPSTREAM_HTTP_400"),  # not retried
         (
             httpx.Response(401, json={"error": {"code": "invalid_api_key", "message": "no"}}),
             "error",

@@ -122,14 +122,14 @@ async def test_request_upstream_and_store_spans_in_the_callers_trace(
 async def test_a_failed_upstream_call_is_an_error_span(
     app_factory: Any, router: respx.MockRouter, exporter: InMemorySpanExporter
 ) -> None:
-    router.post(OPENAI_URL).mock(return_value=httpx.Response(500, text="boom"))
+    router.post(OPENAI_URL).mock(return_value=httpx.Response(400, text="bad"))  # not retried
     app = app_factory()
     async with running(app):
         await call(app, "POST", "/v1/agui/gpt", run_input("t1", "r1"))
     [client] = spans_named(exporter.get_finished_spans(), "chat ")
     assert client.status.status_code is StatusCode.ERROR
-    assert (client.attributes or {})["error.type"] == "UPSTREAM_HTTP_500"
-    assert (client.attributes or {})["http.response.status_code"] == 500
+    assert (client.attributes or {})["error.type"] == "UPSTREAM_HTTP_400"
+    assert (client.attributes or {})["http.response.status_code"] == 400
 
 
 async def test_off_by_default_no_spans_and_no_traceparent(
