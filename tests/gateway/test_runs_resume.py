@@ -121,7 +121,9 @@ async def test_resume_after_every_event_of_an_ended_run_sends_exactly_the_rest(
                 "/api/v1/agent/runs/t1/events?runId=r1",
                 headers={"last-event-id": frame.id or ""},
             )
-            assert via_header.status == 200 and via_header.complete
+            # at the end of an ended run: 204, so an EventSource stops reconnecting (issue 14)
+            at_end = index == len(full) - 1
+            assert via_header.status == (204 if at_end else 200) and via_header.complete
             assert data_frames(via_header.body) == full[index + 1 :], f"after {frame.id}"
             via_query = await call(
                 app, "GET", f"/api/v1/agent/runs/t1/events?runId=r1&lastEventId={frame.id}"
@@ -190,7 +192,9 @@ async def test_snapshot_replay_mid_run_is_valid_and_sends_everything_once(
         store = app.state.services.manager.store
 
         async def cut_is_durable() -> bool:
-            return any(e.type == last_stored for e in await store.read_events(run_key(None, "t1", "r1")))
+            return any(
+                e.type == last_stored for e in await store.read_events(run_key(None, "t1", "r1"))
+            )
 
         await eventually(cut_is_durable, what=f"{last_stored} durable")
 
