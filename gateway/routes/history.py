@@ -81,7 +81,7 @@ async def thread_runs(call: Call) -> Response:
     runs = await call.services.thread_runs(call.caller, thread_id)
     listed = []
     for run in runs:
-        entry = {
+        entry: dict[str, object] = {
             "runId": run.public_run_id,
             "status": run.status,
             "route": run.route,
