@@ -42,6 +42,7 @@ __all__ = ["ScenarioResult", "format_results", "run_scenarios"]
 _MAX_RUNS = 4
 _CANCEL_AFTER_EVENTS = 5
 _DISCONNECT_WAIT_S = 5.0
+_REPLAY_TIMEOUT_MS = 60_000
 
 
 @dataclass(slots=True)
@@ -211,14 +212,17 @@ def _replay(clients: Path, jobs: list[tuple[str, str, bytes]]) -> dict[str, dict
     request = {
         "jobs": [
             {"id": i, "client": c, "body_b64": base64.b64encode(b).decode()} for i, c, b in jobs
-        ]
+        ],
+        # a verdict, not a race: long captures (ag-ui-langgraph's RAW events make a reasoning run
+        # 0.7 MB) take seconds on a loaded machine, and a harness timeout is no client verdict
+        "timeout_ms": _REPLAY_TIMEOUT_MS,
     }
     done = subprocess.run(
         ["node", str((clients / "replay.mjs").resolve())],
         input=json.dumps(request).encode(),
         capture_output=True,
         cwd=clients,
-        timeout=120 + len(jobs),
+        timeout=120 + len(jobs) * _REPLAY_TIMEOUT_MS / 1000,
         check=False,
     )
     if done.returncode != 0:
