@@ -1,5 +1,5 @@
 """The stock clients in a real browser (issue 14, "Tests in a real browser"): pages bundled at
-test time from the pinned ``@ag-ui/client`` 1.0.0 and ``ai`` 7 (``tests/harness/pages/``,
+test time from the pinned ``@ag-ui/client`` 1.0.0 and ``ai`` 7 (the pages of ``examples/``,
 esbuild), in headless Chromium, against a live gateway (uvicorn, port 0) whose upstream is a
 scripted OpenAI Chat endpoint the test holds at a gate and that records disconnects.
 
@@ -21,7 +21,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from browser_gateway import Script, ScriptedUpstream, bundle, serve_gateway, serve_pages
+from browser_gateway import (
+    CuttableProxy,
+    Script,
+    ScriptedUpstream,
+    bundle,
+    serve_gateway,
+    serve_pages,
+)
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "replicas"))  # durable_support
 
@@ -39,8 +46,8 @@ GATE_AT = 4  # the upstream stops after the role chunk and three text deltas
 @pytest.fixture(scope="module")
 def pages(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("pages")
-    bundle("agui_page.js", folder)
-    bundle("chat_page.js", folder)
+    bundle("agui-httpagent", folder)
+    bundle("ai-chat", folder)
     return folder
 
 
@@ -90,7 +97,7 @@ async def test_httpagent_reloaded_mid_run_rejoins_and_ends_with_the_uninterrupte
     page = browser_page
     # an uninterrupted run
     upstream.queue(Script(TURN))
-    await page.goto(f"{site}/agui_page.html?gateway={gateway}&thread=whole")
+    await page.goto(f"{site}/agui-httpagent/index.html?gateway={gateway}&thread=whole")
     await page.evaluate(
         "async () => { await window.app.ready; await window.app.send('hi', 'r1'); }"
     )
@@ -99,7 +106,7 @@ async def test_httpagent_reloaded_mid_run_rejoins_and_ends_with_the_uninterrupte
     await page.screenshot(path=str(artifacts / "httpagent-uninterrupted.png"))
     # the same run, the page reloaded while the upstream is held mid-stream
     held = upstream.queue(Script(TURN, gate_at=GATE_AT))
-    await page.goto(f"{site}/agui_page.html?gateway={gateway}&thread=cut")
+    await page.goto(f"{site}/agui-httpagent/index.html?gateway={gateway}&thread=cut")
     await page.evaluate("async () => { await window.app.ready; window.app.send('hi', 'r1'); }")
     await opened(held)
     await wait_for(page, "document.getElementById('status').textContent === 'ready'", 5_000)
@@ -108,8 +115,7 @@ async def test_httpagent_reloaded_mid_run_rejoins_and_ends_with_the_uninterrupte
     await page.evaluate("async () => { await window.app.ready; window.app.resume(); }")
     await asyncio.sleep(0.5)  # re-joined: the prelude is in, the tail is live
     held.gate.set()
-    await wait_for(page, "window.app.done || window.app.error !== null")
-    assert await page.evaluate("window.app.error") is None, page.console_lines
+    await wait_for(page, "window.app.done")
     resumed = await page.evaluate("window.app.messages()")
     await page.screenshot(path=str(artifacts / "httpagent-reloaded.png"))
     assert len(upstream.requests) == 2  # one upstream call per run: the re-join spent nothing
@@ -119,19 +125,52 @@ async def test_httpagent_reloaded_mid_run_rejoins_and_ends_with_the_uninterrupte
     assert any(m.get("toolCalls") for m in resumed)
 
 
+async def test_httpagent_cut_mid_run_rejoins_in_the_page_and_ends_with_the_same_messages(
+    browser_page: Any, artifacts: Path, live: tuple[ScriptedUpstream, str, str]
+) -> None:
+    """The connection is cut mid-stream (a proxy between page and gateway drops it):
+    ``runAgent`` rejects, the app calls it again with the same ``runId`` (README "From the
+    frontend") and the re-join completes the messages it held, nothing twice."""
+    upstream, gateway, site = live
+    page = browser_page
+    upstream.queue(Script(TURN))
+    await page.goto(f"{site}/agui-httpagent/index.html?gateway={gateway}&thread=whole")
+    await page.evaluate(
+        "async () => { await window.app.ready; await window.app.send('hi', 'r1'); }"
+    )
+    whole = await page.evaluate("window.app.messages()")
+    held = upstream.queue(Script(TURN, gate_at=GATE_AT))
+    host, port = gateway.removeprefix("http://").split(":")
+    with CuttableProxy((host, int(port))) as proxy:
+        await page.goto(f"{site}/agui-httpagent/index.html?gateway={proxy.url}&thread=cut")
+        await page.evaluate("async () => { await window.app.ready; window.app.send('hi', 'r1'); }")
+        await opened(held)
+        await wait_for(page, "window.app.messages().some(m => m.role === 'assistant')")
+        proxy.cut()
+        await wait_for(page, "window.app.cuts > 0")
+        await asyncio.sleep(1.5)  # the app retried and re-joined
+        held.gate.set()
+        await wait_for(page, "window.app.done")
+    resumed = await page.evaluate("window.app.messages()")
+    await page.screenshot(path=str(artifacts / "httpagent-cut.png"))
+    assert len(upstream.requests) == 2
+    assert normalized(resumed) == normalized(whole)
+    assert len({m["id"] for m in resumed}) == len(resumed)
+
+
 async def test_ai_chat_reloaded_mid_run_resumes_with_the_uninterrupted_messages(
     browser_page: Any, artifacts: Path, live: tuple[ScriptedUpstream, str, str]
 ) -> None:
     upstream, gateway, site = live
     page = browser_page
     upstream.queue(Script(TURN))
-    await page.goto(f"{site}/chat_page.html?gateway={gateway}&thread=whole")
+    await page.goto(f"{site}/ai-chat/index.html?gateway={gateway}&thread=whole")
     await page.evaluate("async () => { await window.app.ready; await window.app.send('hi'); }")
     assert await page.evaluate("window.app.error") is None, page.console_lines
     whole = await page.evaluate("window.app.messages()")
     await page.screenshot(path=str(artifacts / "chat-uninterrupted.png"))
     held = upstream.queue(Script(TURN, gate_at=GATE_AT))
-    url = f"{site}/chat_page.html?gateway={gateway}&thread=cut"
+    url = f"{site}/ai-chat/index.html?gateway={gateway}&thread=cut"
     await page.goto(url)
     await page.evaluate("async () => { await window.app.ready; window.app.send('hi'); }")
     await opened(held)
@@ -159,7 +198,7 @@ async def test_stop_in_the_ai_chat_cancels_the_upstream_request(
     upstream, gateway, site = live
     page = browser_page
     held = upstream.queue(Script(TURN, gate_at=GATE_AT))  # never opened
-    await page.goto(f"{site}/chat_page.html?gateway={gateway}&thread=stop")
+    await page.goto(f"{site}/ai-chat/index.html?gateway={gateway}&thread=stop")
     await page.evaluate("async () => { await window.app.ready; window.app.send('hi'); }")
     await opened(held)
     await page.evaluate("async () => { await window.app.stop(); }")

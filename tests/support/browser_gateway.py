@@ -6,8 +6,9 @@ uvicorn, a page site, and pages bundled from the real client packages.
   test opens it, and every request records whether the gateway hung up on it (the upstream
   request was cancelled) and how many parts it sent.
 * :func:`serve_gateway`: ``create_app`` over a routes file pointing at it, on uvicorn port 0.
-* :func:`bundle`: ``esbuild`` (from ``tests/harness``'s ``npm ci``) bundles a page entry of
-  ``tests/harness/pages/`` with the pinned ``@ag-ui/client`` / ``ai`` into one browser script.
+* :func:`bundle`: ``esbuild`` (from ``tests/harness``'s ``npm ci``) bundles an example page of
+  ``examples/`` with the pinned ``@ag-ui/client`` / ``ai`` into one browser script.
+* :class:`CuttableProxy`: a TCP proxy the page talks through, whose connections the test cuts.
 * :func:`serve_pages`: a loopback site serving a folder (the page's origin; the gateway allows
   it with CORS).
 """
@@ -17,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import http.server
 import io
+import os
 import select
 import socket
 import subprocess
@@ -36,7 +38,7 @@ from gateway.server import build_server
 
 __all__ = ["Script", "ScriptedUpstream", "bundle", "serve_gateway", "serve_pages"]
 
-PAGES_DIR = HARNESS_DIR / "pages"
+EXAMPLES_DIR = HARNESS_DIR.parents[1] / "examples"
 ESBUILD = HARNESS_DIR / "node_modules" / ".bin" / "esbuild"
 
 
@@ -168,6 +170,68 @@ def serve_gateway(tmp: Path, upstream_url: str, *, cors_origin: str) -> Iterator
         thread.join(30)
 
 
+class CuttableProxy:
+    """A TCP proxy on ``127.0.0.1:0`` in front of ``target`` (``host, port``): the page talks
+    to the gateway through it, and :meth:`cut` drops every connection open now, as a network
+    that goes away mid-stream (new connections work again at once)."""
+
+    def __init__(self, target: tuple[str, int]) -> None:
+        self.target = target
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self._open: set[socket.socket] = set()
+        self._lock = threading.Lock()
+        self.cuts = 0
+        self._thread = threading.Thread(target=self._accept, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self._listener.getsockname()[1]}"
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                client, _ = self._listener.accept()
+            except OSError:
+                return
+            server = socket.create_connection(self.target)
+            with self._lock:
+                self._open |= {client, server}
+            for src, dst in ((client, server), (server, client)):
+                threading.Thread(target=self._pump, args=(src, dst), daemon=True).start()
+
+    def _pump(self, src: socket.socket, dst: socket.socket) -> None:
+        try:
+            while data := src.recv(65536):
+                dst.sendall(data)
+        except OSError:
+            pass
+        finally:
+            self._close(src, dst)
+
+    def _close(self, *socks: socket.socket) -> None:
+        for sock in socks:
+            with self._lock:
+                self._open.discard(sock)
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+            sock.close()
+
+    def cut(self) -> None:
+        """Drop every open connection (both sides)."""
+        with self._lock:
+            socks = list(self._open)
+        self.cuts += 1
+        self._close(*socks)
+
+    def __enter__(self) -> CuttableProxy:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._listener.close()
+        self.cut()
+
+
 @contextlib.contextmanager
 def serve_pages(folder: Path) -> Iterator[str]:
     """A loopback site serving ``folder``; yields its origin (``http://127.0.0.1:<port>``)."""
@@ -190,28 +254,32 @@ def serve_pages(folder: Path) -> Iterator[str]:
         site.server_close()
 
 
-def bundle(entry: str, out_dir: Path) -> Path:
-    """Bundle ``tests/harness/pages/<entry>`` for the browser into ``out_dir`` (an IIFE,
-    ES2020); the page HTML next to it (``<entry stem>.html``) is copied too. Returns the
-    script's path. Skips (locally) / fails (CI) when ``npm ci`` has not installed esbuild."""
+def bundle(example: str, out_dir: Path) -> Path:
+    """Bundle ``examples/<example>/app.js`` for the browser (an IIFE, ES2020, the packages
+    resolved from ``tests/harness/node_modules``: the pinned clients) into
+    ``out_dir/<example>/app.bundle.js``, next to a copy of its ``index.html``. Returns that
+    folder. Skips (locally) / fails (CI) when ``npm ci`` has not installed esbuild."""
     require_service(ESBUILD.exists(), "esbuild is missing: run `npm ci` in tests/harness")
-    source = PAGES_DIR / entry
-    script = out_dir / f"{source.stem}.bundle.js"
+    source = EXAMPLES_DIR / example
+    target = out_dir / example
+    target.mkdir(parents=True, exist_ok=True)
     subprocess.run(
         [
             str(ESBUILD),
-            str(source),
+            str(source / "app.js"),
             "--bundle",
             "--format=iife",
             "--target=es2020",
             "--platform=browser",
             "--log-level=warning",
-            f"--outfile={script}",
+            f"--outfile={target / 'app.bundle.js'}",
         ],
         cwd=HARNESS_DIR,
+        env={**os.environ, "NODE_PATH": str(HARNESS_DIR / "node_modules")},
         check=True,
         timeout=120,
     )
-    html = PAGES_DIR / f"{source.stem}.html"
-    (out_dir / html.name).write_text(html.read_text(encoding="utf-8"), encoding="utf-8")
-    return script
+    (target / "index.html").write_text(
+        (source / "index.html").read_text(encoding="utf-8"), encoding="utf-8"
+    )
+    return target

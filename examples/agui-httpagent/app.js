@@ -16,23 +16,39 @@ const app = {
   agent: null,
   done: false,
   error: null,
+  cuts: 0,
   async run(runId) {
-    try {
-      await app.agent.runAgent({ runId });
-      app.done = true;
-      show('done', app.agent.messages);
-    } catch (error) {
-      app.error = String(error?.message ?? error);
-      show('error: ' + app.error, app.agent.messages);
+    // A cut connection rejects runAgent: while the run is still active, the same runId
+    // re-joins it (the gateway sends a snapshot and the rest; nothing twice).
+    for (let attempt = 0; attempt < 60; attempt += 1) {
+      try {
+        await app.agent.runAgent({ runId });
+        app.done = true;
+        app.error = null;
+        show('done', app.agent.messages);
+        return;
+      } catch (error) {
+        app.error = String(error?.message ?? error);
+        app.cuts += 1;
+        show('cut: ' + app.error, app.agent.messages);
+        const run = await app.findRun(runId).catch(() => ({ status: 'unknown' }));
+        if (run && run.status !== 'running' && run.status !== 'queued' && run.status !== 'unknown') {
+          return; // it ended: the error is the run's own
+        }
+        await new Promise((resolve) => setTimeout(resolve, 500));
+      }
     }
+  },
+  async findRun(runId) {
+    const { runs } = await getJson(`/api/v1/agent/runs?threadId=${encodeURIComponent(threadId)}`);
+    return runId ? runs.find((r) => r.runId === runId) : runs.find((r) => r.status === 'running' || r.status === 'queued');
   },
   send(text, runId) {
     app.agent.addMessage({ id: 'u-' + runId, role: 'user', content: text });
     return app.run(runId);
   },
   async resume() {
-    const { runs } = await getJson(`/api/v1/agent/runs?threadId=${encodeURIComponent(threadId)}`);
-    const active = runs.find((r) => r.status === 'running' || r.status === 'queued');
+    const active = await app.findRun(null);
     if (active) return app.run(active.runId);
     app.done = true;
     show('nothing to resume', app.agent.messages);
