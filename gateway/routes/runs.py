@@ -156,6 +156,11 @@ async def cancel_run(call: Call) -> Response:
     """
     run = await _run_of(call)
     record = await call.services.runs().cancel(run.id)
+    return _cancelled(record)
+
+
+def _cancelled(record: RunRecord) -> Response:
+    """``200 {threadId, runId, status, cancelRequested}`` for a run as flagged for cancel."""
     return json_response(
         {
             "threadId": record.public_thread_id,
@@ -260,11 +265,4 @@ async def ai_sdk_cancel(call: Call) -> Response:
         return Response(status_code=204)
     annotate(call.request, run_id=run.public_run_id)
     record = await services.runs().cancel(run.id)
-    return json_response(
-        {
-            "threadId": record.public_thread_id,
-            "runId": record.public_run_id,
-            "status": record.status,
-            "cancelRequested": not record.is_terminal,
-        }
-    )
+    return _cancelled(record)
