@@ -29,6 +29,7 @@ const app = {
         return;
       } catch (error) {
         app.error = String(error?.message ?? error);
+        if (app.stopping) return;
         app.cuts += 1;
         show('cut: ' + app.error, app.agent.messages);
         const run = await app.findRun(runId).catch(() => ({ status: 'unknown' }));
@@ -52,6 +53,14 @@ const app = {
     if (active) return app.run(active.runId);
     app.done = true;
     show('nothing to resume', app.agent.messages);
+  },
+  async stop(runId) {
+    // Stop: abortRun() ends the fetch; the cancel call ends the run upstream too
+    app.stopping = true;
+    app.agent.abortRun();
+    const url = `${gateway}/api/v1/agent/runs/${encodeURIComponent(threadId)}/cancel?runId=${encodeURIComponent(runId)}`;
+    app.stopped = (await fetch(url, { method: 'POST' })).status;
+    show('stopped', app.agent.messages);
   },
   messages: () => JSON.parse(JSON.stringify(app.agent.messages)),
 };

@@ -6,8 +6,11 @@ scripted OpenAI Chat endpoint the test holds at a gate and that records disconne
 * a run, the page reloaded mid-stream (the connection cut), the reloaded page loads the history
   and resumes: its final messages equal those of an uninterrupted run, nothing twice, and the
   upstream was called once per run (``HttpAgent`` re-join; ``ai`` ``resumeStream``);
-* Stop in the ``ai`` chat (``stop()`` + ``DELETE .../stream``) cancels the upstream request:
-  the scripted upstream sees the gateway hang up.
+* a connection cut mid-stream (a proxy drops it): ``HttpAgent``'s app calls ``runAgent`` again
+  with the same ``runId`` and ends with the same messages;
+* Stop in the ``ai`` chat (``stop()`` + ``DELETE .../stream``) and in the ``HttpAgent`` page
+  (``abortRun()`` + the cancel endpoint) cancels the upstream request: the scripted upstream
+  sees the gateway hang up.
 
 Each final page is kept as a screenshot in ``artifacts``.
 """
@@ -212,3 +215,24 @@ async def test_stop_in_the_ai_chat_cancels_the_upstream_request(
     )
     assert [r["status"] for r in runs["runs"]] == ["cancelled"]
     assert runs["runs"][0]["error"]["code"] == "RUN_CANCELED"
+
+
+async def test_stop_in_the_httpagent_page_cancels_the_upstream_request(
+    browser_page: Any, artifacts: Path, live: tuple[ScriptedUpstream, str, str]
+) -> None:
+    upstream, gateway, site = live
+    page = browser_page
+    held = upstream.queue(Script(TURN, gate_at=GATE_AT))  # never opened
+    await page.goto(f"{site}/agui-httpagent/index.html?gateway={gateway}&thread=stop")
+    await page.evaluate("async () => { await window.app.ready; window.app.send('hi', 'r1'); }")
+    await opened(held)
+    await page.evaluate("async () => { await window.app.stop('r1'); }")
+    assert await page.evaluate("window.app.stopped") == 200, page.console_lines
+    disconnected = await asyncio.to_thread(held.disconnected.wait, 15)
+    await page.screenshot(path=str(artifacts / "httpagent-stopped.png"))
+    assert disconnected, "the upstream request was not cancelled"
+    runs = await page.evaluate(
+        "async (url) => (await fetch(url)).json()",
+        f"{gateway}/api/v1/agent/runs?threadId=stop",
+    )
+    assert [(r["runId"], r["status"]) for r in runs["runs"]] == [("r1", "cancelled")]
