@@ -68,7 +68,11 @@ async def _client_history(call: Call, thread_id: str, format: str) -> Response:
         metadata = message.get("metadata")
         if isinstance(metadata, dict) and isinstance(metadata.get("runId"), str):
             metadata["runId"] = public_id(metadata["runId"])
-    active = [r for r in await services.thread_runs(call.caller, thread_id) if not r.is_terminal]
+    active = [
+        r
+        for r in await services.thread_runs(call.caller, thread_id, limit=100)
+        if not r.is_terminal
+    ]
     headers = run_headers(thread_id, active[0].public_run_id) if active else None
     return json_response(messages, headers=headers)
 
@@ -78,7 +82,7 @@ async def thread_runs(call: Call) -> Response:
     createdAt, finishedAt, error?}]}``, newest first (at most 100; times ISO 8601 UTC), so a
     reloaded page finds the active run (status ``queued`` or ``running``)."""
     thread_id = id_param(call.request, "threadId")
-    runs = await call.services.thread_runs(call.caller, thread_id)
+    runs = await call.services.thread_runs(call.caller, thread_id, limit=100)
     listed = []
     for run in runs:
         entry: dict[str, object] = {

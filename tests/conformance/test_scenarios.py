@@ -11,11 +11,15 @@ docs/conformance.md.
 
 from __future__ import annotations
 
+import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import pytest
 from agui_runtimes import serve
-from corpus import require_modules
+from corpus import require_modules, require_service
 from real_clients import HARNESS_DIR, require_harness
 
 from conformance.scenarios import SCENARIOS, ModelServer, ScenarioResult, run_scenarios
@@ -215,3 +219,49 @@ def test_scenario_runner_finds_llama_index_dropping_parallel_arguments_and_abort
     clean = set(results) - set(rejected) - set(found)
     assert clean == {"plain-text", "one-tool", "frontend-tool", "tool-error", "long-reasoning",
                      "large-argument"}  # fmt: skip
+
+
+ROOT = Path(__file__).resolve().parents[2]
+AGENT_FRAMEWORK_PYTHON = ROOT / ".venv-agent-framework" / "bin" / "python"
+AGENT_FRAMEWORK_SERVER = ROOT / "tests" / "adapters" / "agent_framework" / "server.py"
+
+
+@contextmanager
+def agent_framework_server(model_url: str) -> Iterator[str]:
+    """agent-framework-ag-ui in its own venv (it cannot share ours), as a child process."""
+    require_service(
+        AGENT_FRAMEWORK_PYTHON.is_file(),
+        "agent-framework-ag-ui's venv is missing: `make adapter-venvs` (make test does)",
+    )
+    proc = subprocess.Popen(
+        [str(AGENT_FRAMEWORK_PYTHON), str(AGENT_FRAMEWORK_SERVER), model_url],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        url = proc.stdout.readline().strip()
+        assert url.startswith("http://127.0.0.1:"), f"the adapter did not start ({url!r})"
+        yield url
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+def test_scenario_runner_finds_agent_framework_reopening_a_parallel_call() -> None:
+    """agent-framework-ag-ui 1.7.0 (OpenAIChatCompletionClient): with two parallel calls whose
+    argument deltas interleave, it sends TOOL_CALL_START twice for the first call; the kit and
+    ``@ag-ui/client`` both reject the run. Everything else arrives whole, and it stops its model
+    request when the client goes away."""
+    require_harness()
+    with ModelServer() as server, agent_framework_server(server.url) as url:
+        results = by_name(run_scenarios(url, server, clients=HARNESS_DIR))
+    parallel = results["parallel-tools"]
+    fatal = parallel.reports[0].fatal
+    assert fatal is not None and fatal.rule_id == "agui/verify/tool-start-already-open"
+    assert fatal.ids == ("call_weather",)
+    assert parallel.client is not None and not parallel.client[0]["accepted"]
+    assert "call_weather" in str(parallel.client[0]["error"])
+    clean = {name: r for name, r in results.items() if name != "parallel-tools"}
+    assert {n: (r.data, [v.rule_id for rep in r.reports for v in rep.errors], r.client)
+            for n, r in clean.items() if not r.ok} == {}  # fmt: skip
