@@ -65,6 +65,7 @@ from .demo import DEMO_MOUNT, create_demo_app
 from .metrics import mark_process_dead
 from .pipeline import RunPipeline
 from .routes import EXCEPTION_HANDLERS, AccessLog, endpoints
+from .routes._http import RUN_HEADERS
 from .runs import RunManager
 from .services import Services
 from .store import RunStore, open_store
@@ -97,8 +98,9 @@ def _middleware(settings: Settings) -> list[Middleware]:
             Middleware(
                 CORSMiddleware,
                 allow_origins=origins,
-                allow_methods=["GET", "POST", "OPTIONS"],
+                allow_methods=["GET", "POST", "DELETE", "OPTIONS"],
                 allow_headers=list(CORS_ALLOW_HEADERS),
+                expose_headers=list(RUN_HEADERS),
                 allow_credentials=False,
                 max_age=600,
             )
