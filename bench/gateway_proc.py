@@ -1,0 +1,131 @@
+"""Start the gateway for a bench: one uvicorn process in front of the mock upstream.
+
+Not product code. ``python bench/gateway_proc.py --upstream http://127.0.0.1:PORT --store
+sqlite`` serves three ``openai-chat`` routes (model ``gpt-4o-mini``) into the mock:
+``p5`` and ``p20`` (deltas 5 / 20 ms apart) and ``slow`` (5 s apart, for the open-streams
+hold) and ``bulk`` (9,995 deltas at once: a run of 10,000 events), with client auth off, on 127.0.0.1 and a free port, printed as ``PORT <n>`` once listening.
+
+``--store``: ``off`` (served without the lifespan: the streaming endpoints stream unrecorded,
+as an embedding app with ``lifespan="off"`` does), ``sqlite`` (a fresh file in a temp dir, the
+default deployment), ``postgres`` (``--pg`` URL, a fresh schema dropped at exit; with
+``--redis`` the Redis Streams broker under a fresh prefix). ``--loop`` and ``--http`` pick
+uvicorn's event loop and HTTP parser (``auto`` is uvicorn's own choice: uvloop and httptools
+when installed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import uuid
+from pathlib import Path
+
+ROUTE = """
+[[routes]]
+name = "{name}"
+upstream_url = "{url}"
+protocol = "openai-chat"
+model = "gpt-4o-mini"
+auth = {{ type = "none" }}
+"""
+
+PACED = {
+    "p5": "delay_ms=5",
+    "p20": "delay_ms=20",
+    "slow": "delay_ms=5000,events=1000",
+    "bulk": "delay_ms=0,events=9995",
+}
+"""Routes into the mock: ``{upstream}/<segment>/v1`` (the mock reads its pacing from the path)."""
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--upstream", required=True, help="the mock's base URL")
+    parser.add_argument("--store", choices=("off", "sqlite", "postgres"), default="sqlite")
+    parser.add_argument("--pg", default="postgresql+asyncpg://postgres@127.0.0.1:5432/test")
+    parser.add_argument("--redis", default=None)
+    parser.add_argument("--loop", default="auto", choices=("auto", "asyncio", "uvloop"))
+    parser.add_argument("--http", default="auto", choices=("auto", "h11", "httptools"))
+    args = parser.parse_args()
+
+    tmp = Path(tempfile.mkdtemp(prefix="agui-bench-"))
+    routes = tmp / "routes.toml"
+    routes.write_text(
+        "".join(ROUTE.format(name=n, url=f"{args.upstream}/{seg}/v1") for n, seg in PACED.items())
+    )
+    os.environ["GATEWAY_CONFIG"] = str(routes)
+    os.environ["GATEWAY_AUTH"] = "off"
+    schema = None
+    if args.store == "sqlite":
+        os.environ["GATEWAY_DATABASE_URL"] = f"sqlite+aiosqlite:///{tmp / 'runs.db'}"
+    elif args.store == "postgres":
+        schema = f"bench_{uuid.uuid4().hex[:10]}"
+        os.environ["GATEWAY_DATABASE_URL"] = args.pg
+        os.environ["GATEWAY_DATABASE_SCHEMA"] = schema
+    if args.redis:
+        os.environ["GATEWAY_REDIS_URL"] = args.redis
+        os.environ["GATEWAY_REDIS_PREFIX"] = f"bench:{uuid.uuid4().hex[:10]}:"
+
+    import resource
+
+    import uvicorn
+
+    from gateway.app import create_app
+    from gateway.config import Settings
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+
+    app = create_app(Settings())
+    config = uvicorn.Config(
+        app,
+        host="127.0.0.1",
+        port=0,
+        log_level="warning",
+        access_log=False,
+        lifespan="off" if args.store == "off" else "on",
+        loop=args.loop,
+        http=args.http,
+        backlog=4096,
+        timeout_graceful_shutdown=1,
+    )
+    server = uvicorn.Server(config)
+    started = server.startup
+
+    async def startup(sockets: object = None) -> None:
+        await started(sockets)  # type: ignore[arg-type]
+        port = server.servers[0].sockets[0].getsockname()[1]
+        print(f"PORT {port}", flush=True)
+
+    server.startup = startup  # type: ignore[method-assign]
+    try:
+        server.run()
+    finally:
+        if schema is not None:
+            _drop_schema(args.pg, schema)
+    return 0
+
+
+def _drop_schema(url: str, schema: str) -> None:
+    import asyncio
+
+    import asyncpg
+
+    async def drop() -> None:
+        dsn = url.replace("postgresql+asyncpg://", "postgresql://")
+        conn = await asyncpg.connect(dsn)
+        try:
+            await conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+        finally:
+            await conn.close()
+
+    try:
+        asyncio.run(drop())
+    except Exception as exc:  # reported, not fatal: the schema name is unique
+        print(f"could not drop schema {schema}: {exc}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
