@@ -9,18 +9,19 @@ odd (ABBA), so both arms see the same machine drift.
 
 Metric. For the k-th content delta of a stream: its arrival time minus the median arrival time
 of the k-th delta over the *direct* streams at that C (the *excess*). Per round, Δp99 =
-p99(gateway excess) − p99(direct excess); the figure is the **median over rounds of Δp99**
+p99(gateway excess) - p99(direct excess); the figure is the **median over rounds of Δp99**
 (one stalled round cannot move it). Pooled Δp50 / Δp99 over all rounds are printed beside it.
 Before the gateway, the same measurement of direct vs. direct (A/A) gives the noise floor of
 the day at each C.
 
-Matrix: ``--wires`` (agui, ai-sdk) × ``--stores`` (off, sqlite, postgres: PostgreSQL + Redis
-Streams, skipped when either cannot be reached) × ``-c`` (1, 16, 64; C=64 paced at 20 ms, the
-others at 5 ms) × ``--variant``s: each variant is one gateway process per store, so a
+Matrix: ``--wires`` (agui, ai-sdk) x ``--stores`` (off, sqlite, postgres: PostgreSQL + Redis
+Streams, skipped when either cannot be reached) x ``-c`` (1, 16, 64; C=64 paced at 20 ms, the
+others at 5 ms) x ``--variant``s: each variant is one gateway process per store, so a
 before/after pair runs in the same invocation, interleaved point by point. A variant is
 ``NAME`` or ``NAME:key=value,...`` with keys ``src`` (a checkout whose ``gateway`` and
 ``codecs`` are imported instead of this one's), ``loop`` / ``http`` (uvicorn's), and any
-``GATEWAY_*`` setting (``GATEWAY_UPSTREAM_MAX_CONNECTIONS=100``).
+``GATEWAY_*`` setting (``GATEWAY_UPSTREAM_MAX_CONNECTIONS=100``), and ``BENCH_PROFILE=PATH`` (a cProfile of
+the gateway process, written when it stops).
 
 Run: ``python bench/added_latency.py`` (quick: agui, off + sqlite, 4 rounds) or ``--full``
 (both wires, every store, 8 rounds); ``--json PATH`` keeps every figure.
@@ -39,7 +40,7 @@ import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from sse_probe import Child, Connection, Stream, loadavg, post
+from sse_probe import Child, Connection, Stream, loadavg, post, run
 
 PACE_MS = {1: 5.0, 16: 5.0, 64: 20.0}
 """Pacing per C (ms between deltas); other C values use 5 ms."""
@@ -79,7 +80,7 @@ class Variant:
                 variant.src = os.path.abspath(value)
             elif key in ("loop", "http"):
                 setattr(variant, key, value)
-            elif key.startswith("GATEWAY_"):
+            elif key.startswith(("GATEWAY_", "BENCH_")):
                 variant.env[key] = value
             else:
                 raise SystemExit(f"unknown variant key {key!r} in {text!r}")
@@ -105,7 +106,11 @@ def body_for(wire: str) -> Callable[[], bytes]:
     an old run)."""
     if wire == "openai":
         fixed = json.dumps(
-            {"model": "gpt-4o-mini", "stream": True, "messages": [{"role": "user", "content": "hi"}]}
+            {
+                "model": "gpt-4o-mini",
+                "stream": True,
+                "messages": [{"role": "user", "content": "hi"}],
+            }
         ).encode()
         return lambda: fixed
     if wire == "agui":
@@ -186,6 +191,7 @@ class Point:
     round_median_d_p99: float
     rounds: list[float]
     cpu_ms_per_stream: float | None
+    error_kinds: dict[str, int] = field(default_factory=dict)
 
 
 def _excess(streams: list[Stream], median: dict[int, float]) -> list[float]:
@@ -217,9 +223,7 @@ async def compare(
     all_other = [s for _, o in per_round for s in o]
     ok_other = _ok(all_other)
     median = {
-        k: statistics.median([s.times[k] for s in all_direct])
-        for k in range(EVENTS)
-        if all_direct
+        k: statistics.median([s.times[k] for s in all_direct]) for k in range(EVENTS) if all_direct
     }
     d_ex, o_ex = _excess(all_direct, median), _excess(ok_other, median)
     deltas = []
@@ -238,7 +242,16 @@ async def compare(
         round_median_d_p99=statistics.median(deltas) if deltas else float("nan"),
         rounds=deltas,
         cpu_ms_per_stream=cpu / len(all_other) * 1000 if other.child and all_other else None,
+        error_kinds=_error_kinds([s for s in all_other if s not in ok_other]),
     )
+
+
+def _error_kinds(streams: list[Stream]) -> dict[str, int]:
+    kinds: dict[str, int] = {}
+    for s in streams:
+        kind = s.error or (f"HTTP {s.status}" if s.status != 200 else f"{len(s.times)} deltas")
+        kinds[kind] = kinds.get(kind, 0) + 1
+    return kinds
 
 
 def _reachable(pg: str, redis_url: str) -> str | None:
@@ -269,9 +282,17 @@ def print_point(p: Point) -> None:
     print(
         f"{p.label:34} C={p.c:<3d} {p.pace_ms:4.0f}ms n={p.streams:<4d} err={p.errors:<3d}"
         f" Δp50 {p.d_p50:+8.2f}  Δp99 {p.d_p99:+9.2f}  round-median Δp99 {p.round_median_d_p99:+9.2f}"
-        f"  cpu ms/stream {cpu}  [{rounds}]",
+        f"  cpu ms/stream {cpu}  [{rounds}]" + (f" errors {p.error_kinds}" if p.errors else ""),
         flush=True,
     )
+
+
+def per_worker(args: argparse.Namespace, c: int) -> int:
+    """Requests per worker per block: ``--per-worker``, else 8 (16 with ``--full``) streams per
+    block at least."""
+    if args.per_worker:
+        return int(args.per_worker)
+    return max(1, (16 if args.full else 8) // c)
 
 
 async def sweep(args: argparse.Namespace, mock: Child, variants: list[Variant]) -> list[Point]:
@@ -284,7 +305,7 @@ async def sweep(args: argparse.Namespace, mock: Child, variants: list[Variant]) 
     for c in args.c:
         a = Arm("direct", mock.port, path_for(c), body_for("openai"))
         b = Arm("direct-b", mock.port, path_for(c), body_for("openai"))
-        p = await compare(a, b, c, args.rounds, args.per_worker, "A/A direct vs direct")
+        p = await compare(a, b, c, args.rounds, per_worker(args, c), "A/A direct vs direct")
         a.close()
         b.close()
         print_point(p)
@@ -295,7 +316,9 @@ async def sweep(args: argparse.Namespace, mock: Child, variants: list[Variant]) 
             if why is not None:
                 print(f"postgres+redis skipped: {why}", flush=True)
                 continue
-        gateways = {v.name: start_gateway(v, store, mock.port, args.pg, args.redis) for v in variants}
+        gateways = {
+            v.name: start_gateway(v, store, mock.port, args.pg, args.redis) for v in variants
+        }
         try:
             for wire in args.wires:
                 for c in args.c:
@@ -306,7 +329,7 @@ async def sweep(args: argparse.Namespace, mock: Child, variants: list[Variant]) 
                         direct = Arm("direct", mock.port, path_for(c), body_for("openai"))
                         other = Arm(v.name, gw.port, prefix + route, body_for(wire), child=gw)
                         label = f"{v.name} {store} {wire}"
-                        p = await compare(direct, other, c, args.rounds, args.per_worker, label)
+                        p = await compare(direct, other, c, args.rounds, per_worker(args, c), label)
                         direct.close()
                         other.close()
                         print_point(p)
@@ -324,7 +347,9 @@ def main() -> int:
     parser.add_argument("--wires", type=lambda s: s.split(","), default=None)
     parser.add_argument("--stores", type=lambda s: s.split(","), default=None)
     parser.add_argument("--rounds", type=int, default=None)
-    parser.add_argument("--per-worker", type=int, default=1, help="requests per worker per block")
+    parser.add_argument(
+        "--per-worker", type=int, default=None, help="requests per worker per block (8/C, 16/C)"
+    )
     parser.add_argument("--variant", action="append", default=[], help="see the docstring")
     parser.add_argument("--pg", default="postgresql+asyncpg://postgres@127.0.0.1:5432/test")
     parser.add_argument("--redis", default="redis://127.0.0.1:6379/0")
@@ -337,7 +362,7 @@ def main() -> int:
     print(f"loadavg before: {loadavg()}  cpus: {os.cpu_count()}", flush=True)
     started = time.monotonic()
     with Child("mock_upstream.py", "--events", str(EVENTS)) as mock:
-        points = asyncio.run(sweep(args, mock, variants))
+        points = run(sweep(args, mock, variants))
     print(f"loadavg after: {loadavg()}  took {time.monotonic() - started:.0f} s", flush=True)
     if args.json:
         with open(args.json, "w") as f:

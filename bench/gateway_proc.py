@@ -75,7 +75,7 @@ def main() -> int:
     from gateway.app import create_app
     from gateway.config import Settings
 
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    _soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
 
     app = create_app(Settings())
@@ -100,8 +100,14 @@ def main() -> int:
         print(f"PORT {port}", flush=True)
 
     server.startup = startup  # type: ignore[method-assign]
+    profile_path = os.environ.get("BENCH_PROFILE")
     try:
-        server.run()
+        if profile_path:  # cProfile of the whole process, written at exit (pstats format)
+            import cProfile
+
+            cProfile.runctx("server.run()", globals(), {"server": server}, profile_path)
+        else:
+            server.run()
     finally:
         if schema is not None:
             _drop_schema(args.pg, schema)

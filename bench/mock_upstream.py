@@ -97,8 +97,7 @@ class _Conn(asyncio.Protocol):
         self.busy: asyncio.Task[None] | None = None
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self.transport = transport
+        self.transport = transport  # type: ignore[assignment]
         sock = transport.get_extra_info("socket")
         if sock is not None:
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
@@ -186,7 +185,7 @@ def main() -> int:
         print(f"PORT {port}", flush=True)
 
     try:
-        import uvloop  # noqa: PLC0415  (optional: the mock's own timer precision)
+        import uvloop
 
         uvloop.run(serve(args.host, args.port, pace, ready))
     except ImportError:

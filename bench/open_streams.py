@@ -24,7 +24,7 @@ import time
 import uuid
 
 from added_latency import Variant, start_gateway
-from sse_probe import Child, loadavg, post
+from sse_probe import Child, loadavg, post, run
 
 
 class _Holder(asyncio.Protocol):
@@ -36,8 +36,7 @@ class _Holder(asyncio.Protocol):
         self.events = 0
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self.transport = transport
+        self.transport = transport  # type: ignore[assignment]
 
     def data_received(self, data: bytes) -> None:
         if not self.opened.done():
@@ -57,8 +56,16 @@ class _Holder(asyncio.Protocol):
             self.opened.set_exception(RuntimeError("closed before the first byte"))
 
 
-async def hold(port: int, path: str, n: int, hold_s: float, conc: int, gw: Child, mock: Child,
-               open_timeout: float) -> dict[str, object]:
+async def hold(
+    port: int,
+    path: str,
+    n: int,
+    hold_s: float,
+    conc: int,
+    gw: Child,
+    mock: Child,
+    open_timeout: float,
+) -> dict[str, object]:
     loop = asyncio.get_running_loop()
     holders: list[_Holder] = []
     errors: collections.Counter[str] = collections.Counter()
@@ -70,19 +77,23 @@ async def hold(port: int, path: str, n: int, hold_s: float, conc: int, gw: Child
         async with gate:
             opened: asyncio.Future[None] = loop.create_future()
             try:
-                _, proto = await loop.create_connection(
-                    lambda: _Holder(opened), "127.0.0.1", port
-                )
+                _, proto = await loop.create_connection(lambda: _Holder(opened), "127.0.0.1", port)
             except OSError as exc:
                 errors[type(exc).__name__] += 1
                 return
             assert proto.transport is not None
             ids = uuid.uuid4().hex
-            body = json.dumps({
-                "threadId": f"t{ids}", "runId": f"r{ids}",
-                "messages": [{"id": "m1", "role": "user", "content": "hi"}],
-                "tools": [], "context": [], "state": None, "forwardedProps": {},
-            }).encode()
+            body = json.dumps(
+                {
+                    "threadId": f"t{ids}",
+                    "runId": f"r{ids}",
+                    "messages": [{"id": "m1", "role": "user", "content": "hi"}],
+                    "tools": [],
+                    "context": [],
+                    "state": None,
+                    "forwardedProps": {},
+                }
+            ).encode()
             proto.transport.write(post(path, body))
             try:
                 await asyncio.wait_for(opened, open_timeout)
@@ -131,7 +142,7 @@ def main() -> int:
     parser.add_argument("--pg", default="postgresql+asyncpg://postgres@127.0.0.1:5432/test")
     parser.add_argument("--redis", default="redis://127.0.0.1:6379/0")
     args = parser.parse_args()
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    _soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
     if args.n + 64 > hard:
         print(f"RLIMIT_NOFILE {hard} < n + 64: n cut to {hard - 64}", file=sys.stderr)
@@ -142,9 +153,17 @@ def main() -> int:
         for v in variants:
             with start_gateway(v, args.store, mock.port, args.pg, args.redis) as gw:
                 time.sleep(0.5)
-                result = asyncio.run(
-                    hold(gw.port, "/v1/agui/slow", args.n, args.hold, args.connect_concurrency,
-                         gw, mock, args.open_timeout)
+                result = run(
+                    hold(
+                        gw.port,
+                        "/v1/agui/slow",
+                        args.n,
+                        args.hold,
+                        args.connect_concurrency,
+                        gw,
+                        mock,
+                        args.open_timeout,
+                    )
                 )
             print(f"{v.name} {args.store}: {json.dumps(result)}", flush=True)
     print(f"loadavg after: {loadavg()}", flush=True)

@@ -14,7 +14,6 @@ Run: ``python bench/resume_http.py [--store sqlite|postgres] [--repeat 7]``.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import statistics
 import sys
@@ -22,7 +21,7 @@ import time
 import uuid
 
 from added_latency import Variant, start_gateway
-from sse_probe import Child, Connection, get, loadavg, post
+from sse_probe import Child, Connection, get, loadavg, post, run
 
 
 async def measure(gw: Child, mock: Child, repeat: int) -> dict[str, object]:
@@ -32,9 +31,13 @@ async def measure(gw: Child, mock: Child, repeat: int) -> dict[str, object]:
     create = {
         "route": "bulk",
         "input": {
-            "threadId": thread, "runId": run,
+            "threadId": thread,
+            "runId": run,
             "messages": [{"id": "m1", "role": "user", "content": "hi"}],
-            "tools": [], "context": [], "state": None, "forwardedProps": {},
+            "tools": [],
+            "context": [],
+            "state": None,
+            "forwardedProps": {},
         },
     }
     created = await conn.send(post("/api/v1/agent/runs", json.dumps(create).encode()))
@@ -81,7 +84,7 @@ def main() -> int:
     with Child("mock_upstream.py") as mock:
         for v in variants:
             with start_gateway(v, args.store, mock.port, args.pg, args.redis) as gw:
-                result = asyncio.run(measure(gw, mock, args.repeat))
+                result = run(measure(gw, mock, args.repeat))
             print(f"{v.name} {args.store}: {json.dumps(result)}", flush=True)
     print(f"loadavg after: {loadavg()}", flush=True)
     return 0

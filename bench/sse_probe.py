@@ -18,9 +18,12 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Coroutine, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, TypeVar
+
+T = TypeVar("T")
 
 _TOKEN = re.compile(rb" tok(\d+)")
 _TICKS = os.sysconf("SC_CLK_TCK")
@@ -58,8 +61,7 @@ class _Client(asyncio.Protocol):
         self.chunk_left = 0
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self.transport = transport
+        self.transport = transport  # type: ignore[assignment]
         sock = transport.get_extra_info("socket")
         if sock is not None:
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
@@ -243,6 +245,16 @@ class Child:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+def run(main: Coroutine[Any, Any, T]) -> T:
+    """Run ``main`` on uvloop when it is installed (less client overhead, the same in every
+    arm), else on asyncio."""
+    try:
+        import uvloop
+    except ImportError:
+        return asyncio.run(main)
+    return uvloop.run(main)
 
 
 def loadavg() -> str:

@@ -206,8 +206,8 @@ def _catalog(
 # through the library, checked once against the library on a mixed usage (and a zero usage
 # must cost nothing: no per-request price), and reused. A model with tiered prices, or one
 # failing that check, is priced by the library every time. Units we never count (web
-# searches...) have no count, so they cost nothing either way. Equality with ``calc_price`` on the bundled
-# catalog is a test (tests/codecs/test_cost_cache.py).
+# searches...) have no count, so they cost nothing either way. Equality with ``calc_price`` on
+# the bundled catalog is a test (tests/codecs/test_cost_cache.py).
 
 _resolved: dict[tuple[str, str | None], tuple[Any, Any] | str] = {}
 _rates: dict[tuple[int, frozenset[str]], dict[str, Decimal] | None] = {}
@@ -282,7 +282,10 @@ def _linear_rates(
             mixed["input_tokens"] = 1000
             expected = price(**mixed)
             got = sum(
-                (r * (_uncached(mixed) if k == "input_tokens" else mixed[k]) for k, r in rates.items()),
+                (
+                    r * (_uncached(mixed) if k == "input_tokens" else mixed[k])
+                    for k, r in rates.items()
+                ),
                 Decimal(0),
             )
             if base != 0 or got != expected:

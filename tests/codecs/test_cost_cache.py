@@ -23,7 +23,9 @@ _PAIRS = sorted(
 
 def _library(counts: dict[str, int], model: str, provider: str) -> dict[str, object]:
     try:
-        result = calc_price(Usage(**counts), model, provider_id=provider, genai_request_timestamp=AT)
+        result = calc_price(
+            Usage(**counts), model, provider_id=provider, genai_request_timestamp=AT
+        )
     except LookupError:
         return {"lookup": True}
     except (ValueError, ArithmeticError):
