@@ -105,6 +105,16 @@ def main() -> int:
         if profile_path:  # cProfile of the whole process, written at exit (pstats format)
             import cProfile
 
+            shutdown = server.shutdown
+
+            async def quiet_shutdown(sockets: object = None) -> None:
+                await shutdown(sockets)  # type: ignore[arg-type]
+                # uvicorn re-raises the SIGTERM it caught once stopped, which would kill the
+                # process before the profile is written
+                server._captured_signals.clear()
+
+            server.shutdown = quiet_shutdown  # type: ignore[method-assign]
+
             cProfile.runctx("server.run()", globals(), {"server": server}, profile_path)
         else:
             server.run()

@@ -123,6 +123,7 @@ class SSEResponse(StreamingResponse):
         loop = asyncio.get_running_loop()
         interval = self._keepalive
         last = loop.time()  # when the last bytes were handed to the server
+        timer: asyncio.TimerHandle | None = None
 
         def tick() -> None:
             # One timer re-armed at most once per interval, not one per chunk: it enqueues a
@@ -163,7 +164,8 @@ class SSEResponse(StreamingResponse):
                 yield parts[0] if len(parts) == 1 else b"".join(parts)
                 last = loop.time()
         finally:
-            timer.cancel()
+            if timer is not None:
+                timer.cancel()
             await self._stop_producer()
 
     async def _stop_producer(self) -> None:
