@@ -3,7 +3,7 @@
 Not product code. ``python bench/gateway_proc.py --upstream http://127.0.0.1:PORT --store
 sqlite`` serves three ``openai-chat`` routes (model ``gpt-4o-mini``) into the mock:
 ``p5`` and ``p20`` (deltas 5 / 20 ms apart) and ``slow`` (5 s apart, for the open-streams
-hold) and ``bulk`` (9,995 deltas at once: a run of 10,000 events), with client auth off, on 127.0.0.1 and a free port, printed as ``PORT <n>`` once listening.
+hold) and ``bulk`` (9,995 deltas at once: a run of 10,000 events), with client auth and the per-tenant quotas off, on 127.0.0.1 and a free port, printed as ``PORT <n>`` once listening.
 
 ``--store``: ``off`` (served without the lifespan: the streaming endpoints stream unrecorded,
 as an embedding app with ``lifespan="off"`` does), ``sqlite`` (a fresh file in a temp dir, the
@@ -57,6 +57,15 @@ def main() -> int:
     )
     os.environ["GATEWAY_CONFIG"] = str(routes)
     os.environ["GATEWAY_AUTH"] = "off"
+    # Per-tenant quotas off (0 / empty): every bench request is the one anonymous tenant, whose
+    # defaults (32 concurrent runs, 600 requests a minute) would answer 429 under the load
+    # the benches make. A variant may set them back.
+    for quota in (
+        "GATEWAY_QUOTA_CONCURRENT_RUNS",
+        "GATEWAY_QUOTA_RATE",
+        "GATEWAY_QUOTA_STORED_BYTES",
+    ):
+        os.environ.setdefault(quota, "0" if "RATE" not in quota else "")
     schema = None
     if args.store == "sqlite":
         os.environ["GATEWAY_DATABASE_URL"] = f"sqlite+aiosqlite:///{tmp / 'runs.db'}"

@@ -17,6 +17,7 @@ import re
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Coroutine, Sequence
 from dataclasses import dataclass, field
@@ -208,9 +209,14 @@ class Child:
     """A bench child process (``python bench/<script> ...``) that prints ``PORT <n>``."""
 
     def __init__(self, script: str, *args: str, env: dict[str, str] | None = None) -> None:
+        # The child's log (warnings, tracebacks at shutdown) goes to a file, not the report.
+        self.log = tempfile.NamedTemporaryFile(  # closed in stop()
+            prefix=f"agui-bench-{Path(script).stem}-", suffix=".log", delete=False
+        )
         self.proc = subprocess.Popen(
             [sys.executable, str(BENCH / script), *args],
             stdout=subprocess.PIPE,
+            stderr=self.log,
             env={**os.environ, **(env or {})},
             text=True,
         )
@@ -218,7 +224,8 @@ class Child:
         line = self.proc.stdout.readline()
         if not line.startswith("PORT "):
             self.stop()
-            raise RuntimeError(f"{script} did not start: {line!r}")
+            tail = Path(self.log.name).read_text(errors="replace")[-2000:]
+            raise RuntimeError(f"{script} did not start: {line!r}\n{tail}")
         self.port = int(line.split()[1])
         self.pid = self.proc.pid
 
@@ -232,6 +239,7 @@ class Child:
         return int(Path(f"/proc/{self.pid}/statm").read_text().split()[1]) * _PAGE
 
     def stop(self) -> None:
+        """Terminate the child (kill it after 10 s); its log file is kept (``self.log.name``)."""
         if self.proc.poll() is None:
             self.proc.terminate()
             try:
@@ -239,6 +247,7 @@ class Child:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
+        self.log.close()
 
     def __enter__(self) -> Child:
         return self
