@@ -254,7 +254,7 @@ def _error_kinds(streams: list[Stream]) -> dict[str, int]:
     return kinds
 
 
-def _reachable(pg: str, redis_url: str) -> str | None:
+async def _reachable(pg: str, redis_url: str) -> str | None:
     """None when PostgreSQL and Redis answer, else why not."""
 
     async def check() -> None:
@@ -270,7 +270,7 @@ def _reachable(pg: str, redis_url: str) -> str | None:
             await client.aclose()
 
     try:
-        asyncio.run(asyncio.wait_for(check(), 5))
+        await asyncio.wait_for(check(), 5)
     except Exception as exc:
         return f"{type(exc).__name__}: {exc}"
     return None
@@ -312,7 +312,7 @@ async def sweep(args: argparse.Namespace, mock: Child, variants: list[Variant]) 
         points.append(p)
     for store in args.stores:
         if store == "postgres":
-            why = _reachable(args.pg, args.redis)
+            why = await _reachable(args.pg, args.redis)
             if why is not None:
                 print(f"postgres+redis skipped: {why}", flush=True)
                 continue
