@@ -201,7 +201,9 @@ def create_app(
                 stack.push_async_callback(run_store.close)
             run_broker = broker
             if run_broker is None:
-                run_broker = open_broker(settings.redis_url, prefix=settings.redis_prefix)
+                run_broker = open_broker(
+                    settings.redis_url, prefix=settings.redis_prefix, **settings.broker_bounds()
+                )
                 stack.push_async_callback(run_broker.close)
             manager = RunManager(run_store, run_broker, settings=settings.run_settings())
             stack.push_async_callback(manager.aclose)
