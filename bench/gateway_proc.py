@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import sys
 import tempfile
 import uuid
@@ -130,6 +131,7 @@ def main() -> int:
     finally:
         if schema is not None:
             _drop_schema(args.pg, schema)
+        shutil.rmtree(tmp, ignore_errors=True)
     return 0
 
 
