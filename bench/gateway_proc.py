@@ -110,20 +110,19 @@ def main() -> int:
         print(f"PORT {port}", flush=True)
 
     server.startup = startup  # type: ignore[method-assign]
+    shutdown = server.shutdown
+
+    async def quiet_shutdown(sockets: object = None) -> None:
+        await shutdown(sockets)  # type: ignore[arg-type]
+        # uvicorn re-raises the SIGTERM it caught once stopped, which would kill the process
+        # before the profile is written and the temp folder removed
+        server._captured_signals.clear()
+
+    server.shutdown = quiet_shutdown  # type: ignore[method-assign]
     profile_path = os.environ.get("BENCH_PROFILE")
     try:
         if profile_path:  # cProfile of the whole process, written at exit (pstats format)
             import cProfile
-
-            shutdown = server.shutdown
-
-            async def quiet_shutdown(sockets: object = None) -> None:
-                await shutdown(sockets)  # type: ignore[arg-type]
-                # uvicorn re-raises the SIGTERM it caught once stopped, which would kill the
-                # process before the profile is written
-                server._captured_signals.clear()
-
-            server.shutdown = quiet_shutdown  # type: ignore[method-assign]
 
             cProfile.runctx("server.run()", globals(), {"server": server}, profile_path)
         else:
