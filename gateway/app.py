@@ -71,7 +71,7 @@ from .services import Services
 from .store import RunStore, open_store
 from .upstream import SELF_BASE_URL, Upstream
 
-__all__ = ["CORS_ALLOW_HEADERS", "create_app", "demo_mounted"]
+__all__ = ["CORS_ALLOW_HEADERS", "create_app", "demo_mounted", "upstream_limits"]
 
 
 CORS_ALLOW_HEADERS: tuple[str, ...] = (
@@ -123,6 +123,15 @@ def demo_mounted(settings: Settings, routes: Mapping[str, RouteConfig]) -> bool:
     return False
 
 
+def upstream_limits(settings: Settings) -> httpx.Limits:
+    """The upstream client's connection pool limits (``GATEWAY_UPSTREAM_MAX_CONNECTIONS``,
+    ``GATEWAY_UPSTREAM_MAX_KEEPALIVE``; :class:`~gateway.config.Settings`)."""
+    return httpx.Limits(
+        max_connections=settings.upstream_max_connections,
+        max_keepalive_connections=settings.upstream_max_keepalive,
+    )
+
+
 def create_app(
     settings: Settings | None = None,
     *,
@@ -169,7 +178,7 @@ def create_app(
     routes = settings.load_routes()
     owned: list[httpx.AsyncClient] = []
     if http_client is None:
-        http_client = httpx.AsyncClient()
+        http_client = httpx.AsyncClient(limits=upstream_limits(settings))
         owned.append(http_client)
     pipeline = RunPipeline(
         Upstream(http_client),
