@@ -39,7 +39,7 @@ from agui_codecs.ui import UiSchemaCompiler, UiStage, resolve_locale
 from .config import RouteConfig
 from .upstream import Upstream, build_body
 
-__all__ = ["RunPipeline", "flatten", "staged"]
+__all__ = ["PreparedRun", "RunPipeline", "flatten", "staged"]
 
 
 class RunPipeline:
@@ -72,37 +72,64 @@ class RunPipeline:
             delivery=route.ui_delivery,
         )
 
-    def open(
+    def prepare(
         self, route: RouteConfig, request: ClientRequest, *, accept_language: str | None = None
-    ) -> AsyncGenerator[list[Event], None]:
-        """Start one run: the upstream request is built now, the stream when iterated.
+    ) -> PreparedRun:
+        """Build the upstream request of one run now; the stream starts with
+        :meth:`PreparedRun.stream`, once the run's ids are fixed.
 
         Args:
             route: the route the client addressed.
             request: what the client posted.
             accept_language: the request's ``Accept-Language`` header, if any.
 
-        Returns:
-            The run's event batches (one per upstream chunk, UI events inserted after the tool
-            results they belong to); the last batch ends with RUN_FINISHED or RUN_ERROR, and
-            upstream failures become RUN_ERROR (:mod:`gateway.upstream`). Closing the
-            generator cancels the upstream request.
-
         Raises:
             RequestTranslationError: the request has no equivalent in the route's upstream
                 protocol (raised here, before any stream starts; status hint 422).
         """
         body = build_body(route, request)
+        stage = self.ui_stage(route, request.run_input.forwarded_props, accept_language)
+        return PreparedRun(self, route, body, stage)
+
+    def open(
+        self, route: RouteConfig, request: ClientRequest, *, accept_language: str | None = None
+    ) -> AsyncGenerator[list[Event], None]:
+        """Start one run under the ids of its ``RunAgentInput``: :meth:`prepare`, then
+        :meth:`PreparedRun.stream` (see both)."""
         run_input = request.run_input
+        prepared = self.prepare(route, request, accept_language=accept_language)
+        return prepared.stream(thread_id=run_input.thread_id, run_id=run_input.run_id)
+
+
+class PreparedRun:
+    """A run whose upstream request is built and whose stream has not started
+    (:meth:`RunPipeline.prepare`)."""
+
+    def __init__(
+        self, pipeline: RunPipeline, route: RouteConfig, body: Any, stage: UiStage
+    ) -> None:
+        self._pipeline, self._route, self._body, self._stage = pipeline, route, body, stage
+
+    def stream(self, *, thread_id: str, run_id: str) -> AsyncGenerator[list[Event], None]:
+        """The run's event batches under ``thread_id`` / ``run_id``, the ids its decoder stamps
+        on RUN_STARTED and RUN_FINISHED (fixed once, here: a durable run passes the ids it
+        was recorded under, and nothing rewrites them later).
+
+        Returns:
+            The run's event batches (one per upstream chunk, UI events inserted after the tool
+            results they belong to); the last batch ends with RUN_FINISHED or RUN_ERROR, and
+            upstream failures become RUN_ERROR (:mod:`gateway.upstream`). Closing the
+            generator cancels the upstream request.
+        """
+        pipeline = self._pipeline
         decoder = get_decoder(
-            route.protocol,
-            thread_id=run_input.thread_id,
-            run_id=run_input.run_id,
-            max_event_size=self.max_event_size,
+            self._route.protocol,
+            thread_id=thread_id,
+            run_id=run_id,
+            max_event_size=pipeline.max_event_size,
         )
-        stage = self.ui_stage(route, run_input.forwarded_props, accept_language)
-        batches = self.upstream.events(route, body, decoder, thread_id=run_input.thread_id)
-        return staged(batches, stage)
+        batches = pipeline.upstream.events(self._route, self._body, decoder, thread_id=thread_id)
+        return staged(batches, self._stage)
 
 
 async def staged(

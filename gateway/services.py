@@ -254,14 +254,12 @@ class Services:
         items = input_items(_wire_messages(client.run_input))
         incoming = len(orjson.dumps(items)) + RUN_RESERVE
         share = await self._check_quotas(caller, manager, incoming)
-        batches = self.pipeline.open(route, client, accept_language=accept_language)
-        try:
-            run = await self._create(
-                manager, caller, route, client.run_input, message_id=message_id, rename=rename
-            )
-        except BaseException:
-            await batches.aclose()
-            raise
+        prepared = self.pipeline.prepare(route, client, accept_language=accept_language)
+        run = await self._create(
+            manager, caller, route, client.run_input, message_id=message_id, rename=rename
+        )
+        # the run's ids are fixed here, once: the decoder stamps the recorded ones
+        batches = prepared.stream(thread_id=run.public_thread_id, run_id=run.public_run_id)
         events = flatten(batches)
         manager.start(run, capped(events, share) if share is not None else events)
         return run
