@@ -166,6 +166,9 @@ async def test_a_taken_run_id_on_a_stream_is_recorded_under_a_fresh_one(
     assert events_of(first.body)[0]["runId"] == "r1"
     renamed = events_of(second.body)[0]["runId"]
     assert renamed.startswith("r1-") and renamed != "r1"
+    # the id is fixed once, before the decoder: it stamps the renamed id on both ends
+    assert events_of(second.body)[-1] == {**events_of(second.body)[-1], "runId": renamed}
+    assert events_of(second.body)[-1]["type"] == "RUN_FINISHED"
     assert sorted(r.public_run_id for r in runs) == ["r1", renamed]
     assert all(r.status == "completed" for r in runs)
 
