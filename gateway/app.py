@@ -30,7 +30,8 @@ conversation for a provider route) or 422 ``UNSUPPORTED_CONTENT`` / ``INVALID_TO
 / ``INVALID_TOOL_RESULT`` (the input has no equivalent upstream). Once streaming, every failure
 is a terminal event (see :mod:`gateway.upstream`).
 
-Client auth (:mod:`gateway.auth`): every endpoint but ``/healthz`` and ``/metrics`` asks for a
+Client auth (:mod:`gateway.auth`): every endpoint but ``/healthz``, ``/metrics`` and the
+inspector page's own files (``/inspect``, no data in them) asks for a
 credential (``Authorization: Bearer``: an API key, a JWT when ``GATEWAY_JWT_JWKS_URL`` is set,
 a scoped token on the events endpoint) unless ``GATEWAY_AUTH=off``; ``auto`` (the default) is
 required here, and only ``serve`` opens it for the embedded demo on a loopback host.

@@ -43,6 +43,7 @@ from .models import (
     RunStatus,
     StoredEvent,
     TenantUsage,
+    ThreadSummary,
 )
 from .protocol import HISTORY_DEFAULT_LIMIT, HISTORY_MAX_LIMIT, RunStore
 from .sql import SqlRunStore, open_store
@@ -79,6 +80,7 @@ __all__ = [
     "StaleEpochError",
     "StoredEvent",
     "TenantUsage",
+    "ThreadSummary",
     "WriteRejectedError",
     "create_engine",
     "normalize_url",
