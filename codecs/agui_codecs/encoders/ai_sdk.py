@@ -94,6 +94,8 @@ from ag_ui.core import (
     TextMessageEndEvent,
     TextMessageStartEvent,
     ToolCallArgsEvent,
+    ToolCallEndEvent,
+    ToolCallStartEvent,
 )
 
 from ..builder import FINISH_REASONS
@@ -400,13 +402,12 @@ class AiSdkEncoder(Encoder):
 
     # -- tools ----------------------------------------------------------------------------
     def _tool_start(self, w: WireEvent) -> _Chunks:
-        tid = w["toolCallId"]
+        return self._tool_open(w["toolCallId"], w["toolCallName"], _metadata(w))
+
+    def _tool_open(self, tid: str, name: str, meta: Mapping[str, Any]) -> _Chunks:
         if tid in self._tools:
             return []
-        meta = _metadata(w)
-        tool = _Tool(
-            w["toolCallName"], meta.get("providerExecuted") is True, meta.get("dynamic") is True
-        )
+        tool = _Tool(name, meta.get("providerExecuted") is True, meta.get("dynamic") is True)
         self._tools[tid] = self._known_tools[tid] = tool
         return [tool.flags({"type": "tool-input-start", "toolCallId": tid, "toolName": tool.name})]
 
@@ -573,6 +574,13 @@ _HANDLERS: dict[str, _Handler] = {
 _ModelHandler = Callable[[AiSdkEncoder, Any], _Chunks]
 _MODEL_HANDLERS: dict[type, _ModelHandler] = {
     TextMessageStartEvent: lambda enc, e: enc._text_start(e.message_id),
+    ToolCallStartEvent: lambda enc, e: enc._tool_open(
+        e.tool_call_id, e.tool_call_name, e.metadata if isinstance(e.metadata, dict) else {}
+    ),
+    ToolCallEndEvent: lambda enc, e: enc._tool_end(
+        e.tool_call_id,
+        incomplete=isinstance(e.metadata, dict) and bool(e.metadata.get("incomplete")),
+    ),
     TextMessageContentEvent: lambda enc, e: enc._text_delta(e.message_id, e.delta),
     TextMessageEndEvent: lambda enc, e: enc._text_end(e.message_id),
     ReasoningMessageStartEvent: lambda enc, e: enc._reasoning_start(e.message_id),
