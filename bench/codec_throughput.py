@@ -17,7 +17,8 @@ the ``codecs/`` folder of ``REV`` (any git revision, ``git archive``) into a tem
 installs nothing, and times the same
 bench functions over the same corpus against that revision's ``agui_codecs`` (a subprocess with
 ``PYTHONPATH`` set to its package folder), alternating with the current code for ``--rounds``
-rounds (best of all); it prints the events/s of both and their ratio per family.
+rounds (best of all); it prints the events/s of both and their ratio per family, for decode +
+encode and for encode only (``--clock cpu`` is steadier on a busy machine).
 """
 
 from __future__ import annotations
@@ -72,7 +73,8 @@ def best(fn: Callable[[], object], repeat: int) -> float:
 
 
 Timings = dict[str, dict[str, Any]]
-"""``"<family>/<file>"`` -> {"family", "events", "agui", "ai-sdk", "ref", "floor"} (seconds)."""
+"""``"<family>/<file>"`` -> {"family", "events", "agui", "ai-sdk", "agui-enc", "ai-sdk-enc",
+"ref", "floor"} (seconds; ``*-enc``: encoding the decoded events only)."""
 
 
 def _frame_decoder(decoder: Any) -> Any:
@@ -104,6 +106,12 @@ def measure(corpus: Path, repeat: int) -> Timings:
                     enc.encode(e)
                 enc.close()
 
+            def encode_only(encoder_name: str, events: list = events) -> None:  # type: ignore[type-arg]
+                enc = get_encoder(encoder_name)
+                for e in events:
+                    enc.encode(e)
+                enc.close()
+
             ref_encoder = EventEncoder()
 
             def ref(events: list = events, enc: EventEncoder = ref_encoder) -> None:  # type: ignore[type-arg]
@@ -119,6 +127,8 @@ def measure(corpus: Path, repeat: int) -> Timings:
                 "events": len(events),
                 "agui": best(lambda: ours("agui"), repeat),
                 "ai-sdk": best(lambda: ours("ai-sdk"), repeat),
+                "agui-enc": best(lambda: encode_only("agui"), repeat),
+                "ai-sdk-enc": best(lambda: encode_only("ai-sdk"), repeat),
                 "ref": best(ref, repeat),
                 "floor": best(floor, repeat),
             }
@@ -138,7 +148,7 @@ def families(timings: Timings) -> dict[str, dict[str, float]]:
     return totals
 
 
-_COLUMNS = ("events", "agui", "ai-sdk", "ref", "floor")
+_COLUMNS = ("events", "agui", "ai-sdk", "agui-enc", "ai-sdk-enc", "ref", "floor")
 
 
 def print_table(timings: Timings) -> None:
@@ -218,24 +228,27 @@ def compare(rev: str, corpus: Path, repeat: int, rounds: int, clock: str) -> int
             for side, package_dir in (("base", baseline), ("now", current)):
                 for f, row in _run(package_dir, corpus, repeat, clock).items():
                     kept = sides[side].setdefault(f, row)
-                    for column in ("agui", "ai-sdk", "ref", "floor"):
+                    for column in _COLUMNS[1:]:
                         kept[column] = min(kept[column], row[column])
     common = [f for f in sides["now"] if f in sides["base"]]
     base = families({f: sides["base"][f] for f in common})
     now = families({f: sides["now"][f] for f in common})
-    print(f"codec throughput, events/s (decode + encode), {rev} (base) vs the working tree (now)")
-    print(
-        f"{'family':18} {'events':>6} {'agui base':>10} {'agui now':>9} {'now/base':>8}"
-        f" {'ai-sdk base':>11} {'ai-sdk now':>10} {'now/base':>8}"
-    )
-    for name, t in now.items():
-        b = base[name]
-        a0, a1 = b["events"] / b["agui"], t["events"] / t["agui"]
-        s0, s1 = b["events"] / b["ai-sdk"], t["events"] / t["ai-sdk"]
+    print(f"codec throughput, events/s, {rev} (base) vs the working tree (now)")
+    for title, columns in (
+        ("decode + encode", ("agui", "ai-sdk")),
+        ("encode only (the decoded events)", ("agui-enc", "ai-sdk-enc")),
+    ):
+        print(f"-- {title}")
         print(
-            f"{name:18} {t['events']:6.0f} {a0:10.0f} {a1:9.0f} {a1 / a0:8.2f}"
-            f" {s0:11.0f} {s1:10.0f} {s1 / s0:8.2f}"
+            f"{'family':18} {'events':>6}"
+            + "".join(f" {c + ' base':>14} {c + ' now':>13} {'now/base':>8}" for c in columns)
         )
+        for name, t in now.items():
+            b, row = base[name], f"{name:18} {t['events']:6.0f}"
+            for c in columns:
+                r0, r1 = b["events"] / b[c], t["events"] / t[c]
+                row += f" {r0:14.0f} {r1:13.0f} {r1 / r0:8.2f}"
+            print(row)
     skipped = sorted(set(sides["now"]) ^ set(sides["base"]))
     if skipped:
         print(f"({len(skipped)} corpus files decoded by one side only, not compared)")
