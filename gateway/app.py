@@ -57,6 +57,7 @@ from starlette.routing import BaseRoute, Mount
 from agui_codecs.ui import UiSchemaCompiler
 
 from .asgi_transport import StreamingASGITransport
+from .attempts import AttemptObserver
 from .auth import Authenticator, JwtVerifier
 from .broker import Broker, open_broker
 from .config import SELF_SCHEME, RouteConfig, Settings
@@ -125,6 +126,7 @@ def create_app(
     store: RunStore | None = None,
     broker: Broker | None = None,
     http_client: httpx.AsyncClient | None = None,
+    on_attempt: AttemptObserver | None = None,
 ) -> Starlette:
     """Build the gateway ASGI app (the composition root: see the module docstring).
 
@@ -144,6 +146,9 @@ def create_app(
             transport); ``None`` creates one now. ``self:`` upstreams always use an
             in-process client (:class:`~gateway.asgi_transport.StreamingASGITransport` over
             this app), which the app owns.
+        on_attempt: called with every finished upstream attempt of every run
+            (:class:`~gateway.attempts.AttemptRecord`: route, deployment, model, outcome,
+            code, waits): the hook for attempt metrics.
 
     Returns:
         The starlette application; ``app.state.services`` is its
@@ -164,7 +169,11 @@ def create_app(
         http_client = httpx.AsyncClient()
         owned.append(http_client)
     pipeline = RunPipeline(
-        Upstream(http_client), UiSchemaCompiler(), max_event_size=settings.max_event_size
+        Upstream(http_client),
+        UiSchemaCompiler(),
+        max_event_size=settings.max_event_size,
+        routes=routes,
+        observer=on_attempt,
     )
     jwt = None
     if settings.jwt_enabled:
@@ -192,7 +201,9 @@ def create_app(
                 stack.push_async_callback(run_store.close)
             run_broker = broker
             if run_broker is None:
-                run_broker = open_broker(settings.redis_url, prefix=settings.redis_prefix)
+                run_broker = open_broker(
+                    settings.redis_url, prefix=settings.redis_prefix, **settings.broker_bounds()
+                )
                 stack.push_async_callback(run_broker.close)
             manager = RunManager(run_store, run_broker, settings=settings.run_settings())
             stack.push_async_callback(manager.aclose)

@@ -35,7 +35,7 @@ from .auth import ANONYMOUS, Authenticator, Caller, ForbiddenError, RouteForbidd
 from .config import RouteConfig, Settings
 from .errors import RequestError, RouteNotFoundError
 from .ids import MAX_ID_LENGTH
-from .pipeline import RunPipeline, flatten
+from .pipeline import RunPipeline, flatten, requested_model
 from .quota import RUN_RESERVE, capped
 from .runs import RunManager
 from .runs.history import input_items
@@ -295,6 +295,7 @@ class Services:
     ) -> RunRecord:
         run_id = run_input.run_id
         thread_id = run_input.thread_id
+        model = requested_model(route, ClientRequest(run_input))
         for _attempt in range(RENAME_ATTEMPTS):
             try:
                 return await manager.create_run(
@@ -302,7 +303,7 @@ class Services:
                     run_id=caller.run_key(thread_id, run_id),
                     route=route.name,
                     upstream=route.upstream_url,
-                    model=route.model,
+                    model=model,
                     message_id=message_id,
                     input_messages=_wire_messages(run_input),
                     tenant=caller.tenant,
