@@ -64,12 +64,13 @@ from .config import SELF_SCHEME, RouteConfig, Settings
 from .demo import DEMO_MOUNT, create_demo_app
 from .pipeline import RunPipeline
 from .routes import EXCEPTION_HANDLERS, AccessLog, endpoints
+from .routes._http import RUN_HEADERS
 from .runs import RunManager
 from .services import Services
 from .store import RunStore, open_store
 from .upstream import SELF_BASE_URL, Upstream
 
-__all__ = ["CORS_ALLOW_HEADERS", "create_app", "demo_mounted"]
+__all__ = ["CORS_ALLOW_HEADERS", "create_app", "demo_mounted", "upstream_limits"]
 
 
 CORS_ALLOW_HEADERS: tuple[str, ...] = (
@@ -96,8 +97,9 @@ def _middleware(settings: Settings) -> list[Middleware]:
             Middleware(
                 CORSMiddleware,
                 allow_origins=origins,
-                allow_methods=["GET", "POST", "OPTIONS"],
+                allow_methods=["GET", "POST", "DELETE", "OPTIONS"],
                 allow_headers=list(CORS_ALLOW_HEADERS),
+                expose_headers=list(RUN_HEADERS),
                 allow_credentials=False,
                 max_age=600,
             )
@@ -118,6 +120,15 @@ def demo_mounted(settings: Settings, routes: Mapping[str, RouteConfig]) -> bool:
         ):
             return True
     return False
+
+
+def upstream_limits(settings: Settings) -> httpx.Limits:
+    """The upstream client's connection pool limits (``GATEWAY_UPSTREAM_MAX_CONNECTIONS``,
+    ``GATEWAY_UPSTREAM_MAX_KEEPALIVE``; :class:`~gateway.config.Settings`)."""
+    return httpx.Limits(
+        max_connections=settings.upstream_max_connections,
+        max_keepalive_connections=settings.upstream_max_keepalive,
+    )
 
 
 def create_app(
@@ -166,7 +177,7 @@ def create_app(
     routes = settings.load_routes()
     owned: list[httpx.AsyncClient] = []
     if http_client is None:
-        http_client = httpx.AsyncClient()
+        http_client = httpx.AsyncClient(limits=upstream_limits(settings))
         owned.append(http_client)
     pipeline = RunPipeline(
         Upstream(http_client),

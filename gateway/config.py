@@ -363,6 +363,13 @@ class Settings(SecuritySettings, BoundsSettings):
             written (it is published at once) (> 0).
         batch_max_events: deltas per write batch at most (>= 1).
         reader_recheck: seconds after which an idle reader re-reads the store (> 0).
+        upstream_max_connections: connections the upstream HTTP client may hold open at once,
+            over all routes (httpx ``Limits.max_connections``; >= 1). Every streaming run holds
+            one for its whole length, so this caps the concurrent runs: beyond it a run waits
+            ``timeouts.pool`` seconds, then ends with ``UPSTREAM_TIMEOUT``. Default 10,000
+            (httpx's own default of 100 capped the gateway at 100 open streams).
+        upstream_max_keepalive: idle upstream connections kept for reuse (httpx
+            ``Limits.max_keepalive_connections``; >= 0). Default 512.
         on_disconnect: ``"continue"`` (the run goes on without its client; resume it) or
             ``"cancel"`` (the run ends with RUN_ERROR ``RUN_CANCELED``) when the client of
             ``POST /v1/agui/{route}`` or ``/v1/ai-sdk/{route}`` goes away.
@@ -391,6 +398,8 @@ class Settings(SecuritySettings, BoundsSettings):
     batch_interval: float = Field(default=_RUN_DEFAULTS.batch_interval, gt=0)
     batch_max_events: int = Field(default=_RUN_DEFAULTS.batch_max_events, ge=1)
     reader_recheck: float = Field(default=_RUN_DEFAULTS.reader_idle_recheck, gt=0)
+    upstream_max_connections: int = Field(default=10_000, ge=1)
+    upstream_max_keepalive: int = Field(default=512, ge=0)
     on_disconnect: OnDisconnect = "continue"
     cors_origins: str = ""
     demo: bool = False

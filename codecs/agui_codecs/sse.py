@@ -104,6 +104,22 @@ class SSEDecoder:
         self._closed = False
         self._error: EventTooLargeError | None = None
 
+    @property
+    def idle(self) -> bool:
+        """True between events: no partial line or event is held, the BOM check is done, no CR
+        waits for its LF, no error is pending. A caller may then take whole ``data: <line>``
+        frames itself (:class:`~agui_codecs.framing.FrameDecoder` does, for single-line JSON)
+        and feed the decoder the rest: the decoder's state would not have changed."""
+        return (
+            not self._buf
+            and not self._has_data
+            and not self._event_type
+            and not self._skip_lf
+            and self._bom_checked
+            and self._error is None
+            and not self._closed
+        )
+
     def feed(self, chunk: bytes) -> list[SSEEvent]:
         """Consume bytes; return the events completed by them (possibly none)."""
         if self._closed:

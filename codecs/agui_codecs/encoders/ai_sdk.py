@@ -157,6 +157,9 @@ class AiSdkEncoder(Encoder):
             its runId. A continuation of an assistant message must pass that message's id.
         ai_sdk_major: the client's ``ai`` major (5, 6, 7 or later), or ``None`` (default) for
             output that ai v5, v6 and v7 all accept; see the module docstring.
+        message_metadata: an object sent as ``start.messageMetadata`` (``ai`` keeps it as
+            the assistant ``UIMessage.metadata``, ``src/ui/process-ui-message-stream.ts``),
+            e.g. the gateway's ``{threadId, runId}``; later metadata merges into it.
 
     Raises:
         ValueError: ``ai_sdk_major`` is not ``None`` or an int >= 5.
@@ -172,13 +175,20 @@ class AiSdkEncoder(Encoder):
     }
     writes_ids: ClassVar[bool] = False
 
-    def __init__(self, *, message_id: str | None = None, ai_sdk_major: int | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        message_id: str | None = None,
+        ai_sdk_major: int | None = None,
+        message_metadata: Mapping[str, Any] | None = None,
+    ) -> None:
         if ai_sdk_major is not None and (
             not isinstance(ai_sdk_major, int) or isinstance(ai_sdk_major, bool) or ai_sdk_major < 5
         ):
             raise ValueError(f"ai_sdk_major must be None or an int >= 5, not {ai_sdk_major!r}")
         self.message_id = message_id
         self.ai_sdk_major = ai_sdk_major
+        self.message_metadata = dict(message_metadata) if message_metadata else None
         self._started = False
         self._ended = False
         self._finished = False  # ended by RUN_FINISHED: a further run may follow
@@ -360,6 +370,9 @@ class AiSdkEncoder(Encoder):
             message_id = upstream if isinstance(upstream, str) and upstream else w["runId"]
         if message_id:
             start["messageId"] = message_id
+        if self.message_metadata:
+            start["messageMetadata"] = dict(self.message_metadata)
+            self._metadata_sent = True
         return [start, {"type": "start-step"}]
 
     def _encrypted(self, w: WireEvent) -> _Chunks:
