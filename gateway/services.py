@@ -202,9 +202,12 @@ class Services:
         except RunNotFoundError:
             return None
         prelude = await self.runs().snapshot_prelude(run.id)
+        # the thread's messages too: a retry racing the first POST can come before the run's
+        # first event is stored, when the prelude is still empty but the input is recorded
+        known = known_ids(prelude.events) | await self.runs().thread_message_ids(run.thread_id)
         reason = rejoin_refusal(
             _wire_messages(run_input),
-            known_ids(prelude.events),
+            known,
             route=route.name,
             run_route=run.route,
         )

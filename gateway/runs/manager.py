@@ -206,6 +206,12 @@ class RunManager:
         ]
         return build_snapshot_prelude(stored, prior_messages=history_items_to_agui(prior))
 
+    async def thread_message_ids(self, thread_id: str) -> set[str]:
+        """The ids of the thread's stored messages (every run's input included, as soon as the
+        run exists, before any of its events is stored)."""
+        items = await self._thread_items(thread_id)
+        return {m["id"] for m in history_items_to_agui(items) if isinstance(m.get("id"), str)}
+
     async def client_history(self, thread_id: str, *, format: str) -> list[JsonObject]:
         """The whole thread as a client loads it: ``format="agui"`` AG-UI messages (the active
         runs' messages as far as they are stored included), ``"ai-sdk"`` UIMessages (active
