@@ -39,6 +39,7 @@ import asyncio
 import random
 from collections.abc import AsyncGenerator, Mapping
 from contextlib import aclosing
+from dataclasses import replace
 from typing import Any
 
 from ag_ui.core import Event
@@ -54,7 +55,14 @@ from .errors import RequestError
 from .upstream import Upstream, build_body
 from .upstream_ids import UpstreamIds
 
-__all__ = ["ModelNotAllowedError", "RunPipeline", "flatten", "requested_model", "staged"]
+__all__ = [
+    "ModelNotAllowedError",
+    "PreparedRun",
+    "RunPipeline",
+    "flatten",
+    "requested_model",
+    "staged",
+]
 
 
 class ModelNotAllowedError(RequestError):
@@ -135,21 +143,16 @@ class RunPipeline:
             delivery=route.ui_delivery,
         )
 
-    def open(
+    def prepare(
         self, route: RouteConfig, request: ClientRequest, *, accept_language: str | None = None
-    ) -> AsyncGenerator[list[Event], None]:
-        """Start one run: the upstream request is built now, the stream when iterated.
+    ) -> PreparedRun:
+        """Build the upstream request of one run now; the stream starts with
+        :meth:`PreparedRun.stream`, once the run's ids are fixed.
 
         Args:
             route: the route the client addressed.
             request: what the client posted.
             accept_language: the request's ``Accept-Language`` header, if any.
-
-        Returns:
-            The run's event batches (one per upstream chunk, UI events inserted after the tool
-            results they belong to); the last batch ends with RUN_FINISHED or RUN_ERROR, and
-            upstream failures become RUN_ERROR (:mod:`gateway.upstream`). Closing the
-            generator cancels the upstream request.
 
         Raises:
             RequestTranslationError: the request has no equivalent in the route's upstream
@@ -159,20 +162,66 @@ class RunPipeline:
         model = requested_model(route, request)
         served = route if model == route.model else route.model_copy(update={"model": model})
         body = build_body(served, request)
+        stage = self.ui_stage(route, request.run_input.forwarded_props, accept_language)
+        return PreparedRun(self, served, request, body, stage)
+
+    def open(
+        self, route: RouteConfig, request: ClientRequest, *, accept_language: str | None = None
+    ) -> AsyncGenerator[list[Event], None]:
+        """Start one run under the ids of its ``RunAgentInput``: :meth:`prepare`, then
+        :meth:`PreparedRun.stream` (see both)."""
         run_input = request.run_input
-        stage = self.ui_stage(route, run_input.forwarded_props, accept_language)
+        prepared = self.prepare(route, request, accept_language=accept_language)
+        return prepared.stream(thread_id=run_input.thread_id, run_id=run_input.run_id)
+
+
+class PreparedRun:
+    """A run whose upstream request is built and whose stream has not started
+    (:meth:`RunPipeline.prepare`)."""
+
+    def __init__(
+        self,
+        pipeline: RunPipeline,
+        route: RouteConfig,
+        request: ClientRequest,
+        body: Any,
+        stage: UiStage,
+    ) -> None:
+        self._pipeline, self._route, self._request = pipeline, route, request
+        self._body, self._stage = body, stage
+
+    def stream(self, *, thread_id: str, run_id: str) -> AsyncGenerator[list[Event], None]:
+        """The run's event batches under ``thread_id`` / ``run_id``, the ids every attempt's
+        decoder stamps on RUN_STARTED and RUN_FINISHED (fixed once, here: a durable run passes
+        the ids it was recorded under, and nothing rewrites them later).
+
+        Returns:
+            The run's event batches (one per upstream chunk, UI events inserted after the tool
+            results they belong to); the last batch ends with RUN_FINISHED or RUN_ERROR, and
+            upstream failures become RUN_ERROR (:mod:`gateway.upstream`). Closing the
+            generator cancels the upstream request.
+        """
+        pipeline, request = self._pipeline, self._request
+        run_input = request.run_input
+        if (run_input.thread_id, run_input.run_id) != (thread_id, run_id):
+            ids = {"thread_id": thread_id, "run_id": run_id}
+            request = replace(request, run_input=run_input.model_copy(update=ids))
         plan = RunPlan(
-            route=served,
+            route=self._route,
             request=request,
-            body=body,
-            routes=self.routes,
-            pools=self.pools,
-            max_event_size=self.max_event_size,
+            body=self._body,
+            routes=pipeline.routes,
+            pools=pipeline.pools,
+            max_event_size=pipeline.max_event_size,
         )
         batches = run_attempts(
-            self.upstream, plan, observer=self.observer, sleep=self.sleep, rng=self.rng
+            pipeline.upstream,
+            plan,
+            observer=pipeline.observer,
+            sleep=pipeline.sleep,
+            rng=pipeline.rng,
         )
-        return staged(batches, stage, UpstreamIds())
+        return staged(batches, self._stage, UpstreamIds())
 
 
 async def staged(

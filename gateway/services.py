@@ -203,9 +203,12 @@ class Services:
         except RunNotFoundError:
             return None
         prelude = await self.runs().snapshot_prelude(run.id)
+        # the thread's messages too: a retry racing the first POST can come before the run's
+        # first event is stored, when the prelude is still empty but the input is recorded
+        known = known_ids(prelude.events) | await self.runs().thread_message_ids(run.thread_id)
         reason = rejoin_refusal(
             _wire_messages(run_input),
-            known_ids(prelude.events),
+            known,
             route=route.name,
             run_route=run.route,
         )
@@ -300,14 +303,10 @@ class Services:
         items = input_items(_wire_messages(client.run_input))
         incoming = len(orjson.dumps(items)) + RUN_RESERVE
         share = await self._check_quotas(caller, manager, incoming)
-        batches = self.pipeline.open(route, client, accept_language=accept_language)
-        try:
-            run = await self._create(
-                manager, caller, route, client.run_input, message_id=message_id
-            )
-        except BaseException:
-            await batches.aclose()
-            raise
+        prepared = self.pipeline.prepare(route, client, accept_language=accept_language)
+        run = await self._create(manager, caller, route, client.run_input, message_id=message_id)
+        # the run's ids are fixed here, once: the decoder stamps the recorded ones
+        batches = prepared.stream(thread_id=run.public_thread_id, run_id=run.public_run_id)
         events = flatten(batches)
         # RUN_STARTED at once (the client's first bytes do not wait for the upstream), except
         # for passthrough upstreams, whose own RUN_STARTED may carry metadata (messageId)

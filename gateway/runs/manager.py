@@ -27,13 +27,14 @@ from datetime import timedelta
 
 from ag_ui.core import Event
 
+from agui_codecs.core import RunFold
+
 from .. import metrics
 from ..broker.protocol import Broker
 from ..store.cursor import Cursor, parse_cursor
 from ..store.errors import RunStoreError
 from ..store.models import HistoryPage, JsonObject, RunEvent, RunRecord
 from ..store.protocol import HISTORY_DEFAULT_LIMIT, HISTORY_MAX_LIMIT, RunStore
-from .fold import RunFold
 from .history import agui_messages_from_parts, history_items_to_agui, input_items
 from .prelude import Prelude, build_snapshot_prelude
 from .pump import RunOutcome, RunPump
@@ -214,6 +215,12 @@ class RunManager:
             if not (item.get("role") == "assistant" and item.get("runId") == run_id)
         ]
         return build_snapshot_prelude(stored, prior_messages=history_items_to_agui(prior))
+
+    async def thread_message_ids(self, thread_id: str) -> set[str]:
+        """The ids of the thread's stored messages (every run's input included, as soon as the
+        run exists, before any of its events is stored)."""
+        items = await self._thread_items(thread_id)
+        return {m["id"] for m in history_items_to_agui(items) if isinstance(m.get("id"), str)}
 
     async def client_history(self, thread_id: str, *, format: str) -> list[JsonObject]:
         """The whole thread as a client loads it: ``format="agui"`` AG-UI messages (the active

@@ -185,3 +185,34 @@ async def test_a_join_echoing_the_runs_own_messages_is_a_retry(
     assert again.status == 200, again.body
     assert route.call_count == 1
     assert events_of(again.body)[-1]["type"] == "RUN_FINISHED"
+
+
+async def test_a_retry_before_the_runs_first_event_is_stored_joins_it(app_factory: Any) -> None:
+    """A retried POST can arrive after the first POST recorded the run and its input but before
+    the run's first event is stored (the prelude is still empty): it is a retry, not new input."""
+    from ag_ui.core import RunAgentInput
+
+    from gateway.auth import ANONYMOUS
+    from gateway.errors import RunIdTakenError
+
+    app = app_factory()
+    async with running(app):
+        services = app.state.services
+        route = services.route("gpt")
+        body = run_input("t1", "r1")
+        await services.manager.create_run(
+            thread_id=ANONYMOUS.thread_key("t1"),
+            run_id=ANONYMOUS.run_key("t1", "r1"),
+            route=route.name,
+            upstream=route.upstream_url,
+            input_messages=body["messages"],
+            tenant=ANONYMOUS.tenant,
+        )
+        joined = await services.rejoin(ANONYMOUS, route, RunAgentInput.model_validate(body))
+        assert joined is not None
+        run, prelude = joined
+        assert run.route == route.name and prelude.events == []
+        other = run_input("t1", "r1", content="something else")
+        other["messages"][0]["id"] = "u-new"
+        with pytest.raises(RunIdTakenError, match="u-new"):
+            await services.rejoin(ANONYMOUS, route, RunAgentInput.model_validate(other))
