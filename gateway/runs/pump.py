@@ -240,7 +240,15 @@ class RunPump:
         try:
             try:
                 if self.announce:
-                    self._stage({"type": "RUN_STARTED", "protocolVersion": PROTOCOL_VERSION})
+                    run = self.run_record
+                    self._stage(
+                        {
+                            "type": "RUN_STARTED",
+                            "threadId": run.public_thread_id,
+                            "runId": run.public_run_id,
+                            "protocolVersion": PROTOCOL_VERSION,
+                        }
+                    )
                     self._announced = True
                     await self._commit()
                 while not fold.ended:
