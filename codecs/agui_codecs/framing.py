@@ -33,6 +33,9 @@ __all__ = ["DONE", "Frame", "FrameDecoder", "Framing"]
 
 Framing = Literal["auto", "sse", "jsonl", "json"]
 
+_LEADING: Final = b"\xef\xbb\xbf \t\r\n"
+"""Bytes ``auto`` skips before the first significant one (BOM bytes and JSON whitespace)."""
+
 
 class _Done:
     """Sentinel type of :data:`DONE`."""
@@ -103,7 +106,7 @@ class FrameDecoder:
         self._elem_start = -1
         self._array_open = False
         self._array_done = False
-        self._scan = 0
+        self._scan = 0  # JSON array: bytes of _pending already scanned; JSON lines: no LF
         self._failed = False
         self._out: list[Frame] = []
 
@@ -140,8 +143,10 @@ class FrameDecoder:
 
     def _feed(self, data: bytes) -> None:
         if self.framing == "auto":
+            # Everything held so far is BOM bytes and whitespace, so only the new bytes need
+            # looking at (linear however the leading blank is chunked).
             self._pending += data
-            stripped = bytes(self._pending).lstrip(b"\xef\xbb\xbf \t\r\n")
+            stripped = data.lstrip(_LEADING)
             if not stripped:
                 if len(self._pending) > self.max_event_size:
                     raise EventTooLargeError(
@@ -193,22 +198,28 @@ class FrameDecoder:
 
     # -- JSON lines ----------------------------------------------------------------------
     def _feed_jsonl(self, data: bytes, *, final: bool) -> None:
+        # Linear in the input however it is chunked: the held tail (one line in progress) is
+        # never searched twice for its LF (``_scan``), and consumed lines are dropped once per
+        # feed. A line longer than ``max_event_size`` fails whether it came whole or in pieces.
         buf = self._pending
         buf += data
         frames = self._out
         start = 0
+        limit = self.max_event_size
         try:
-            while True:
-                nl = buf.find(b"\n", start)
-                if nl < 0:
-                    break
+            nl = buf.find(b"\n", self._scan)
+            while nl >= 0:
+                if nl - start > limit:
+                    raise EventTooLargeError(f"JSON line longer than {limit} bytes", limit=limit)
                 line = bytes(buf[start:nl]).strip()
                 start = nl + 1
                 if line:
                     frames.append(self._jsonl_frame(line))
+                nl = buf.find(b"\n", start)
         finally:
             del buf[:start]
-        if len(buf) > self.max_event_size:
+            self._scan = len(buf)
+        if len(buf) > limit:
             raise EventTooLargeError(
                 f"JSON line longer than {self.max_event_size} bytes", limit=self.max_event_size
             )
@@ -294,6 +305,11 @@ class FrameDecoder:
     def _flush_element(self, buf: bytearray, end: int, frames: list[Frame]) -> None:
         if self._elem_start < 0:
             return
+        if end - self._elem_start > self.max_event_size:
+            raise EventTooLargeError(
+                f"JSON array element larger than {self.max_event_size} bytes",
+                limit=self.max_event_size,
+            )
         raw = bytes(buf[self._elem_start : end]).strip()
         self._elem_start = -1
         if raw:
