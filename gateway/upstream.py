@@ -80,6 +80,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 from collections.abc import AsyncGenerator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -224,6 +225,18 @@ class Upstream:
                 "UPSTREAM_AUTH_MISSING",
                 f"upstream credentials for route {route.name!r} are not configured",
             )
+        if not _HEADER_VALUE.fullmatch(key):
+            # A CR, LF, NUL or other control character would break the request's header
+            # block (RFC 9110 §5.5): the operator's variable is wrong, not the upstream.
+            log.warning(
+                "route %s: environment variable %s holds characters a header value cannot",
+                route.name,
+                auth.env,
+            )
+            raise _Failure(
+                "UPSTREAM_AUTH_INVALID",
+                f"upstream credentials for route {route.name!r} are not a valid header value",
+            )
         if auth.type == "bearer":
             headers["authorization"] = f"Bearer {key}"
         elif auth.header is not None:
@@ -273,13 +286,16 @@ class Upstream:
         except _Failure as exc:
             self._fail(route, decoder, exc.code, exc.message)
         except httpx.TimeoutException as exc:
-            self._fail(route, decoder, "UPSTREAM_TIMEOUT", f"upstream timed out ({_kind(exc)})")
+            # The exception's class goes to the log, never to the client (issue 12).
+            log.warning("route %s: upstream timed out (%s)", route.name, _kind(exc))
+            self._fail(route, decoder, "UPSTREAM_TIMEOUT", "upstream timed out")
         except httpx.TransportError as exc:
             if started:
                 code, message = "UPSTREAM_DISCONNECTED", "upstream connection lost mid-stream"
             else:
                 code, message = "UPSTREAM_UNAVAILABLE", "upstream is unreachable"
-            self._fail(route, decoder, code, f"{message} ({_kind(exc)})")
+            log.warning("route %s: %s (%s: %s)", route.name, message, _kind(exc), exc)
+            self._fail(route, decoder, code, message)
         except Exception:
             log.exception("route %s: internal error while streaming", route.name)
             self._fail(route, decoder, "INTERNAL_ERROR", "internal gateway error")
@@ -327,6 +343,11 @@ def _signed(
         else:
             message = f"the request to the upstream could not be signed ({exc.code})"
         raise _Failure(exc.code, message) from exc
+
+
+_HEADER_VALUE = re.compile(r"[\x21-\x7e\x80-\xff](?:[\x20-\x7e\x80-\xff]*[\x21-\x7e\x80-\xff])?")
+"""An HTTP field value (RFC 9110 §5.5 ``field-value``, one line): visible bytes and inner
+spaces or tabs never CR, LF, NUL or another control character."""
 
 
 def _kind(exc: Exception) -> str:

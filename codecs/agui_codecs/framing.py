@@ -268,7 +268,9 @@ class FrameDecoder:
                         raise MalformedUpstreamError("JSON stream does not start with '['")
                     self._array_open = True
                 else:
-                    if self._depth == 0:
+                    if self._depth == 0 and self._elem_start < 0:
+                        # (a value right after another without a comma stays in the same
+                        # element, which then fails to parse, whatever the chunking)
                         self._elem_start = i
                     self._depth += 1
             elif c in (0x7D, 0x5D):  # } ]

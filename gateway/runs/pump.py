@@ -230,16 +230,7 @@ class RunPump:
                 else:
                     await self._close("RUN_INTERRUPTED", INTERRUPTED_MESSAGE)
             except _UpstreamFailure as failure:
-                cause = failure.cause
-                code = getattr(cause, "code", None)
-                _log.warning("upstream of run %s failed: %r", self.run_id, cause)
-                message = getattr(cause, "message", None)  # a typed stop says why itself
-                await self._close(
-                    code if isinstance(code, str) and code else "UPSTREAM_ERROR",
-                    message
-                    if isinstance(message, str) and message
-                    else f"upstream failed: {type(cause).__name__}",
-                )
+                await self._close(*self._failure(failure.cause))
         except WriteRejectedError as exc:
             _log.info("run %s: producer stopped (%s)", self.run_id, exc.message)
             return self._outcome("fenced")
@@ -251,6 +242,22 @@ class RunPump:
         if terminal.get("type") == "RUN_ERROR":
             error = {"code": terminal.get("code"), "message": terminal.get("message")}
         return self._outcome(terminal_status(terminal), error)
+
+    def _failure(self, cause: BaseException) -> tuple[str, str]:
+        """``(code, message)`` of the RUN_ERROR for an upstream iterator that raised.
+
+        A typed error (one with a string ``code``: a codec or gateway error) says why itself,
+        with its ``message`` (or "upstream failed"). Anything else is a bug of ours: logged with its traceback and shown
+        to the client as ``INTERNAL_ERROR`` "internal gateway error", never by its class name
+        (issue 12).
+        """
+        code = getattr(cause, "code", None)
+        message = getattr(cause, "message", None)
+        if isinstance(code, str) and code:
+            _log.warning("upstream of run %s failed: %s: %r", self.run_id, code, cause)
+            return code, message if isinstance(message, str) and message else "upstream failed"
+        _log.error("upstream of run %s failed", self.run_id, exc_info=cause)
+        return "INTERNAL_ERROR", "internal gateway error"
 
     def _outcome(self, status: str, error: JsonObject | None = None) -> RunOutcome:
         return RunOutcome(self.run_id, status, self.writer.last_published, error)

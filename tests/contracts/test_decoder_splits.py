@@ -148,3 +148,12 @@ def test_a_long_payload_fails_the_limit_whole_or_in_pieces(framing: str) -> None
     whole = frame_outcome(framing, body, [], 1024)
     assert whole[0][-1][2] is not None and whole[0][-1][2][1] == "UPSTREAM_EVENT_TOO_LARGE"
     assert frame_outcome(framing, body, list(range(128, len(body), 128)), 1024) == whole
+
+
+def test_a_value_right_after_another_stays_one_json_array_element_whatever_the_chunking() -> None:
+    # "[1aaa…{}": the scalar's element must not restart at "{" (the held tail was measured
+    # against max_event_size at feed ends only, so the verdict depended on the chunking).
+    body = b"[1" + b"a" * 3000 + b"{}"
+    whole = frame_outcome("json", body, [], 1024)
+    assert whole[0][-1][2] is not None and whole[0][-1][2][1] == "UPSTREAM_EVENT_TOO_LARGE"
+    assert frame_outcome("json", body, [2000], 1024) == whole

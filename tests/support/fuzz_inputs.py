@@ -15,13 +15,19 @@ One source of adversarial input for the split-invariance property
 
 :func:`splits` draws the cut offsets a body is fed in; :func:`feed_split` applies them to any
 ``feed``/``close`` object and returns what it gave, and the exception if one escaped.
+
+Each mutation and generator is written once, against a :class:`Picker`: hypothesis draws for
+the strategies (:func:`bodies`, shrinkable, in the suite) or a seeded :class:`random.Random`
+(:class:`RandomPicker`: the long hunt, where hypothesis' own overhead per input would cost more
+than the decoding).
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterable
-from typing import Any
+import random
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, Protocol, TypeVar
 
 from corpus import CORPUS_DIR
 from hypothesis import strategies as st
@@ -29,12 +35,19 @@ from hypothesis import strategies as st
 __all__ = [
     "HOSTILE",
     "TOKENS",
+    "Picker",
+    "RandomPicker",
     "all_corpus",
     "bodies",
+    "body_for",
     "family_corpus",
     "feed_split",
+    "generate",
     "generated",
+    "mutate",
+    "mutate_once",
     "mutated",
+    "random_splits",
     "splits",
 ]
 
@@ -63,6 +76,9 @@ HOSTILE: tuple[bytes, ...] = (
 )
 """Hostile payload fragments inserted by :func:`mutated` and :func:`generated`."""
 
+_INSERTS = TOKENS + HOSTILE
+T = TypeVar("T")
+
 _FAMILIES_ORDER = (
     "openai-chat", "openai-responses", "anthropic", "gemini", "agui", "aisdk-ui",
     "bedrock-converse", "a2a", "langgraph",
@@ -86,69 +102,139 @@ def all_corpus() -> tuple[bytes, ...]:
     return tuple(body for family in _FAMILIES_ORDER for body in family_corpus(family))
 
 
-def _index(body: bytes) -> st.SearchStrategy[int]:
-    return st.integers(0, len(body))
+class Picker(Protocol):
+    """Where a mutation's choices come from: hypothesis (:class:`_Draws`, shrinkable) or
+    :class:`random.Random` (the long hunt, :class:`RandomPicker`: no per-input overhead)."""
+
+    def integer(self, low: int, high: int) -> int: ...
+
+    def choice(self, options: Sequence[T]) -> T: ...
+
+    def blob(self, max_size: int) -> bytes: ...
 
 
-@st.composite
-def _mutate_once(draw: st.DrawFn, body: bytes) -> bytes:
-    kind = draw(
-        st.sampled_from(
-            ["truncate", "delete", "repeat", "replace", "insert", "line_ends", "splice"]
-        )
-    )
+class _Draws:
+    def __init__(self, draw: st.DrawFn) -> None:
+        self._draw = draw
+
+    def integer(self, low: int, high: int) -> int:
+        return self._draw(st.integers(low, high))
+
+    def choice(self, options: Sequence[T]) -> T:
+        return self._draw(st.sampled_from(options))
+
+    def blob(self, max_size: int) -> bytes:
+        return self._draw(st.binary(max_size=max_size))
+
+
+class RandomPicker:
+    """A :class:`Picker` over :class:`random.Random` (seeded: a hunt is reproducible)."""
+
+    def __init__(self, seed: int) -> None:
+        self.random = random.Random(seed)
+
+    def integer(self, low: int, high: int) -> int:
+        return self.random.randint(low, high)
+
+    def choice(self, options: Sequence[T]) -> T:
+        return options[self.random.randrange(len(options))]
+
+    def blob(self, max_size: int) -> bytes:
+        return self.random.randbytes(self.random.randint(0, max_size))
+
+
+_MUTATIONS = ("truncate", "delete", "repeat", "replace", "insert", "line_ends", "splice")
+
+
+def mutate_once(pick: Picker, body: bytes) -> bytes:
+    """One mutation of ``body`` (see the module docstring)."""
+    kind = pick.choice(_MUTATIONS)
     if kind == "line_ends":
-        old = draw(st.sampled_from([b"\r\n", b"\n"]))
-        new = draw(st.sampled_from([b"\r", b"\r\n", b"\n", b"\n\r"]))
-        return body.replace(old, new)
+        old = pick.choice((b"\r\n", b"\n"))
+        return body.replace(old, pick.choice((b"\r", b"\r\n", b"\n", b"\n\r")))
     if kind == "splice":
-        other = draw(st.sampled_from(all_corpus()))
-        a, b = sorted((draw(_index(other)), draw(_index(other))))
-        at = draw(_index(body))
-        return body[:at] + other[a : min(b, a + 4096)] + body[at:]
-    at = draw(_index(body))
+        other = pick.choice(all_corpus())
+        a = pick.integer(0, len(other))
+        b = min(len(other), a + pick.integer(0, 4096))
+        at = pick.integer(0, len(body))
+        return body[:at] + other[a:b] + body[at:]
+    at = pick.integer(0, len(body))
     if kind == "truncate":
         return body[:at]
     if kind == "insert":
-        token = draw(st.sampled_from(TOKENS + HOSTILE) | st.binary(min_size=1, max_size=8))
+        token = pick.choice(_INSERTS) if pick.integer(0, 3) else pick.blob(8)
         return body[:at] + token + body[at:]
     if not body:
         return body
-    end = min(len(body), at + draw(st.integers(1, 64)))
+    end = min(len(body), at + pick.integer(1, 64))
     if kind == "delete":
         return body[:at] + body[end:]
     if kind == "repeat":
         return body[:end] + body[at:end] + body[end:]
     at = min(at, len(body) - 1)
-    return body[:at] + bytes([draw(st.integers(0, 255))]) + body[at + 1 :]
+    return body[:at] + bytes([pick.integer(0, 255)]) + body[at + 1 :]
+
+
+def mutate(pick: Picker, pool: Sequence[bytes], *, window: int | None = None) -> bytes:
+    """A file of ``pool`` (its first ``window`` bytes or fewer, if given) with one to four
+    mutations."""
+    body = pick.choice(pool)
+    if window is not None and len(body) > window:
+        body = body[: pick.integer(window // 4, window)]
+    for _ in range(pick.integer(1, 4)):
+        body = mutate_once(pick, body)
+    return body
+
+
+def generate(pick: Picker, *, max_line: int = 4096) -> bytes:
+    """A body of :data:`TOKENS`, :data:`HOSTILE`, random bytes and long lines of up to
+    ``max_line`` bytes (a ``data:`` line or a JSON line)."""
+    if not pick.integer(0, 5):
+        return pick.blob(300)
+    parts = []
+    for _ in range(pick.integer(0, 40)):
+        kind = pick.integer(0, 9)
+        if kind < 5:
+            parts.append(pick.choice(TOKENS))
+        elif kind < 8:
+            parts.append(pick.choice(HOSTILE))
+        elif kind < 9:
+            parts.append(pick.blob(16))
+        else:
+            line = b'{"x": "' + b"a" * pick.integer(1, max_line) + b'"}'
+            parts.append(pick.choice((b"data: " + line + b"\n\n", line + b"\n")))
+    return b"".join(parts)
+
+
+def body_for(pick: Picker, family: str | None, *, window: int | None = None) -> bytes:
+    """One hostile body for a decoder whose corpus is ``family`` (``None``: it has none)."""
+    own = family_corpus(family) if family else ()
+    kind = pick.integer(0, 5 if own else 1)
+    if kind == 0:
+        return generate(pick)
+    if kind == 1:
+        return mutate(pick, all_corpus(), window=window)
+    if kind == 5:
+        return pick.choice(own)
+    return mutate(pick, own, window=window)
 
 
 @st.composite
 def mutated(draw: st.DrawFn, pool: tuple[bytes, ...]) -> bytes:
     """A file of ``pool`` with one to four mutations (see the module docstring)."""
-    body = draw(st.sampled_from(pool))
-    for _ in range(draw(st.integers(1, 4))):
-        body = draw(_mutate_once(body))
-    return body
+    return mutate(_Draws(draw), pool)
 
 
-def generated(*, max_line: int = 4096) -> st.SearchStrategy[bytes]:
-    """Bodies built from :data:`TOKENS`, :data:`HOSTILE`, random bytes and one long line of up
-    to ``max_line`` bytes (a ``data:`` line, a JSON line or an array element)."""
-    long_line = st.integers(1, max_line).map(
-        lambda n: b"data: " + b'{"x": "' + b"a" * n + b'"}\n\n'
-    ) | st.integers(1, max_line).map(lambda n: b'{"x": "' + b"a" * n + b'"}\n')
-    piece = st.sampled_from(TOKENS) | st.sampled_from(HOSTILE) | st.binary(max_size=16)
-    return st.lists(piece | long_line, max_size=40).map(b"".join) | st.binary(max_size=300)
+@st.composite
+def generated(draw: st.DrawFn) -> bytes:
+    """A body of :func:`generate`."""
+    return generate(_Draws(draw))
 
 
-def bodies(family: str | None) -> st.SearchStrategy[bytes]:
+@st.composite
+def bodies(draw: st.DrawFn, family: str | None) -> bytes:
     """Hostile bodies for a decoder whose corpus is ``family`` (``None``: it has none)."""
-    own = family_corpus(family) if family else ()
-    options = [generated(), mutated(all_corpus())]
-    if own:
-        options += [mutated(own), mutated(own), st.sampled_from(own)]
-    return st.one_of(*options)
+    return body_for(_Draws(draw), family)
 
 
 def splits(body: bytes, *, max_size: int = 12) -> st.SearchStrategy[list[int]]:
@@ -158,6 +244,15 @@ def splits(body: bytes, *, max_size: int = 12) -> st.SearchStrategy[list[int]]:
     every = st.just(list(range(1, len(body))))
     some = st.lists(st.integers(1, len(body) - 1), max_size=max_size)
     return some | every if len(body) <= 2048 else some
+
+
+def random_splits(pick: Picker, body: bytes, *, max_size: int = 12) -> list[int]:
+    """:func:`splits` for a :class:`Picker`: random cuts, or every byte of a short body."""
+    if len(body) < 2:
+        return []
+    if len(body) <= 512 and not pick.integer(0, 7):
+        return list(range(1, len(body)))
+    return [pick.integer(1, len(body) - 1) for _ in range(pick.integer(0, max_size))]
 
 
 def feed_split(
