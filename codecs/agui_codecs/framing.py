@@ -285,6 +285,7 @@ class FrameDecoder:
                         self._flush_element(buf, i, frames)
                         self._array_done = True
                     else:
+                        self._check_size(i)  # too large already, whatever the chunking
                         raise MalformedUpstreamError("unbalanced bracket in JSON array stream")
                 else:
                     self._depth -= 1
@@ -310,14 +311,20 @@ class FrameDecoder:
                 limit=self.max_event_size,
             )
 
-    def _flush_element(self, buf: bytearray, end: int, frames: list[Frame]) -> None:
-        if self._elem_start < 0:
-            return
-        if end - self._elem_start > self.max_event_size:
+    def _check_size(self, end: int) -> None:
+        """Raise if the element in progress already holds more than ``max_event_size`` bytes
+        at ``end``: the same verdict as the held-tail check at the end of a ``feed()``, so a
+        fault further on never hides it (split invariance)."""
+        if self._elem_start >= 0 and end - self._elem_start > self.max_event_size:
             raise EventTooLargeError(
                 f"JSON array element larger than {self.max_event_size} bytes",
                 limit=self.max_event_size,
             )
+
+    def _flush_element(self, buf: bytearray, end: int, frames: list[Frame]) -> None:
+        if self._elem_start < 0:
+            return
+        self._check_size(end)
         raw = bytes(buf[self._elem_start : end]).strip()
         self._elem_start = -1
         if raw:

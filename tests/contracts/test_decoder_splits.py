@@ -157,3 +157,12 @@ def test_a_value_right_after_another_stays_one_json_array_element_whatever_the_c
     whole = frame_outcome("json", body, [], 1024)
     assert whole[0][-1][2] is not None and whole[0][-1][2][1] == "UPSTREAM_EVENT_TOO_LARGE"
     assert frame_outcome("json", body, [2000], 1024) == whole
+
+
+def test_an_element_too_large_before_a_bad_bracket_is_too_large_whatever_the_chunking() -> None:
+    # Found by tests/fuzz/run.py: whole, the loop reached the stray "}" first (MALFORMED);
+    # split, the held tail failed the size check at a read's end first (TOO_LARGE).
+    body = b'[{"x": "' + b"a" * 2000 + b'"}}]'
+    whole = frame_outcome("json", body, [], 1024)
+    assert whole[0][-1][2] is not None and whole[0][-1][2][1] == "UPSTREAM_EVENT_TOO_LARGE"
+    assert frame_outcome("json", body, [1500], 1024) == whole
