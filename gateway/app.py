@@ -193,6 +193,9 @@ def create_app(
             if run_broker is None:
                 run_broker = open_broker(settings.redis_url, prefix=settings.redis_prefix)
                 stack.push_async_callback(run_broker.close)
+                # An unreachable Redis at start-up is a clear error, not a silent fallback
+                # (issue 12); the store was checked by open_store (migrations ran).
+                await run_broker.check()
             manager = RunManager(run_store, run_broker, settings=settings.run_settings())
             stack.push_async_callback(manager.aclose)
             await manager.start_background()

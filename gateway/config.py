@@ -379,6 +379,8 @@ class Settings(SecuritySettings):
             written (it is published at once) (> 0).
         batch_max_events: deltas per write batch at most (>= 1).
         reader_recheck: seconds after which an idle reader re-reads the store (> 0).
+        store_outage_grace: seconds a run's writes keep retrying while the database is
+            unreachable before its live readers get RUN_ERROR ``STORE_UNAVAILABLE`` (>= 0).
         on_disconnect: ``"continue"`` (the run goes on without its client; resume it) or
             ``"cancel"`` (the run ends with RUN_ERROR ``RUN_CANCELED``) when the client of
             ``POST /v1/agui/{route}`` or ``/v1/ai-sdk/{route}`` goes away.
@@ -407,6 +409,7 @@ class Settings(SecuritySettings):
     batch_interval: float = Field(default=_RUN_DEFAULTS.batch_interval, gt=0)
     batch_max_events: int = Field(default=_RUN_DEFAULTS.batch_max_events, ge=1)
     reader_recheck: float = Field(default=_RUN_DEFAULTS.reader_idle_recheck, gt=0)
+    store_outage_grace: float = Field(default=_RUN_DEFAULTS.store_outage_grace, ge=0)
     on_disconnect: OnDisconnect = "continue"
     cors_origins: str = ""
     demo: bool = False
@@ -488,6 +491,7 @@ class Settings(SecuritySettings):
             reaper_interval=self.reaper_interval,
             reader_idle_recheck=self.reader_recheck,
             retention=self.retention_seconds,
+            store_outage_grace=self.store_outage_grace,
         )
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from .memory import InProcessBroker
-from .protocol import DEFAULT_MAXLEN, DEFAULT_TTL, Broker, Subscription
+from .protocol import DEFAULT_MAXLEN, DEFAULT_TTL, Broker, BrokerUnavailableError, Subscription
 from .redis_streams import DEFAULT_PREFIX, RedisStreamsBroker
 
 __all__ = [
@@ -22,6 +22,7 @@ __all__ = [
     "DEFAULT_PREFIX",
     "DEFAULT_TTL",
     "Broker",
+    "BrokerUnavailableError",
     "InProcessBroker",
     "RedisStreamsBroker",
     "Subscription",

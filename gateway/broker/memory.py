@@ -169,6 +169,13 @@ class InProcessBroker:
             topic.subscribers.discard(subscription)
             topic.touched = self._clock()
 
+    async def check(self) -> None:
+        """In-process: always available."""
+
+    async def healthy(self) -> bool:
+        """Always True (in-process)."""
+        return True
+
     async def close(self) -> None:
         """Forget every topic (live subscriptions receive nothing more)."""
         for topic in self._topics.values():

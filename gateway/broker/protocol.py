@@ -24,7 +24,24 @@ from typing import Protocol, Self, runtime_checkable
 
 from ..types import Cursor, JsonObject, RunEvent
 
-__all__ = ["DEFAULT_MAXLEN", "DEFAULT_TTL", "Broker", "Subscription"]
+__all__ = ["DEFAULT_MAXLEN", "DEFAULT_TTL", "Broker", "BrokerUnavailableError", "Subscription"]
+
+
+class BrokerUnavailableError(Exception):
+    """The broker cannot be reached (from ``check()``; readiness and start-up).
+
+    Attributes:
+        code: ``BROKER_UNAVAILABLE``.
+        message: one line, safe to show.
+    """
+
+    code = "BROKER_UNAVAILABLE"
+    status = 503
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
 
 DEFAULT_MAXLEN = 10_000
 """Events retained per run (Redis ``MAXLEN ~``); far above one write batch."""
@@ -78,6 +95,18 @@ class Broker(Protocol):
 
     def subscribe(self, run_id: str, after: Cursor | None = None) -> Subscription:
         """A subscription delivering the retained and live events strictly after ``after``."""
+        ...
+
+    async def check(self) -> None:
+        """Return when the broker answers (readiness, start-up).
+
+        Raises:
+            BrokerUnavailableError: it cannot be reached.
+        """
+        ...
+
+    async def healthy(self) -> bool:
+        """True when :meth:`check` passes; never raises."""
         ...
 
     async def close(self) -> None:

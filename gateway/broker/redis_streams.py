@@ -28,7 +28,7 @@ import redis.asyncio as aioredis
 from redis.exceptions import RedisError, ResponseError
 
 from ..types import Cursor, JsonObject, RunEvent
-from .protocol import DEFAULT_MAXLEN, DEFAULT_TTL
+from .protocol import DEFAULT_MAXLEN, DEFAULT_TTL, BrokerUnavailableError
 
 __all__ = ["DEFAULT_PREFIX", "RedisStreamsBroker"]
 
@@ -190,6 +190,25 @@ class RedisStreamsBroker:
     def subscribe(self, run_id: str, after: Cursor | None = None) -> _RedisSubscription:
         """A subscription reading ``run_id``'s stream after ``after`` (use ``async with``)."""
         return _RedisSubscription(self, run_id, after)
+
+    async def check(self) -> None:
+        """Answer when Redis answers ``PING`` (readiness, start-up).
+
+        Raises:
+            BrokerUnavailableError: Redis cannot be reached or refused the command.
+        """
+        try:
+            await self.client.ping()
+        except (RedisError, OSError) as exc:
+            raise BrokerUnavailableError(f"the broker is unavailable: {exc}") from exc
+
+    async def healthy(self) -> bool:
+        """True when :meth:`check` passes (never raises)."""
+        try:
+            await self.check()
+        except BrokerUnavailableError:
+            return False
+        return True
 
     async def close(self) -> None:
         """Close the client's connection pool."""

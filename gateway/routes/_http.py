@@ -253,13 +253,26 @@ async def _http_error(request: Request, exc: Exception) -> Response:
     return response
 
 
+async def _internal_error(request: Request, exc: Exception) -> Response:
+    """Anything else (a bug of ours, a driver error nothing translated): the JSON error shape,
+    500 ``INTERNAL_ERROR``, never a plain-text 500 or the exception's class (issue 12); the
+    traceback goes to the log (starlette's ``ServerErrorMiddleware`` re-raises for the
+    server)."""
+    return json_response(
+        {"error": {"code": "INTERNAL_ERROR", "message": "internal gateway error"}}, 500
+    )
+
+
 EXCEPTION_HANDLERS: Mapping[type[Exception], Callable[[Request, Exception], Awaitable[Response]]]
 EXCEPTION_HANDLERS = {
     RequestError: _request_error,
     CodecError: _codec_error,
     RunStoreError: _store_error,
     HTTPException: _http_error,
+    Exception: _internal_error,
 }
 """Starlette exception handlers: :class:`~gateway.errors.RequestError` (its status and code),
-codec errors with a ``status_hint``, run-store errors (their ``status``), and starlette's own
-404 ``NOT_FOUND`` / 405 ``METHOD_NOT_ALLOWED`` for unknown paths and methods."""
+codec errors with a ``status_hint``, run-store errors (their ``status``: 503
+``STORE_UNAVAILABLE`` when the database is lost), starlette's own 404 ``NOT_FOUND`` / 405
+``METHOD_NOT_ALLOWED`` for unknown paths and methods, and anything else as 500
+``INTERNAL_ERROR`` in the same JSON shape."""
