@@ -17,13 +17,14 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
 from typing import TypeVar
 
 import orjson
 from pydantic import BaseModel, ValidationError
 from starlette.exceptions import HTTPException
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 
 from agui_codecs import Encoder
@@ -241,6 +242,8 @@ async def _store_error(request: Request, exc: Exception) -> Response:
     return json_response({"error": {"code": exc.code, "message": exc.message}}, exc.status)
 
 
+_log = logging.getLogger(__name__)
+
 _HTTP_CODES = {404: "NOT_FOUND", 405: "METHOD_NOT_ALLOWED"}
 
 
@@ -251,6 +254,16 @@ async def _http_error(request: Request, exc: Exception) -> Response:
     if exc.headers:
         response.headers.update(exc.headers)
     return response
+
+
+async def _client_disconnect(request: Request, exc: Exception) -> Response:
+    """The client went away before its request body arrived whole: nothing to answer (nobody
+    reads it) and nothing wrong with the gateway, so one info line and no traceback."""
+    assert isinstance(exc, ClientDisconnect)
+    _log.info("client disconnected before its request body was read (%s)", request.url.path)
+    return json_response(
+        {"error": {"code": "CLIENT_DISCONNECTED", "message": "the client went away"}}, 400
+    )
 
 
 async def _internal_error(request: Request, exc: Exception) -> Response:
@@ -269,6 +282,7 @@ EXCEPTION_HANDLERS = {
     CodecError: _codec_error,
     RunStoreError: _store_error,
     HTTPException: _http_error,
+    ClientDisconnect: _client_disconnect,
     Exception: _internal_error,
 }
 """Starlette exception handlers: :class:`~gateway.errors.RequestError` (its status and code),
