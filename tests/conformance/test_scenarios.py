@@ -76,11 +76,8 @@ def test_the_model_server_speaks_each_api_to_a_real_sdk(api: str) -> None:
             import anthropic
 
             client = anthropic.Anthropic(base_url=server.url, api_key="x")
-            with client.messages.stream(
-                model="m",
-                max_tokens=10,
-                messages=[{"role": "user", "content": "scenario: parallel-tools"}],
-            ) as stream:
+            with client.messages.stream(model="m", max_tokens=10, messages=[
+                    {"role": "user", "content": "scenario: parallel-tools"}]) as stream:
                 message = stream.get_final_message()
             calls = {b.name: b.input for b in message.content if b.type == "tool_use"}
         elif api == "openai-chat":
@@ -89,11 +86,8 @@ def test_the_model_server_speaks_each_api_to_a_real_sdk(api: str) -> None:
             chat = openai.OpenAI(base_url=f"{server.url}/v1", api_key="x").chat.completions
             parts: dict[int, list[str]] = {}
             names: dict[int, str] = {}
-            for chunk in chat.create(
-                model="m",
-                stream=True,
-                messages=[{"role": "user", "content": "scenario: parallel-tools"}],
-            ):
+            for chunk in chat.create(model="m", stream=True, messages=[
+                    {"role": "user", "content": "scenario: parallel-tools"}]):
                 for choice in chunk.choices:
                     for tc in choice.delta.tool_calls or []:
                         parts.setdefault(tc.index, []).append(tc.function.arguments or "")
@@ -110,9 +104,7 @@ def test_the_model_server_speaks_each_api_to_a_real_sdk(api: str) -> None:
                 final = stream.get_final_response()
             import json
 
-            calls = {
-                o.name: json.loads(o.arguments) for o in final.output if o.type == "function_call"
-            }
+            calls = {o.name: json.loads(o.arguments) for o in final.output if o.type == "function_call"}
     expected = {c.name: c.arguments for c in SCENARIOS["parallel-tools"].calls()}
     assert calls == expected
     assert server.requests == [(api, "parallel-tools", 0)]
