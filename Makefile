@@ -9,7 +9,7 @@ HOST   ?= 127.0.0.1
 PORT   ?= 8000
 NODE_HARNESSES := $(wildcard tests/harness/package-lock.json tests/ui_harness/package-lock.json)
 
-.PHONY: run test lint bench fuzz clean node-harnesses
+.PHONY: run test lint bench fuzz clean node-harnesses adapter-venvs
 
 $(BIN)/python:
 	$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || \
@@ -47,7 +47,16 @@ node-harnesses:
 	  npm ci --prefix $$dir --no-audit --no-fund --loglevel=error || exit 1; \
 	done
 
-test: $(VENV)/.installed-dev node-harnesses
+# Real adapters that cannot share the gateway's venv (conflicting pins) get one each.
+AF_VENV := .venv-agent-framework
+$(AF_VENV)/.installed: tests/adapters/agent_framework/requirements.txt
+	$(PYTHON) -m venv $(AF_VENV)
+	$(AF_VENV)/bin/python -m pip install --quiet -r $<
+	touch $@
+
+adapter-venvs: $(AF_VENV)/.installed
+
+test: $(VENV)/.installed-dev node-harnesses adapter-venvs
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 lint: $(VENV)/.installed-dev
@@ -67,4 +76,4 @@ bench: $(VENV)/.installed-dev
 	$(BIN)/python bench/codec_throughput.py
 
 clean:
-	rm -rf $(VENV) tests/harness/node_modules tests/ui_harness/node_modules .pytest_cache
+	rm -rf $(VENV) $(AF_VENV) tests/harness/node_modules tests/ui_harness/node_modules .pytest_cache

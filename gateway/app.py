@@ -30,7 +30,8 @@ conversation for a provider route) or 422 ``UNSUPPORTED_CONTENT`` / ``INVALID_TO
 / ``INVALID_TOOL_RESULT`` (the input has no equivalent upstream). Once streaming, every failure
 is a terminal event (see :mod:`gateway.upstream`).
 
-Client auth (:mod:`gateway.auth`): every endpoint but ``/healthz`` and ``/metrics`` asks for a
+Client auth (:mod:`gateway.auth`): every endpoint but ``/healthz``, ``/metrics`` and the
+inspector page's own files (``/inspect``, no data in them) asks for a
 credential (``Authorization: Bearer``: an API key, a JWT when ``GATEWAY_JWT_JWKS_URL`` is set,
 a scoped token on the events endpoint) unless ``GATEWAY_AUTH=off``; ``auto`` (the default) is
 required here, and only ``serve`` opens it for the embedded demo on a loopback host.
@@ -191,7 +192,9 @@ def create_app(
                 stack.push_async_callback(run_store.close)
             run_broker = broker
             if run_broker is None:
-                run_broker = open_broker(settings.redis_url, prefix=settings.redis_prefix)
+                run_broker = open_broker(
+                    settings.redis_url, prefix=settings.redis_prefix, **settings.broker_bounds()
+                )
                 stack.push_async_callback(run_broker.close)
                 # An unreachable Redis at start-up is a clear error, not a silent fallback
                 # (issue 12); the store was checked by open_store (migrations ran).

@@ -106,6 +106,7 @@ from agui_codecs.ui import (
     validate_route_hints,
 )
 
+from .bounds_settings import BoundsSettings
 from .broker import DEFAULT_PREFIX as DEFAULT_REDIS_PREFIX
 from .errors import ConfigError
 from .route_checks import (
@@ -352,9 +353,10 @@ class RouteConfig(_Strict):
         return self
 
 
-class Settings(SecuritySettings):
-    """Process-wide settings, read from ``GATEWAY_*`` environment variables; client auth,
-    quotas and timeouts are inherited from :class:`~gateway.security_settings.SecuritySettings`.
+class Settings(SecuritySettings, BoundsSettings):
+    """Process-wide settings, read from ``GATEWAY_*`` environment variables; client auth and
+    quotas are inherited from :class:`~gateway.security_settings.SecuritySettings`, broker
+    memory bounds and connection timeouts from :class:`~gateway.bounds_settings.BoundsSettings`.
 
     Attributes:
         config: routes TOML file; ``None`` uses the embedded ``default_routes.toml``.

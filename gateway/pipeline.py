@@ -17,6 +17,9 @@ either wire is sent, and what a durable run store records. UI (``agui_codecs.ui`
 encoded from the same events: ``AguiEncoder`` sends the delivery profile's events as they are,
 ``AiSdkEncoder`` turns any of them into a ``data-ui-schema`` chunk.
 
+Before the UI stage, ids the upstream chose (message, tool-call, reasoning ids) are checked like
+client ids and remapped when refused (:mod:`gateway.upstream_ids`), so every store keeps them.
+
 A durable run (:mod:`gateway.runs`) is pumped from :func:`flatten` of the same batches; turning
 events into a client's bytes is :mod:`gateway.encoding`'s job.
 
@@ -38,6 +41,7 @@ from agui_codecs.ui import UiSchemaCompiler, UiStage, resolve_locale
 
 from .config import RouteConfig
 from .upstream import Upstream, build_body
+from .upstream_ids import UpstreamIds
 
 __all__ = ["RunPipeline", "flatten", "staged"]
 
@@ -102,16 +106,18 @@ class RunPipeline:
         )
         stage = self.ui_stage(route, run_input.forwarded_props, accept_language)
         batches = self.upstream.events(route, body, decoder, thread_id=run_input.thread_id)
-        return staged(batches, stage)
+        return staged(batches, stage, UpstreamIds())
 
 
 async def staged(
-    batches: AsyncGenerator[list[Event], None], stage: UiStage
+    batches: AsyncGenerator[list[Event], None], stage: UiStage, ids: UpstreamIds | None = None
 ) -> AsyncGenerator[list[Event], None]:
-    """Map every event of ``batches`` through ``stage`` (batch boundaries kept)."""
+    """Map every event of ``batches`` through ``ids`` (upstream ids checked like client ids,
+    :mod:`gateway.upstream_ids`), then ``stage`` (batch boundaries kept)."""
+    fix = ids.process if ids is not None else (lambda event: event)
     async with aclosing(batches):
         async for batch in batches:
-            yield [out for event in batch for out in stage.process(event)]
+            yield [out for event in batch for out in stage.process(fix(event))]
 
 
 async def flatten(batches: AsyncGenerator[list[Event], None]) -> AsyncGenerator[Event, None]:

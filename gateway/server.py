@@ -21,6 +21,7 @@ from starlette.applications import Starlette
 from .app import create_app
 from .config import RouteConfig, Settings
 from .errors import ConfigError
+from .http_protocol import guarded_protocol
 
 __all__ = [
     "DEMO_ROUTE",
@@ -120,8 +121,14 @@ def build_server(
     """A :class:`GatewayServer` for ``app`` (no access log; ``lifespan`` on).
 
     Open streams get :data:`SHUTDOWN_GRACE_SECONDS` to end on shutdown (SSE streams with
-    keep-alives would otherwise hold the process open).
+    keep-alives would otherwise hold the process open). Slow clients are bounded by the app's
+    settings (:mod:`gateway.bounds_settings`): the HTTP protocol is
+    :class:`~gateway.http_protocol.GuardedH11Protocol` (head and send timeouts, write-buffer
+    high-water mark), and uvicorn's ``timeout_keep_alive``, ``h11_max_incomplete_event_size``
+    and ``limit_concurrency`` come from ``GATEWAY_KEEP_ALIVE_SECONDS``,
+    ``GATEWAY_MAX_HEADER_BYTES`` and ``GATEWAY_MAX_CONNECTIONS``.
     """
+    settings: Settings = app.state.services.settings
     config = uvicorn.Config(
         app,
         host=host,
@@ -130,6 +137,16 @@ def build_server(
         access_log=False,
         lifespan="on",
         timeout_graceful_shutdown=SHUTDOWN_GRACE_SECONDS,
+        http=guarded_protocol(
+            header_timeout=settings.header_timeout_seconds,
+            send_timeout=settings.send_timeout_seconds,
+            write_buffer_bytes=settings.write_buffer_bytes,
+            max_header_bytes=settings.max_header_bytes,
+            socket_send_buffer=settings.socket_send_buffer_bytes,
+        ),
+        timeout_keep_alive=settings.keep_alive_seconds,
+        h11_max_incomplete_event_size=settings.max_header_bytes,
+        limit_concurrency=settings.max_connections or None,
     )
     return GatewayServer(config, routes=app.state.services.routes, out=out)
 

@@ -39,7 +39,14 @@ from .pipeline import RunPipeline, flatten
 from .quota import RUN_RESERVE, capped
 from .runs import RunManager
 from .runs.history import input_items
-from .store import HistoryPage, RunExistsError, RunNotFoundError, RunRecord, RunStore
+from .store import (
+    HistoryPage,
+    RunExistsError,
+    RunNotFoundError,
+    RunRecord,
+    RunStore,
+    ThreadSummary,
+)
 from .types import JsonObject
 
 __all__ = ["RENAME_ATTEMPTS", "QuotaError", "Services"]
@@ -193,6 +200,18 @@ class Services:
         return await self.runs().history(
             caller.thread_key(thread_id), limit=limit, before_sequence=before_sequence
         )
+
+    async def threads(self, caller: Caller, *, limit: int) -> list[ThreadSummary]:
+        """The caller's threads, the most recently run first (only runs of the routes it may
+        call count): the inspector's thread list."""
+        store = self.runs().store
+        return await store.list_threads(tenant=caller.tenant, routes=caller.routes, limit=limit)
+
+    async def thread_runs(self, caller: Caller, thread_id: str, *, limit: int) -> list[RunRecord]:
+        """The runs of the caller's thread ``thread_id``, newest first, those of routes it may
+        not call left out (an unknown or foreign thread: none)."""
+        runs = await self.runs().store.list_runs(caller.thread_key(thread_id), limit=limit)
+        return [run for run in runs if run.route is None or caller.may_call(run.route)]
 
     def runs(self) -> RunManager:
         """The open run manager.

@@ -1,10 +1,23 @@
 """In-process broker (the default): one replica, no server; same contract as Redis Streams.
 
-Each run has a topic holding the last ``maxlen`` events (a ring buffer) and the set of live
-subscriptions. A subscription starts with the retained events after its cursor, then receives
-every accepted publish; its own queue is bounded by ``maxlen`` too (a reader that falls that
-far behind loses the oldest messages and refills from the store, see :mod:`.protocol`).
-Topics nobody published to or subscribed to for ``ttl`` seconds are dropped.
+Memory is bounded, per run and per reader (``docs/runs.md`` §3, issue 15):
+
+* each run has a topic holding its retained tail, the last events published, at most
+  ``maxlen`` events and ``max_bytes`` bytes (whichever bound is reached first; the oldest go
+  first). Once the run's terminal event is published everything is durable (control events are
+  written before they are published, ``docs/runs.md`` §2), so the tail is released at once and
+  later readers read the store; the topic itself (its last cursor, for fencing) goes
+  ``ended_ttl`` seconds later, a topic nobody published to or subscribed to for ``ttl`` seconds
+  too;
+* each subscription queues what its reader has not taken yet, at most ``reader_maxlen`` events
+  and ``reader_max_bytes`` bytes. A reader that falls behind past that bound is moved to the
+  store path: its queue is released, it receives nothing more, and its next ``receive`` returns
+  ``[]`` at once after subscribing it again from the live end, so the reader re-reads the store
+  after its last cursor (and fills any later gap from the store, :mod:`gateway.runs.reader`).
+  Nothing is lost; the reader only leaves the latency path until it has caught up.
+
+Sizes are the events' approximate JSON size: the length of their top-level strings plus
+serialized nested values plus a small per-field overhead (:func:`wire_size`).
 """
 
 from __future__ import annotations
@@ -13,20 +26,71 @@ import asyncio
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from types import TracebackType
 from typing import Self
 
-from ..types import Cursor, JsonObject, RunEvent
-from .protocol import DEFAULT_MAXLEN, DEFAULT_TTL
+import orjson
 
-__all__ = ["InProcessBroker"]
+from ..types import TERMINAL_EVENT_TYPES, Cursor, JsonObject, RunEvent
+from .protocol import (
+    DEFAULT_ENDED_TTL,
+    DEFAULT_MAX_BYTES,
+    DEFAULT_MAXLEN,
+    DEFAULT_READER_MAX_BYTES,
+    DEFAULT_READER_MAXLEN,
+    DEFAULT_TTL,
+)
+
+__all__ = ["BrokerUsage", "InProcessBroker", "wire_size"]
+
+_EVENT_OVERHEAD = 16
+_FIELD_OVERHEAD = 8
+
+
+def wire_size(event: JsonObject) -> int:
+    """Approximate size in bytes of ``event``'s compact JSON: top-level strings count their
+    length (characters), nested objects and arrays their serialized length, other values 8,
+    plus a few bytes per field. Cheap for the common case, a delta (one short string)."""
+    size = _EVENT_OVERHEAD
+    for key, value in event.items():
+        if type(value) is str:
+            size += len(key) + _FIELD_OVERHEAD + len(value)
+        elif isinstance(value, dict | list):
+            size += len(key) + _FIELD_OVERHEAD + len(orjson.dumps(value, default=str))
+        else:
+            size += len(key) + _FIELD_OVERHEAD + 8
+    return size
+
+
+@dataclass(frozen=True, slots=True)
+class BrokerUsage:
+    """What an :class:`InProcessBroker` holds now (:meth:`InProcessBroker.usage`).
+
+    Attributes:
+        runs: topics (runs published to or subscribed to recently).
+        retained_events, retained_bytes: the retained tails, summed over the runs.
+        readers: live subscriptions (not counting those moved to the store path).
+        queued_events, queued_bytes: what subscriptions hold for their readers, summed.
+        lagging: subscriptions moved to the store path and not yet back.
+    """
+
+    runs: int
+    retained_events: int
+    retained_bytes: int
+    readers: int
+    queued_events: int
+    queued_bytes: int
+    lagging: int
 
 
 class _Topic:
-    __slots__ = ("buffer", "last", "subscribers", "touched")
+    __slots__ = ("buffer", "bytes", "ended", "last", "subscribers", "touched")
 
-    def __init__(self, maxlen: int, now: float) -> None:
-        self.buffer: deque[RunEvent] = deque(maxlen=maxlen)
+    def __init__(self, now: float) -> None:
+        self.buffer: deque[tuple[RunEvent, int]] = deque()
+        self.bytes = 0
+        self.ended = False
         self.last: Cursor | None = None
         self.subscribers: set[_MemorySubscription] = set()
         self.touched = now
@@ -39,12 +103,14 @@ class _MemorySubscription:
         self._broker = broker
         self.run_id = run_id
         self._after = after
-        self._queue: deque[RunEvent] = deque(maxlen=broker.maxlen)
+        self._queue: deque[RunEvent] = deque()
+        self._queued_bytes = 0
         self._wakeup = asyncio.Event()
         self._attached = False
+        self.lagging = False
 
     async def __aenter__(self) -> Self:
-        self._broker._attach(self, self._after)
+        self._broker._attach(self, self._after, tail=True)
         self._attached = True
         return self
 
@@ -57,26 +123,57 @@ class _MemorySubscription:
         if self._attached:
             self._broker._detach(self)
             self._attached = False
+            self._broker._lagging.discard(self)
+            self._drop_queue()
 
-    def _deliver(self, message: RunEvent) -> None:
-        self._queue.append(message)
+    def _drop_queue(self) -> None:
+        self._queue.clear()
+        self._queued_bytes = 0
+
+    def _deliver(self, message: RunEvent, size: int) -> bool:
+        """Queue ``message``; False (queue released, lagging) when it does not fit the bound:
+        behind past it, the reader re-reads the store (docs/runs.md §3). The caller detaches
+        a lagging subscription."""
+        queued = self._queued_bytes + size
+        if (
+            len(self._queue) < self._broker.reader_maxlen
+            and queued <= self._broker.reader_max_bytes
+        ):
+            self._queue.append(message)
+            self._queued_bytes = queued
+            self._wakeup.set()
+            return True
+        self._drop_queue()
+        self.lagging = True
+        self._broker._lagging.add(self)
         self._wakeup.set()
+        return False
 
     async def receive(self, timeout: float) -> list[RunEvent]:
-        """Wait up to ``timeout`` seconds; return the queued messages (``[]`` on timeout)."""
+        """Wait up to ``timeout`` seconds; return the queued messages (``[]`` on timeout, and
+        at once after the reader fell behind past the bound: it re-reads the store)."""
         if not self._attached:
             raise RuntimeError("subscription used outside 'async with'")
+        if self.lagging:
+            self.lagging = False
+            self._broker._lagging.discard(self)
+            self._broker._attach(self, self._after, tail=False)
+            return []
         if not self._queue:
             self._wakeup.clear()
             try:
                 await asyncio.wait_for(self._wakeup.wait(), timeout)
             except TimeoutError:
                 return []
+            if self.lagging:
+                return await self.receive(timeout)
         out = list(self._queue)
-        self._queue.clear()
+        self._drop_queue()
         after = self._after
         if after is not None:
             out = [m for m in out if m.cursor > after]
+        if out:
+            self._after = out[-1].cursor
         return out
 
     def skip_to(self, cursor: Cursor) -> None:
@@ -89,25 +186,45 @@ class InProcessBroker:
     """:class:`~gateway.broker.protocol.Broker` inside one process (asyncio, one loop).
 
     Args:
-        maxlen: events retained per run and queued per subscription.
+        maxlen: events retained per run (>= 1).
+        max_bytes: bytes retained per run (approximate JSON size, :func:`wire_size`).
+        reader_maxlen: events queued per subscription before its reader is moved to the store
+            path (default: ``min(maxlen, DEFAULT_READER_MAXLEN)``).
+        reader_max_bytes: bytes queued per subscription, likewise.
         ttl: seconds an idle topic (no publish, no subscriber) is kept.
+        ended_ttl: seconds a topic is kept once its run's terminal event was published and
+            nobody subscribes (its tail is released at once).
         clock: monotonic clock in seconds (for tests).
+
+    Raises:
+        ValueError: a bound below 1.
     """
 
     def __init__(
         self,
         *,
         maxlen: int = DEFAULT_MAXLEN,
+        max_bytes: int = DEFAULT_MAX_BYTES,
+        reader_maxlen: int | None = None,
+        reader_max_bytes: int = DEFAULT_READER_MAX_BYTES,
         ttl: float = DEFAULT_TTL,
+        ended_ttl: float = DEFAULT_ENDED_TTL,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        if maxlen < 1:
-            raise ValueError("maxlen must be >= 1")
+        if reader_maxlen is None:
+            reader_maxlen = min(maxlen, DEFAULT_READER_MAXLEN)
+        if min(maxlen, max_bytes, reader_maxlen, reader_max_bytes) < 1:
+            raise ValueError("maxlen, max_bytes, reader_maxlen and reader_max_bytes must be >= 1")
         self.maxlen = maxlen
+        self.max_bytes = max_bytes
+        self.reader_maxlen = reader_maxlen
+        self.reader_max_bytes = reader_max_bytes
         self.ttl = ttl
+        self.ended_ttl = min(ended_ttl, ttl)
         self._clock = clock
         self._topics: dict[str, _Topic] = {}
-        self._next_sweep = clock() + ttl
+        self._lagging: set[_MemorySubscription] = set()
+        self._next_sweep = clock() + self.ended_ttl
 
     def _topic(self, run_id: str) -> _Topic:
         now = self._clock()
@@ -115,52 +232,82 @@ class InProcessBroker:
             self._sweep(now)
         topic = self._topics.get(run_id)
         if topic is None:
-            topic = self._topics[run_id] = _Topic(self.maxlen, now)
+            topic = self._topics[run_id] = _Topic(now)
         topic.touched = now
         return topic
 
     def _sweep(self, now: float) -> None:
-        self._next_sweep = now + self.ttl
+        self._next_sweep = now + self.ended_ttl
         for run_id, topic in list(self._topics.items()):
-            if not topic.subscribers and now - topic.touched >= self.ttl:
+            keep = self.ended_ttl if topic.ended else self.ttl
+            if not topic.subscribers and now - topic.touched >= keep:
                 del self._topics[run_id]
+
+    def _accept(self, topic: _Topic, message: RunEvent) -> bool:
+        cursor, last = message.cursor, topic.last
+        if last is not None and (cursor.epoch, cursor.seq) <= (last.epoch, last.seq):
+            return False
+        topic.last = cursor
+        if message.event.get("type") in TERMINAL_EVENT_TYPES:
+            topic.ended = True  # all durable now: readers come from the store
+            topic.buffer.clear()
+            topic.bytes = 0
+        subscribers = topic.subscribers
+        if topic.ended and not subscribers:
+            return True
+        size = wire_size(message.event)
+        if not topic.ended:
+            buffer = topic.buffer
+            buffer.append((message, size))
+            topic.bytes += size
+            maxlen, max_bytes = self.maxlen, self.max_bytes
+            while len(buffer) > maxlen or topic.bytes > max_bytes:
+                topic.bytes -= buffer.popleft()[1]
+        behind = None
+        for subscription in subscribers:
+            if not subscription._deliver(message, size):
+                behind = [*(behind or ()), subscription]
+        if behind:
+            for subscription in behind:
+                subscribers.discard(subscription)
+        return True
 
     async def publish(self, run_id: str, cursor: Cursor, event: JsonObject) -> bool:
         """Retain and fan out ``event``; False when ``cursor`` is not after the last one."""
-        topic = self._topic(run_id)
-        if topic.last is not None and cursor <= topic.last:
-            return False
-        message = RunEvent(cursor, event)
-        topic.last = cursor
-        topic.buffer.append(message)
-        for subscription in topic.subscribers:
-            subscription._deliver(message)
-        return True
+        return self._accept(self._topic(run_id), RunEvent(cursor, event))
 
     async def publish_many(self, run_id: str, events: Sequence[RunEvent]) -> int:
         """:meth:`publish` each of ``events`` in order; returns how many were accepted."""
         topic = self._topic(run_id)
         accepted = 0
-        subscribers = topic.subscribers
         for message in events:
-            if topic.last is not None and message.cursor <= topic.last:
-                continue
-            topic.last = message.cursor
-            topic.buffer.append(message)
-            for subscription in subscribers:
-                subscription._deliver(message)
-            accepted += 1
+            if self._accept(topic, message):
+                accepted += 1
         return accepted
 
     def subscribe(self, run_id: str, after: Cursor | None = None) -> _MemorySubscription:
         """A subscription to ``run_id`` from ``after`` (use ``async with``)."""
         return _MemorySubscription(self, run_id, after)
 
-    def _attach(self, subscription: _MemorySubscription, after: Cursor | None) -> None:
+    def _attach(
+        self, subscription: _MemorySubscription, after: Cursor | None, *, tail: bool
+    ) -> None:
         topic = self._topic(subscription.run_id)
-        for message in topic.buffer:
-            if after is None or message.cursor > after:
-                subscription._deliver(message)
+        if tail:
+            # The newest retained events after ``after`` that fit the reader's bound (the
+            # part not durable yet is the newest; anything older is in the store).
+            chosen: list[tuple[RunEvent, int]] = []
+            count = size = 0
+            for message, message_size in reversed(topic.buffer):
+                if after is not None and message.cursor <= after:
+                    break
+                if count + 1 > self.reader_maxlen or size + message_size > self.reader_max_bytes:
+                    break
+                chosen.append((message, message_size))
+                count += 1
+                size += message_size
+            for message, message_size in reversed(chosen):
+                subscription._deliver(message, message_size)
         topic.subscribers.add(subscription)
 
     def _detach(self, subscription: _MemorySubscription) -> None:
@@ -176,8 +323,22 @@ class InProcessBroker:
         """Always True (in-process)."""
         return True
 
+    def usage(self) -> BrokerUsage:
+        """What the broker holds now, summed over runs and subscriptions."""
+        readers = {s for topic in self._topics.values() for s in topic.subscribers}
+        return BrokerUsage(
+            runs=len(self._topics),
+            retained_events=sum(len(t.buffer) for t in self._topics.values()),
+            retained_bytes=sum(t.bytes for t in self._topics.values()),
+            readers=len(readers),
+            queued_events=sum(len(s._queue) for s in readers),
+            queued_bytes=sum(s._queued_bytes for s in readers),
+            lagging=len(self._lagging),
+        )
+
     async def close(self) -> None:
         """Forget every topic (live subscriptions receive nothing more)."""
         for topic in self._topics.values():
             topic.subscribers.clear()
         self._topics.clear()
+        self._lagging.clear()

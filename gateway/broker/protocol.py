@@ -11,9 +11,11 @@ The broker is the *latency* path, never the source of truth (``docs/runs.md`` §
   retained events after ``after`` and then the live ones: a reader that subscribes, then
   replays the store, then drains the subscription sees no gap for events published but not
   yet durable.
-* Delivery is at-most-once and bounded: a subscriber that falls behind the retained length
-  loses the oldest messages (readers detect the gap by cursor and refill from the store), and
-  nothing depends on one message arriving (readers re-check the store when idle).
+* Delivery is at-most-once and bounded: the retained tail has a stated maximum per run, and
+  a subscriber that falls behind past its bound (in-process: its queue; Redis: the trimmed
+  stream) misses messages; readers detect the gap by cursor and refill from the store, and
+  nothing depends on one message arriving (readers re-check the store when idle). Once a
+  run's terminal event is published everything is durable, so a broker may release its tail.
 """
 
 from __future__ import annotations
@@ -24,7 +26,17 @@ from typing import Protocol, Self, runtime_checkable
 
 from ..types import Cursor, JsonObject, RunEvent
 
-__all__ = ["DEFAULT_MAXLEN", "DEFAULT_TTL", "Broker", "BrokerUnavailableError", "Subscription"]
+__all__ = [
+    "DEFAULT_ENDED_TTL",
+    "DEFAULT_MAXLEN",
+    "DEFAULT_MAX_BYTES",
+    "DEFAULT_READER_MAXLEN",
+    "DEFAULT_READER_MAX_BYTES",
+    "DEFAULT_TTL",
+    "Broker",
+    "BrokerUnavailableError",
+    "Subscription",
+]
 
 
 class BrokerUnavailableError(Exception):
@@ -43,11 +55,26 @@ class BrokerUnavailableError(Exception):
         self.message = message
 
 
-DEFAULT_MAXLEN = 10_000
-"""Events retained per run (Redis ``MAXLEN ~``); far above one write batch."""
+DEFAULT_MAXLEN = 2048
+"""Events retained per run (Redis ``MAXLEN ~``, ``GATEWAY_BROKER_MAX_EVENTS``); far above what
+is published but not durable yet (one write batch, ``batch_max_events``)."""
+
+DEFAULT_MAX_BYTES = 4 * 1024 * 1024
+"""Bytes retained per run by the in-process broker (``GATEWAY_BROKER_MAX_BYTES``)."""
+
+DEFAULT_READER_MAXLEN = 1024
+"""Events queued per subscription before its reader reads the store instead
+(``GATEWAY_BROKER_READER_MAX_EVENTS``; Redis: entries per ``XREAD``)."""
+
+DEFAULT_READER_MAX_BYTES = 1024 * 1024
+"""Bytes queued per in-process subscription, likewise (``GATEWAY_BROKER_READER_MAX_BYTES``)."""
 
 DEFAULT_TTL = 3600.0
-"""Seconds a run's retained tail lives after its last publish."""
+"""Seconds a run's retained tail lives after its last publish (``GATEWAY_BROKER_TTL_SECONDS``)."""
+
+DEFAULT_ENDED_TTL = 60.0
+"""Seconds a run's stream lives once its terminal event was published
+(``GATEWAY_BROKER_ENDED_TTL_SECONDS``): everything is durable by then, readers use the store."""
 
 
 @runtime_checkable

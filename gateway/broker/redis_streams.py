@@ -4,8 +4,13 @@
   orders stream IDs exactly as cursors order), its one field ``e`` the compact JSON event.
   ``XADD`` refuses an ID not greater than the stream's last, which fences a producer whose
   lease was taken over once the new epoch has published.
-* ``XADD ... MAXLEN ~ maxlen`` bounds the stream; ``EXPIRE`` drops it ``ttl`` seconds after the
-  last publish. ``publish_many`` sends one ``XADD`` per event and a single ``EXPIRE`` in one
+* ``XADD ... MAXLEN ~ maxlen`` bounds the stream (approximate trimming: whole stream nodes, so
+  a little more than ``maxlen`` may stay); ``EXPIRE`` drops it ``ttl`` seconds after the
+  last publish, ``ended_ttl`` after the run's terminal event (then everything is durable).
+  A reader whose position was trimmed away gets the oldest entries left, sees the gap by
+  cursor and fills it from the store (:mod:`gateway.runs.reader`), so nothing is lost; one
+  ``XREAD`` fetches at most ``read_count`` entries, the bound of what a reader holds.
+* ``publish_many`` sends one ``XADD`` per event and a single ``EXPIRE`` in one
   non-transactional pipeline (one round trip); Redis runs them in order and checks each ``XADD``'s
   ID on its own, so the fencing is exactly that of one ``publish`` per event.
 * Readers ``XREAD BLOCK`` from their last cursor, so a subscription needs no registration and
@@ -27,8 +32,14 @@ import orjson
 import redis.asyncio as aioredis
 from redis.exceptions import RedisError, ResponseError
 
-from ..types import Cursor, JsonObject, RunEvent
-from .protocol import DEFAULT_MAXLEN, DEFAULT_TTL, BrokerUnavailableError
+from ..types import TERMINAL_EVENT_TYPES, Cursor, JsonObject, RunEvent
+from .protocol import (
+    DEFAULT_ENDED_TTL,
+    DEFAULT_MAXLEN,
+    DEFAULT_READER_MAXLEN,
+    DEFAULT_TTL,
+    BrokerUnavailableError,
+)
 
 __all__ = ["DEFAULT_PREFIX", "RedisStreamsBroker"]
 
@@ -104,7 +115,8 @@ class RedisStreamsBroker:
         prefix: key prefix (tests use a unique one).
         maxlen: approximate number of entries kept per run stream.
         ttl: seconds a run stream lives after its last publish.
-        read_count: entries fetched per ``XREAD``.
+        ended_ttl: seconds it lives after its run's terminal event was published.
+        read_count: entries fetched per ``XREAD`` (what one reader holds at most).
     """
 
     def __init__(
@@ -114,12 +126,16 @@ class RedisStreamsBroker:
         prefix: str = DEFAULT_PREFIX,
         maxlen: int = DEFAULT_MAXLEN,
         ttl: float = DEFAULT_TTL,
-        read_count: int = 500,
+        ended_ttl: float = DEFAULT_ENDED_TTL,
+        read_count: int = DEFAULT_READER_MAXLEN,
     ) -> None:
+        if min(maxlen, read_count) < 1:
+            raise ValueError("maxlen and read_count must be >= 1")
         self.client = client
         self.prefix = prefix
         self.maxlen = maxlen
         self.ttl = max(1, int(ttl))
+        self.ended_ttl = max(1, min(self.ttl, int(ended_ttl)))
         self.read_count = read_count
 
     @classmethod
@@ -130,6 +146,9 @@ class RedisStreamsBroker:
     def key(self, run_id: str) -> str:
         """The stream key of ``run_id``."""
         return f"{self.prefix}run:{run_id}"
+
+    def _ttl_after(self, event: JsonObject) -> int:
+        return self.ended_ttl if event.get("type") in TERMINAL_EVENT_TYPES else self.ttl
 
     async def publish(self, run_id: str, cursor: Cursor, event: JsonObject) -> bool:
         """``XADD`` with the cursor as entry ID (+ ``EXPIRE``) in one round trip."""
@@ -143,7 +162,7 @@ class RedisStreamsBroker:
                     maxlen=self.maxlen,
                     approximate=True,
                 )
-                pipe.expire(key, self.ttl)
+                pipe.expire(key, self._ttl_after(event))
                 added, _ = await pipe.execute(raise_on_error=False)
         except (RedisError, OSError) as exc:
             _log.warning("redis XADD failed on %s: %s", key, exc)
@@ -174,7 +193,7 @@ class RedisStreamsBroker:
                         maxlen=self.maxlen,
                         approximate=True,
                     )
-                pipe.expire(key, self.ttl)
+                pipe.expire(key, self._ttl_after(events[-1].event))
                 replies = await pipe.execute(raise_on_error=False)
         except (RedisError, OSError) as exc:
             _log.warning("redis XADD failed on %s: %s", key, exc)

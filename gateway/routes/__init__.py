@@ -12,6 +12,8 @@ method and path                                             handler      reply
 ``GET  /api/v1/agent/runs/{thread_id}/events?runId=``       ``runs``     AG-UI SSE
 ``GET  /api/v1/agent/history?threadId=``                    ``history``  200 JSON
 ``GET  /healthz``, ``GET /metrics``                         ``health``   JSON, Prometheus text
+``GET  /inspect``, ``/inspect/static/{name}``               ``inspect``  the inspector page
+``GET  /inspect/api/threads|runs|verdicts``                 ``inspect``  200 JSON
 ==========================================================  ===========  ======================
 
 The shape of every room: a handler parses the request (:mod:`._http`), calls the app's
@@ -27,7 +29,7 @@ from __future__ import annotations
 from starlette.routing import BaseRoute, Route
 
 from ..services import Services
-from . import health, history, runs, stream
+from . import health, history, inspect, runs, stream
 from ._access import ACCESS_LOGGER, AccessLog, annotate
 from ._endpoint import ANONYMOUS, PUBLIC, Call, Caller, Handler, admit, endpoint
 from ._http import EXCEPTION_HANDLERS
@@ -47,7 +49,7 @@ __all__ = [
     "endpoints",
 ]
 
-_PUBLIC = "public"  # no credential asked (health, metrics)
+_PUBLIC = "public"  # no credential asked (health, metrics, the inspector's page: no data)
 _TOKENS = "tokens"  # a scoped token is accepted (?access_token=: a browser EventSource)
 
 _TABLE: tuple[tuple[str, str, Handler, str], ...] = (
@@ -61,6 +63,11 @@ _TABLE: tuple[tuple[str, str, Handler, str], ...] = (
     ("POST", "/api/v1/agent/runs/{thread_id}/token", runs.events_token, ""),
     ("GET", "/api/v1/agent/runs/{thread_id}/events", runs.events, _TOKENS),
     ("GET", "/api/v1/agent/history", history.history, ""),
+    ("GET", "/inspect", inspect.page, _PUBLIC),
+    ("GET", "/inspect/static/{name}", inspect.static, _PUBLIC),
+    ("GET", "/inspect/api/threads", inspect.thread_list, ""),
+    ("GET", "/inspect/api/runs", inspect.run_list, ""),
+    ("GET", "/inspect/api/verdicts", inspect.verdicts, ""),
 )
 
 

@@ -10,8 +10,9 @@ JWTs; 401 / 403), then the per-tenant request rate (429 ``RATE_LIMITED`` with
 ``call.caller``. Nothing else in the HTTP side decides who may call.
 
 Not behind this door: ``/demo/openai`` (the scripted demo upstream, mounted only when it
-serves) and starlette's own 404 / 405 answers; ``/healthz`` and ``/metrics`` pass it
-unauthenticated (:data:`PUBLIC`).
+serves) and starlette's own 404 / 405 answers; ``/healthz``, ``/metrics`` and the inspector page's
+own files (``/inspect``, ``/inspect/static/{name}``: no data in them) pass it unauthenticated
+(:data:`PUBLIC`).
 """
 
 from __future__ import annotations
@@ -30,7 +31,8 @@ from ._access import annotate
 __all__ = ["ANONYMOUS", "PUBLIC", "Call", "Caller", "Handler", "admit", "endpoint"]
 
 PUBLIC = ANONYMOUS
-"""The caller of the public endpoints (health, metrics): no credential is asked for."""
+"""The caller of the public endpoints (health, metrics, the inspector page's files): no
+credential is asked for."""
 
 
 @dataclass(frozen=True, slots=True)

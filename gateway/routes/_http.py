@@ -17,6 +17,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
 from typing import TypeVar
@@ -107,7 +108,18 @@ def _too_large(limit: int) -> RequestError:
     return RequestError(f"request body exceeds {limit} bytes", code="REQUEST_TOO_LARGE", status=413)
 
 
-async def read_json(request: Request, model: type[_M], *, limit: int) -> tuple[_M, bytes]:
+async def _read_body(request: Request, limit: int) -> bytes:
+    raw = bytearray()
+    async for chunk in request.stream():
+        raw += chunk
+        if len(raw) > limit:
+            raise _too_large(limit)
+    return bytes(raw)
+
+
+async def read_json(
+    request: Request, model: type[_M], *, limit: int, timeout: float | None = None
+) -> tuple[_M, bytes]:
     """The request body validated as ``model``, with its raw bytes (passthrough routes
     forward them as received).
 
@@ -116,23 +128,30 @@ async def read_json(request: Request, model: type[_M], *, limit: int) -> tuple[_
         model: the pydantic model of the endpoint's body.
         limit: the size cap in bytes (``GATEWAY_MAX_REQUEST_BYTES``); a declared
             ``content-length`` above it is refused before reading.
+        timeout: seconds the whole body may take to arrive (``GATEWAY_BODY_TIMEOUT_SECONDS``;
+            None: no limit), so a client trickling its body (slowloris) holds no request.
 
     Raises:
         RequestError: 415 ``UNSUPPORTED_MEDIA_TYPE`` (a cross-site "simple" POST
-            cannot start a run), 413
-            ``REQUEST_TOO_LARGE``.
+            cannot start a run), 413 ``REQUEST_TOO_LARGE``, 408 ``REQUEST_TIMEOUT`` (the
+            body did not arrive within ``timeout``; the connection is closed after the
+            answer, RFC 9110 §15.5.9).
         InvalidRequestError: 422 ``INVALID_REQUEST``, the body is not a valid ``model``.
     """
     _require_json(request)
     declared = request.headers.get("content-length", "")
     if declared.isdigit() and int(declared) > limit:
         raise _too_large(limit)
-    raw = bytearray()
-    async for chunk in request.stream():
-        raw += chunk
-        if len(raw) > limit:
-            raise _too_large(limit)
-    body = bytes(raw)
+    try:
+        async with asyncio.timeout(timeout):
+            body = await _read_body(request, limit)
+    except TimeoutError:
+        raise RequestError(
+            f"request body not received within {timeout:g} s",
+            code="REQUEST_TIMEOUT",
+            status=408,
+            headers={"connection": "close"},
+        ) from None
     try:
         return model.model_validate_json(body), body
     except ValidationError as exc:

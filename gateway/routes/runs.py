@@ -100,7 +100,8 @@ async def create_run(call: Call) -> Response:
     services = call.services
     services.runs()
     limit = services.settings.max_request_bytes
-    body, _raw = await read_json(call.request, RunRequest, limit=limit)
+    body_timeout = services.settings.body_timeout_seconds
+    body, _raw = await read_json(call.request, RunRequest, limit=limit, timeout=body_timeout)
     check_ids(run_input_ids(body.input, prefix=("input",)))
     route = services.route(body.route, call.caller)
     annotate(call.request, route=route.name)

@@ -50,7 +50,8 @@ async def agui(call: Call) -> Response:
     route = call.services.route(call.request.path_params["route"], call.caller)
     annotate(call.request, route=route.name)
     limit = call.services.settings.max_request_bytes
-    run_input, raw = await read_json(call.request, RunAgentInput, limit=limit)
+    body_timeout = call.services.settings.body_timeout_seconds
+    run_input, raw = await read_json(call.request, RunAgentInput, limit=limit, timeout=body_timeout)
     check_ids(run_input_ids(run_input))
     client = ClientRequest(run_input, wire="agui", raw=raw)
     return await _stream(call, route, client, AguiEncoder())
@@ -61,7 +62,8 @@ async def ai_sdk(call: Call) -> Response:
     route = call.services.route(call.request.path_params["route"], call.caller)
     annotate(call.request, route=route.name)
     limit = call.services.settings.max_request_bytes
-    chat, raw = await read_json(call.request, AiSdkChatRequest, limit=limit)
+    body_timeout = call.services.settings.body_timeout_seconds
+    chat, raw = await read_json(call.request, AiSdkChatRequest, limit=limit, timeout=body_timeout)
     check_ids(chat_request_ids(chat))
     run_input = to_run_agent_input(chat, run_id=f"run_{uuid.uuid4().hex}")
     message_id = response_message_id(chat)

@@ -44,6 +44,7 @@ from .models import (
     RunStatus,
     StoredEvent,
     TenantUsage,
+    ThreadSummary,
 )
 from .protocol import HISTORY_DEFAULT_LIMIT, HISTORY_MAX_LIMIT, RunStore
 from .sql import SqlRunStore, open_store
@@ -81,6 +82,7 @@ __all__ = [
     "StoreUnavailableError",
     "StoredEvent",
     "TenantUsage",
+    "ThreadSummary",
     "WriteRejectedError",
     "create_engine",
     "normalize_url",

@@ -33,6 +33,7 @@ __all__ = [
     "RunStatus",
     "StoredEvent",
     "TenantUsage",
+    "ThreadSummary",
 ]
 
 RunStatus = Literal["queued", "running", "completed", "failed", "cancelled", "interrupted"]
@@ -284,3 +285,23 @@ class TenantUsage:
 
     active_runs: int = 0
     stored_bytes: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class ThreadSummary:
+    """One thread as :meth:`RunStore.list_threads` lists it.
+
+    Attributes:
+        thread_id: the thread's store key (:attr:`public_thread_id` is the AG-UI threadId).
+        runs: how many runs of the thread are listed (those of the allowed routes).
+        last_run_at: when the newest of them was created.
+    """
+
+    thread_id: str
+    runs: int
+    last_run_at: datetime
+
+    @property
+    def public_thread_id(self) -> str:
+        """The AG-UI threadId clients know the thread by."""
+        return public_id(self.thread_id)

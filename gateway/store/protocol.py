@@ -13,7 +13,7 @@ AG-UI message ids the item covers (it is stored apart and removed from the paylo
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from datetime import datetime
 from typing import Protocol, runtime_checkable
 
@@ -31,6 +31,7 @@ from .models import (
     RunStatus,
     StoredEvent,
     TenantUsage,
+    ThreadSummary,
 )
 
 __all__ = ["HISTORY_DEFAULT_LIMIT", "HISTORY_MAX_LIMIT", "RunStore"]
@@ -88,6 +89,18 @@ class RunStore(Protocol):
         self, thread_id: str, *, active_only: bool = False, limit: int = 100
     ) -> list[RunRecord]:
         """Runs of a thread, newest first (only queued/running ones with ``active_only``)."""
+        ...
+
+    async def list_threads(
+        self,
+        *,
+        tenant: str | None,
+        routes: Collection[str] | None = None,
+        limit: int = 100,
+    ) -> list[ThreadSummary]:
+        """Threads ``tenant`` ran something on (None: the runs recorded without tenancy), the
+        most recently run first, at most ``limit``; with ``routes``, only runs of those routes
+        count (a thread with none is not listed)."""
         ...
 
     async def append_events(

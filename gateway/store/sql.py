@@ -13,7 +13,7 @@ single conditional UPDATEs, never read-then-write. Driver errors are translated 
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Collection, Sequence
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 from typing import Any
@@ -51,10 +51,12 @@ from .models import (
     RunStatus,
     StoredEvent,
     TenantUsage,
+    ThreadSummary,
 )
 from .protocol import HISTORY_DEFAULT_LIMIT
 from .schema import events as events_t
 from .schema import message_aliases, messages, runs, threads
+from .threads_sql import thread_summaries
 
 __all__ = ["SqlRunStore", "open_store"]
 
@@ -398,6 +400,13 @@ class SqlRunStore:
         async with self._read() as conn:
             rows = (await conn.execute(query)).all()
         return [_run_from_row(row) for row in rows]
+
+    async def list_threads(
+        self, *, tenant: str | None, routes: Collection[str] | None = None, limit: int = 100
+    ) -> list[ThreadSummary]:
+        """See :meth:`RunStore.list_threads`."""
+        async with self._read() as conn:
+            return await thread_summaries(conn, tenant=tenant, routes=routes, limit=limit)
 
     async def append_events(
         self,

@@ -14,7 +14,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import redis.asyncio as aioredis
 import sqlalchemy as sa
@@ -75,11 +75,18 @@ async def make_store(kind: str, tmp_path: Path, clock: ManualClock) -> AsyncIter
 
 @asynccontextmanager
 async def make_broker(
-    kind: str, *, prefix: str | None = None, maxlen: int = 10_000
+    kind: str,
+    *,
+    prefix: str | None = None,
+    maxlen: int = 10_000,
+    reader_maxlen: int | None = None,
+    **memory_bounds: Any,
 ) -> AsyncIterator[Broker]:
-    """A broker of ``kind`` (``memory`` or ``redis`` under a unique or given key prefix)."""
+    """A broker of ``kind`` (``memory`` or ``redis`` under a unique or given key prefix);
+    ``reader_maxlen`` is the in-process queue bound or Redis's ``XREAD COUNT``,
+    ``memory_bounds`` other :class:`InProcessBroker` arguments."""
     if kind == "memory":
-        broker = InProcessBroker(maxlen=maxlen)
+        broker = InProcessBroker(maxlen=maxlen, reader_maxlen=reader_maxlen, **memory_bounds)
         yield broker
         await broker.close()
         return
@@ -91,7 +98,9 @@ async def make_broker(
     except (OSError, aioredis.RedisError) as exc:
         await client.aclose()
         unavailable("Redis", exc)
-    broker = RedisStreamsBroker(client, prefix=prefix, maxlen=maxlen)
+    broker = RedisStreamsBroker(
+        client, prefix=prefix, maxlen=maxlen, read_count=reader_maxlen or 500
+    )
     try:
         yield broker
     finally:

@@ -342,6 +342,31 @@ async def test_list_runs_of_a_thread(store: SqlRunStore, clock: ManualClock) -> 
     assert [r.id for r in await store.list_runs("thread-1", active_only=True)] == ["r2", "r1"]
 
 
+async def test_list_threads_of_a_tenant_newest_run_first(
+    store: SqlRunStore, clock: ManualClock
+) -> None:
+    async def run(run_id: str, thread_id: str, tenant: str | None, route: str = "chat") -> None:
+        await store.create_run(
+            run_id=run_id, thread_id=thread_id, owner="a", tenant=tenant, route=route
+        )
+        clock.advance(1)
+
+    await run("acme\x1ft1\x1fr1", "acme\x1ft1", "acme")
+    await run("acme\x1ft2\x1fr1", "acme\x1ft2", "acme", route="other")
+    await run("acme\x1ft1\x1fr2", "acme\x1ft1", "acme")
+    await run("beta\x1ft1\x1fr1", "beta\x1ft1", "beta")
+    await run("t9\x1fr1", "t9", None)
+    listed = await store.list_threads(tenant="acme")
+    assert [(t.thread_id, t.runs) for t in listed] == [("acme\x1ft1", 2), ("acme\x1ft2", 1)]
+    assert listed[0].public_thread_id == "t1"
+    assert listed[0].last_run_at > listed[1].last_run_at
+    only_chat = await store.list_threads(tenant="acme", routes=["chat"])
+    assert [t.thread_id for t in only_chat] == ["acme\x1ft1"]
+    assert [t.thread_id for t in await store.list_threads(tenant=None)] == ["t9"]
+    assert [t.thread_id for t in await store.list_threads(tenant="acme", limit=1)] == ["acme\x1ft1"]
+    assert await store.list_threads(tenant="nobody") == []
+
+
 async def test_purge_removes_old_ended_runs_and_idle_threads(
     store: SqlRunStore, clock: ManualClock
 ) -> None:

@@ -13,7 +13,7 @@
 //              "timeout_ms": 300,          // this job's timeout
 //              "initial_messages": [...],  // client-native messages already in the chat
 //              "prompt": "..."}],          // AI SDK user text (default "replay")
-//    "timeout_ms": 5000,                   // per job (default 5000)
+//    "timeout_ms": 30000,                  // per job (default 30000)
 //    "concurrency": 8}                     // jobs in flight (default 8)
 //
 // Response (stdout, one JSON object):
@@ -30,7 +30,8 @@ import { installCapture, newStore, runCaptured, stderr, unattributed } from './c
 import { CLIENTS, RUNNERS, formatError, responseHeaders } from './clients.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
-const DEFAULT_TIMEOUT_MS = 5000;
+// Generous: a timeout is no verdict, and a loaded CI machine takes seconds for a big stream.
+const DEFAULT_TIMEOUT_MS = 30000;
 const DEFAULT_CONCURRENCY = 8;
 const TIMEOUT = Symbol('timeout');
 

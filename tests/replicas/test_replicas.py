@@ -191,7 +191,10 @@ def test_kill_9_of_the_pumping_replica_interrupts_the_run_for_a_reader_elsewhere
 def test_ai_sdk_client_resumes_on_b_while_a_pumps(pair: Pair, tmp_path: Path) -> None:
     require_harness()
     chat_id = f"chat-{uuid.uuid4().hex[:8]}"
-    spec = json.dumps({"text": 150, "delay": 0.01, "reasoning": 0, "tool": False})
+    # 7.5 s of upstream: the resume must reach B while the run is still active (a resume after
+    # the end is a 204, which the client reads as "nothing to resume"), even when node takes
+    # seconds to start on a loaded machine
+    spec = json.dumps({"text": 150, "delay": 0.05, "reasoning": 0, "tool": False})
     user = {"id": "u1", "role": "user", "parts": [{"type": "text", "text": spec}]}
     body = {"id": chat_id, "trigger": "submit-message", "messages": [user]}
     with httpx.stream(

@@ -29,6 +29,9 @@ PROTECTED = [
     ("POST", "/api/v1/agent/runs/t1/token?runId=r1"),
     ("GET", "/api/v1/agent/runs/t1/events?runId=r1"),
     ("GET", "/api/v1/agent/history?threadId=t1"),
+    ("GET", "/inspect/api/threads"),
+    ("GET", "/inspect/api/runs?threadId=t1"),
+    ("GET", "/inspect/api/verdicts?threadId=t1&runId=r1"),
 ]
 
 
@@ -56,7 +59,7 @@ async def test_missing_wrong_and_malformed_credentials_are_401(tmp_path: Path) -
                 assert _unauthenticated(reply), (target, credential)
             reply = await gw.request(method, target, headers={"authorization": "Basic Zm9vOmJhcg=="})
             assert _unauthenticated(reply), target
-        for public in ("/healthz", "/metrics"):
+        for public in ("/healthz", "/metrics", "/inspect", "/inspect/static/inspect.js"):
             assert (await gw.request("GET", public)).status == 200
 
 

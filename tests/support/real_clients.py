@@ -176,7 +176,7 @@ def replay(
             the response), ``timeout_ms`` (this job only), ``initial_messages`` (client-native
             messages already in the chat; for the AI SDK, ending with an assistant message makes
             the request a continuation), ``prompt`` (AI SDK user text).
-        timeout_ms: per-job timeout inside the harness (default 5000). A job that does not
+        timeout_ms: per-job timeout inside the harness (default 30000). A job that does not
             settle in time is reported ``accepted=False`` with ``error="timeout"``.
         concurrency: jobs in flight at once inside the harness (default 8).
 

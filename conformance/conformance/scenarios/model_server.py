@@ -32,8 +32,9 @@ from .scripts import SCENARIOS, Abort, Call, Calls, Reasoning, Scenario, Text, T
 __all__ = ["ModelServer"]
 
 _NAME: Final = re.compile(r"scenario:\s*([a-z0-9-]+)")
-_DELAY_S: Final = 0.002
-"""Pause between two deltas of the ``cancel`` scenario, so that the client can go away."""
+_DELAY_S: Final = 0.02
+"""Pause between two deltas of the ``cancel`` scenario (400 deltas: 8 s), so that an adapter
+that stops its model request when the client goes away is seen to, even on a loaded machine."""
 
 
 class _Cut(Exception):
@@ -386,12 +387,14 @@ class ModelServer:
             ``url + "/v1"``.
         requests: ``(api, scenario, turn)`` of every model request, in order.
         disconnects: ``scenario -> count`` of clients that went away mid-stream.
+        completed: ``scenario -> count`` of responses written to their end.
     """
 
     def __init__(self, port: int = 0, scenarios: dict[str, Scenario] | None = None) -> None:
         self.scenarios = scenarios or SCENARIOS
         self.requests: list[tuple[str, str, int]] = []
         self.disconnects: dict[str, int] = {}
+        self.completed: dict[str, int] = {}
         self._lock = threading.Lock()
         server = self
 
@@ -459,6 +462,8 @@ class ModelServer:
                 handler.wfile.flush()
             handler.wfile.write(b"0\r\n\r\n")
             handler.wfile.flush()
+            with self._lock:
+                self.completed[scenario] = self.completed.get(scenario, 0) + 1
         except _Cut:
             handler.close_connection = True
             handler.wfile.flush()

@@ -41,7 +41,8 @@ __all__ = ["ScenarioResult", "format_results", "run_scenarios"]
 
 _MAX_RUNS = 4
 _CANCEL_AFTER_EVENTS = 5
-_DISCONNECT_WAIT_S = 5.0
+_DISCONNECT_WAIT_S = 60.0
+_REPLAY_TIMEOUT_MS = 60_000
 
 
 @dataclass(slots=True)
@@ -211,14 +212,17 @@ def _replay(clients: Path, jobs: list[tuple[str, str, bytes]]) -> dict[str, dict
     request = {
         "jobs": [
             {"id": i, "client": c, "body_b64": base64.b64encode(b).decode()} for i, c, b in jobs
-        ]
+        ],
+        # a verdict, not a race: long captures (ag-ui-langgraph's RAW events make a reasoning run
+        # 0.7 MB) take seconds on a loaded machine, and a harness timeout is no client verdict
+        "timeout_ms": _REPLAY_TIMEOUT_MS,
     }
     done = subprocess.run(
         ["node", str((clients / "replay.mjs").resolve())],
         input=json.dumps(request).encode(),
         capture_output=True,
         cwd=clients,
-        timeout=120 + len(jobs),
+        timeout=120 + len(jobs) * _REPLAY_TIMEOUT_MS / 1000,
         check=False,
     )
     if done.returncode != 0:
@@ -297,9 +301,14 @@ def run_scenarios(
         before = len(server.requests)
         result, fold = _run_one(url, scenario, server, protocol, major, headers or {}, timeout)
         if scenario.cancel:
+            # until the adapter drops its model request or reads it to the end
             deadline = time.monotonic() + _DISCONNECT_WAIT_S
-            while not server.disconnects.get(name) and time.monotonic() < deadline:
-                time.sleep(0.05)  # waiting for the adapter to drop its model request
+            while (
+                not server.disconnects.get(name)
+                and not server.completed.get(name)
+                and time.monotonic() < deadline
+            ):
+                time.sleep(0.05)
             if not server.disconnects.get(name):
                 result.data.append("the model request went on after the client went away")
         else:

@@ -1,0 +1,213 @@
+"""The HTTP/1.1 protocol ``agui-gateway serve`` runs: uvicorn's h11 protocol with the two
+timeouts uvicorn lacks (issue 15: slow clients cost bounded memory and time).
+
+uvicorn (0.30 to 0.54, ``uvicorn/protocols/http/h11_impl.py``) bounds a request head's size
+only while it is incomplete (``h11_max_incomplete_event_size``: 400 beyond it; a whole head
+that arrives in one read passes whatever its size), closes idle keep-alive connections
+(``timeout_keep_alive``, cancelled by the first byte received) and answers 503 past
+``limit_concurrency``; it has no timeout on a request head that trickles in, and its
+back-pressure (``pause_writing`` / ``FlowControl.drain``) makes a stream wait forever for a
+client that stopped reading. :class:`GuardedH11Protocol` adds:
+
+* **head timeout**: from the connection's start, and again after each response on a kept-alive
+  connection, the request line and headers must be complete within ``header_timeout`` seconds;
+  else a 408 ``{"error": {"code": "HEADER_TIMEOUT", ...}}`` is written (when a part of the head
+  arrived) and the connection closed (slowloris).
+* **head size**: a request line and headers longer than ``max_header_bytes`` are answered 431
+  ``HEADER_TOO_LARGE`` (RFC 6585 §5) and the connection closed, however they arrive.
+* **send timeout**: the transport's write buffer is bounded by ``write_buffer_bytes`` (asyncio's
+  high-water mark; the low one is a quarter of it). When it is full the transport pauses the
+  writer; if the client takes nothing for ``send_timeout`` seconds the connection is aborted
+  (the buffer dropped, not flushed). uvicorn then reports ``http.disconnect`` to the app, so the
+  streaming response stops and releases its run reader; the run goes on in the background and
+  the client resumes it with ``Last-Event-ID`` (``docs/runs.md`` §5).
+
+What a client that never reads costs is so bounded: the kernel's socket buffers (its send
+buffer autotunes up to ``net.ipv4.tcp_wmem``'s maximum unless ``socket_send_buffer`` fixes
+it; the send timeout starts once the kernel's and then the transport's buffer are full), at most
+``write_buffer_bytes`` plus one chunk in the transport, the SSE response's chunk queue, and its
+reader's broker queue (``GATEWAY_BROKER_READER_MAX_*``), for at most ``send_timeout`` seconds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+import socket
+from typing import Any, ClassVar
+
+import h11
+import orjson
+from uvicorn.protocols.http.h11_impl import H11Protocol
+
+__all__ = ["GuardedH11Protocol", "guarded_protocol"]
+
+_log = logging.getLogger("gateway.http")
+
+
+_HEAD_END = re.compile(rb"\n\r?\n")  # what ends a request head for h11 (CRLF or bare LF)
+
+
+def _refusal(status: int, reason: str, code: str, message: str) -> bytes:
+    """A whole HTTP/1.1 response with the gateway's JSON error shape, closing the connection."""
+    body = orjson.dumps({"error": {"code": code, "message": message}})
+    head = (
+        f"HTTP/1.1 {status} {reason}\r\ncontent-type: application/json\r\n"
+        f"content-length: {len(body)}\r\nconnection: close\r\n\r\n"
+    )
+    return head.encode() + body
+
+
+class GuardedH11Protocol(H11Protocol):
+    """uvicorn's ``H11Protocol`` with a request-head timeout and a send timeout (module
+    docstring). Configure a subclass with :func:`guarded_protocol`.
+
+    Attributes:
+        header_timeout: seconds for a request line and headers.
+        max_header_bytes: bytes of a request line and headers.
+        send_timeout: seconds a full write buffer may wait for the client.
+        write_buffer_bytes: the transport's write-buffer high-water mark.
+        socket_send_buffer: ``SO_SNDBUF`` of each connection (0: the kernel's autotuning,
+            up to ``net.ipv4.tcp_wmem``'s maximum, 4 MiB on Linux by default).
+    """
+
+    header_timeout: ClassVar[float] = 10.0
+    max_header_bytes: ClassVar[int] = 16 * 1024
+    send_timeout: ClassVar[float] = 30.0
+    write_buffer_bytes: ClassVar[int] = 64 * 1024
+    socket_send_buffer: ClassVar[int] = 0
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._head_timer: asyncio.TimerHandle | None = None
+        self._send_timer: asyncio.TimerHandle | None = None
+        self._head_started = False
+        self._head_size = 0
+        self._head_tail = b""
+
+    # -- request head ---------------------------------------------------------------------
+
+    def _arm_head_timer(self) -> None:
+        self._cancel_head_timer()
+        self._head_started = False
+        self._head_size = 0
+        self._head_tail = b""
+        self._head_timer = self.loop.call_later(self.header_timeout, self._head_timed_out)
+
+    def _cancel_head_timer(self) -> None:
+        if self._head_timer is not None:
+            self._head_timer.cancel()
+            self._head_timer = None
+
+    def _head_timed_out(self) -> None:
+        self._head_timer = None
+        if self.transport.is_closing() or self.conn.their_state is not h11.IDLE:
+            return
+        if self._head_started:
+            _log.info(
+                "request head not received within %gs: connection closed", self.header_timeout
+            )
+            message = f"request headers not received within {self.header_timeout:g} s"
+            self.transport.write(_refusal(408, "Request Timeout", "HEADER_TIMEOUT", message))
+        self.transport.close()
+
+    def _head_too_large(self, data: bytes) -> bool:
+        """Count the request head's bytes as they arrive; True when it exceeds the bound."""
+        seen = self._head_tail + data
+        end = _HEAD_END.search(seen)
+        if end is None:
+            self._head_size += len(data)
+            self._head_tail = seen[-3:]
+        else:
+            self._head_size += end.end() - len(self._head_tail)
+        return self._head_size > self.max_header_bytes
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        transport.set_write_buffer_limits(high=self.write_buffer_bytes)
+        sock = transport.get_extra_info("socket")
+        if self.socket_send_buffer and sock is not None:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, self.socket_send_buffer)
+        self._arm_head_timer()
+
+    def data_received(self, data: bytes) -> None:
+        if self.conn.their_state is h11.IDLE and data:
+            self._head_started = True
+            if self._head_too_large(data):
+                self._cancel_head_timer()
+                message = f"request line and headers exceed {self.max_header_bytes} bytes"
+                refusal = _refusal(
+                    431, "Request Header Fields Too Large", "HEADER_TOO_LARGE", message
+                )
+                self.transport.write(refusal)
+                self.transport.close()
+                return
+        super().data_received(data)
+        if self.conn.their_state is not h11.IDLE:
+            self._cancel_head_timer()
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        if not self.transport.is_closing() and self.conn.their_state is h11.IDLE:
+            self._arm_head_timer()
+
+    # -- output waiting for the client ----------------------------------------------------
+
+    def pause_writing(self) -> None:
+        super().pause_writing()
+        if self._send_timer is None:
+            self._send_timer = self.loop.call_later(self.send_timeout, self._send_timed_out)
+
+    def resume_writing(self) -> None:
+        super().resume_writing()
+        if self._send_timer is not None:
+            self._send_timer.cancel()
+            self._send_timer = None
+
+    def _send_timed_out(self) -> None:
+        self._send_timer = None
+        if self.transport.is_closing():
+            return
+        _log.info(
+            "client took no bytes for %gs (%d buffered): connection dropped",
+            self.send_timeout,
+            self.transport.get_write_buffer_size(),
+        )
+        self.transport.abort()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._cancel_head_timer()
+        if self._send_timer is not None:
+            self._send_timer.cancel()
+            self._send_timer = None
+        super().connection_lost(exc)
+
+
+def guarded_protocol(
+    *,
+    header_timeout: float,
+    send_timeout: float,
+    write_buffer_bytes: int,
+    max_header_bytes: int = 16 * 1024,
+    socket_send_buffer: int = 0,
+) -> type[GuardedH11Protocol]:
+    """A :class:`GuardedH11Protocol` subclass with these bounds (uvicorn's ``http=`` takes a
+    protocol class and builds one per connection).
+
+    Raises:
+        ValueError: a timeout not above 0, a buffer below 1 KiB.
+    """
+    if header_timeout <= 0 or send_timeout <= 0 or min(write_buffer_bytes, max_header_bytes) < 1024:
+        raise ValueError("timeouts must be > 0, write_buffer_bytes and max_header_bytes >= 1024")
+    return type(
+        "GuardedH11Protocol",
+        (GuardedH11Protocol,),
+        {
+            "header_timeout": header_timeout,
+            "max_header_bytes": max_header_bytes,
+            "socket_send_buffer": socket_send_buffer,
+            "send_timeout": send_timeout,
+            "write_buffer_bytes": write_buffer_bytes,
+        },
+    )

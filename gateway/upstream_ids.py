@@ -1,0 +1,92 @@
+"""Ids the upstream sends, checked like client ids (:mod:`gateway.ids`) before anything stores
+them (issue 15).
+
+An upstream picks its own message, tool-call and reasoning ids (OpenAI ``chatcmpl-…`` /
+``call_…``, Anthropic ``toolu_…``, an AG-UI or AI SDK backend anything at all). The run store
+keeps them in columns (a thread's history is keyed by message id), where a NUL cannot be
+stored on PostgreSQL and an overlong id does not fit, so such an id would fail the run on one
+backend and not on the other. :class:`UpstreamIds` therefore remaps every id that
+:func:`gateway.ids.id_problem` refuses to ``up-<32 hex>`` (the first 128 bits of the SHA-256 of
+the id's UTF-8 bytes, surrogates escaped): deterministic, so every event naming the same
+upstream id names the same safe id, on every replica and store, and two different ids stay
+two; the entity (message, tool call, result) is kept whole, only its id changes. Acceptable
+ids pass unchanged. The mapping of one run is kept in :attr:`UpstreamIds.remapped`.
+
+Fields checked, on every event and recursively in the messages of a MESSAGES_SNAPSHOT:
+``message_id``, ``tool_call_id``, ``parent_message_id``, ``entity_id``, ``id`` (messages, tool
+calls, content parts) and the lists ``pending_tool_call_ids`` / ``interrupt_ids``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any, Final
+
+from pydantic import BaseModel
+
+from .ids import id_problem
+
+__all__ = ["ID_FIELDS", "UpstreamIds", "safe_id"]
+
+ID_FIELDS: Final[frozenset[str]] = frozenset(
+    {"message_id", "tool_call_id", "parent_message_id", "entity_id", "id"}
+)
+"""Fields (ag_ui.core snake_case names) holding one id."""
+
+_ID_LIST_FIELDS: Final[frozenset[str]] = frozenset({"pending_tool_call_ids", "interrupt_ids"})
+
+
+def safe_id(value: str) -> str:
+    """``up-`` + the first 32 hex digits of SHA-256 of ``value`` (an acceptable id)."""
+    digest = hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()
+    return f"up-{digest[:32]}"
+
+
+class UpstreamIds:
+    """Per-run stage: :meth:`process` returns the event with every refused id remapped.
+
+    Attributes:
+        remapped: upstream id -> the safe id used for it, this run.
+    """
+
+    def __init__(self) -> None:
+        self.remapped: dict[str, str] = {}
+        self._ok: set[str] = set()
+
+    def fix(self, value: str) -> str:
+        """``value`` when it is an acceptable id, else its safe id (remembered)."""
+        if value in self._ok:
+            return value
+        mapped = self.remapped.get(value)
+        if mapped is not None:
+            return mapped
+        if id_problem(value) is None:
+            if len(self._ok) < 10_000:
+                self._ok.add(value)
+            return value
+        mapped = self.remapped[value] = safe_id(value)
+        return mapped
+
+    def process(self, event: Any) -> Any:
+        """``event`` (an ``ag_ui.core`` model), or a copy with its refused ids remapped."""
+        return self._model(event) if isinstance(event, BaseModel) else event
+
+    def _model(self, model: BaseModel) -> BaseModel:
+        update: dict[str, Any] = {}
+        for name in type(model).model_fields:
+            value = getattr(model, name)
+            if value is None:
+                continue
+            if name in ID_FIELDS and isinstance(value, str):
+                fixed: Any = self.fix(value)
+            elif name in _ID_LIST_FIELDS and isinstance(value, list):
+                fixed = [self.fix(v) if isinstance(v, str) else v for v in value]
+            elif isinstance(value, BaseModel):
+                fixed = self._model(value)
+            elif isinstance(value, list) and value and isinstance(value[0], BaseModel):
+                fixed = [self._model(v) if isinstance(v, BaseModel) else v for v in value]
+            else:
+                continue
+            if fixed is not value and fixed != value:
+                update[name] = fixed
+        return model.model_copy(update=update) if update else model
