@@ -254,6 +254,10 @@ class FrameDecoder:
             if self._array_done:
                 if c not in (0x20, 0x09, 0x0A, 0x0D):
                     raise MalformedUpstreamError("trailing bytes after the JSON array")
+            elif not self._array_open and c not in (0x5B, 0x20, 0x09, 0x0A, 0x0D, 0xEF, 0xBB, 0xBF):
+                # Anything significant before the "[" is malformed at once (a string there
+                # was held as an element, whose size verdict then depended on the chunking).
+                raise MalformedUpstreamError("JSON stream does not start with '['")
             elif self._in_string:
                 if self._escape:
                     self._escape = False

@@ -166,3 +166,12 @@ def test_an_element_too_large_before_a_bad_bracket_is_too_large_whatever_the_chu
     whole = frame_outcome("json", body, [], 1024)
     assert whole[0][-1][2] is not None and whole[0][-1][2][1] == "UPSTREAM_EVENT_TOO_LARGE"
     assert frame_outcome("json", body, [1500], 1024) == whole
+
+
+def test_a_string_before_the_json_arrays_bracket_is_malformed_whatever_the_chunking() -> None:
+    # Found by tests/fuzz/run.py (langgraph body, framing forced to json): a long string
+    # before "[" was held as an element, so a read's end judged it too large first.
+    body = b'"' + b"a" * 3000 + b'" [{"x": 1}]'
+    whole = frame_outcome("json", body, [], 1024)
+    assert whole[0][-1][2] is not None and whole[0][-1][2][1] == "UPSTREAM_MALFORMED"
+    assert frame_outcome("json", body, [1500], 1024) == whole
