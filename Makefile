@@ -72,8 +72,15 @@ FUZZ_SECONDS ?= 7200
 fuzz: $(VENV)/.installed-dev
 	$(BIN)/python tests/fuzz/run.py --inputs $(FUZZ_INPUTS) --seconds $(FUZZ_SECONDS)
 
+# make bench: the quick profile (about 10 min on 2 cores); make bench FULL=1: every wire, store
+# and C, 8 rounds, 10,000 open streams (about 1 h). README "Performance" gives each figure's
+# command.
 bench: $(VENV)/.installed-dev
-	$(BIN)/python bench/codec_throughput.py
+	$(BIN)/python bench/codec_throughput.py --repeat $(if $(FULL),5,2)
+	$(BIN)/python bench/added_latency.py $(if $(FULL),--full)
+	$(BIN)/python bench/open_streams.py -n $(if $(FULL),10000,1000) --hold $(if $(FULL),30,10)
+	$(BIN)/python bench/resume_http.py $(if $(FULL),,--repeat 3)
+	$(if $(FULL),$(BIN)/python bench/resume_http.py --store postgres)
 
 clean:
 	rm -rf $(VENV) $(AF_VENV) tests/harness/node_modules tests/ui_harness/node_modules .pytest_cache

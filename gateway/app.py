@@ -57,18 +57,20 @@ from starlette.routing import BaseRoute, Mount
 from agui_codecs.ui import UiSchemaCompiler
 
 from .asgi_transport import StreamingASGITransport
+from .attempts import AttemptObserver
 from .auth import Authenticator, JwtVerifier
 from .broker import Broker, open_broker
 from .config import SELF_SCHEME, RouteConfig, Settings
 from .demo import DEMO_MOUNT, create_demo_app
 from .pipeline import RunPipeline
 from .routes import EXCEPTION_HANDLERS, AccessLog, endpoints
+from .routes._http import RUN_HEADERS
 from .runs import RunManager
 from .services import Services
 from .store import RunStore, open_store
 from .upstream import SELF_BASE_URL, Upstream
 
-__all__ = ["CORS_ALLOW_HEADERS", "create_app", "demo_mounted"]
+__all__ = ["CORS_ALLOW_HEADERS", "create_app", "demo_mounted", "upstream_limits"]
 
 
 CORS_ALLOW_HEADERS: tuple[str, ...] = (
@@ -95,8 +97,9 @@ def _middleware(settings: Settings) -> list[Middleware]:
             Middleware(
                 CORSMiddleware,
                 allow_origins=origins,
-                allow_methods=["GET", "POST", "OPTIONS"],
+                allow_methods=["GET", "POST", "DELETE", "OPTIONS"],
                 allow_headers=list(CORS_ALLOW_HEADERS),
+                expose_headers=list(RUN_HEADERS),
                 allow_credentials=False,
                 max_age=600,
             )
@@ -119,12 +122,22 @@ def demo_mounted(settings: Settings, routes: Mapping[str, RouteConfig]) -> bool:
     return False
 
 
+def upstream_limits(settings: Settings) -> httpx.Limits:
+    """The upstream client's connection pool limits (``GATEWAY_UPSTREAM_MAX_CONNECTIONS``,
+    ``GATEWAY_UPSTREAM_MAX_KEEPALIVE``; :class:`~gateway.config.Settings`)."""
+    return httpx.Limits(
+        max_connections=settings.upstream_max_connections,
+        max_keepalive_connections=settings.upstream_max_keepalive,
+    )
+
+
 def create_app(
     settings: Settings | None = None,
     *,
     store: RunStore | None = None,
     broker: Broker | None = None,
     http_client: httpx.AsyncClient | None = None,
+    on_attempt: AttemptObserver | None = None,
 ) -> Starlette:
     """Build the gateway ASGI app (the composition root: see the module docstring).
 
@@ -144,6 +157,9 @@ def create_app(
             transport); ``None`` creates one now. ``self:`` upstreams always use an
             in-process client (:class:`~gateway.asgi_transport.StreamingASGITransport` over
             this app), which the app owns.
+        on_attempt: called with every finished upstream attempt of every run
+            (:class:`~gateway.attempts.AttemptRecord`: route, deployment, model, outcome,
+            code, waits): the hook for attempt metrics.
 
     Returns:
         The starlette application; ``app.state.services`` is its
@@ -161,10 +177,14 @@ def create_app(
     routes = settings.load_routes()
     owned: list[httpx.AsyncClient] = []
     if http_client is None:
-        http_client = httpx.AsyncClient()
+        http_client = httpx.AsyncClient(limits=upstream_limits(settings))
         owned.append(http_client)
     pipeline = RunPipeline(
-        Upstream(http_client), UiSchemaCompiler(), max_event_size=settings.max_event_size
+        Upstream(http_client),
+        UiSchemaCompiler(),
+        max_event_size=settings.max_event_size,
+        routes=routes,
+        observer=on_attempt,
     )
     jwt = None
     if settings.jwt_enabled:

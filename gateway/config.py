@@ -34,6 +34,9 @@ Routes file (TOML, one ``[[routes]]`` table per route)::
     ui_profile = "copilotkit"                      # A2UI catalog: copilotkit | a2ui | <catalog id>
     ui_delivery = "activity"                       # AG-UI UI delivery: activity | metadata | seed
     ai_sdk_major = 6                               # optional: the useChat clients' ai major
+    retry = { attempts = 3 }                       # retries, fallbacks, models, deployments:
+    fallbacks = ["claude"]                         #   gateway.route_policy, README
+    models = ["gpt-4o-mini", "gpt-4o"]             #   "Resilience and routing"
 
     [routes.ui_hints.list_events]                  # ui_hints v1 for the tool "list_events"
     kind = "record_list"
@@ -81,7 +84,6 @@ import tomllib
 from importlib import resources
 from pathlib import Path
 from typing import Any, Literal, get_args
-from urllib.parse import urlsplit, urlunsplit
 
 from pydantic import (
     BaseModel,
@@ -110,12 +112,10 @@ from .bounds_settings import BoundsSettings
 from .broker import DEFAULT_PREFIX as DEFAULT_REDIS_PREFIX
 from .errors import ConfigError
 from .route_checks import (
-    check_endpoint_suffix,
-    check_env_name,
     check_header_name,
-    check_http_url,
-    check_url_credentials,
 )
+from .route_policy import Balance, CooldownConfig, RetryConfig, TimeoutConfig
+from .route_target import _HEADER, SELF_SCHEME, AuthConfig, DeploymentConfig, _upstream_url
 from .runs.settings import RunSettings
 from .security_settings import SecuritySettings
 from .store.engine import DEFAULT_DATABASE_URL, normalize_url
@@ -126,6 +126,7 @@ __all__ = [
     "SELF_SCHEME",
     "UI_DELIVERIES",
     "AuthConfig",
+    "DeploymentConfig",
     "RouteConfig",
     "Settings",
     "TimeoutConfig",
@@ -147,73 +148,17 @@ ON_DISCONNECT: tuple[str, ...] = get_args(OnDisconnect)
 
 _RUN_DEFAULTS = RunSettings()
 
-SELF_SCHEME = "self"
-"""``upstream_url`` scheme meaning "this gateway's own ASGI app, in process"."""
 
 DEFAULT_ROUTES_RESOURCE = "default_routes.toml"
 """Package-data file of :mod:`gateway` used when no routes file is configured."""
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
-_HEADER = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")  # RFC 9110 token
 _ORIGIN = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://[^/\s?#]+$")
 _SCHEMA = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
 
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class AuthConfig(_Strict):
-    """How the gateway authenticates to the upstream.
-
-    Attributes:
-        type: ``"bearer"`` (``Authorization: Bearer <key>``), ``"header"`` (``<header>: <key>``)
-            or ``"none"``.
-        env: name of the environment variable holding the key (read at request time).
-        header: header name for ``type = "header"`` (e.g. ``x-api-key``).
-    """
-
-    type: Literal["bearer", "header", "none"] = "none"
-    env: str | None = None
-    header: str | None = None
-
-    @field_validator("env")
-    @classmethod
-    def _env(cls, value: str | None) -> str | None:
-        if value:
-            check_env_name(value)  # never echoes the value: it may be a pasted key
-        return value
-
-    @field_validator("header")
-    @classmethod
-    def _header(cls, value: str | None) -> str | None:
-        if value is not None:
-            check_header_name(value)
-        return value
-
-    @model_validator(mode="after")
-    def _check(self) -> AuthConfig:
-        if self.type != "none" and not self.env:
-            raise ValueError(f"auth type {self.type!r} needs 'env' (the key's variable)")
-        if self.type == "header" and not (self.header and _HEADER.match(self.header)):
-            raise ValueError("auth type 'header' needs 'header', a valid header name")
-        return self
-
-
-class TimeoutConfig(_Strict):
-    """Upstream timeouts in seconds (httpx semantics).
-
-    Attributes:
-        connect: establishing the connection.
-        read: longest silence between two received chunks (a streaming model may think).
-        write: sending one chunk of the request.
-        pool: waiting for a free connection.
-    """
-
-    connect: float = Field(default=10.0, gt=0)
-    read: float = Field(default=300.0, gt=0)
-    write: float = Field(default=30.0, gt=0)
-    pool: float = Field(default=10.0, gt=0)
 
 
 class RouteConfig(_Strict):
@@ -242,6 +187,19 @@ class RouteConfig(_Strict):
         ai_sdk_major: the ``ai`` major (5, 6 or 7) of the route's ``useChat`` clients; ``None``
             (default) sends only chunks ai v5, v6 and v7 all accept; 6 or 7 sends tool approvals
             as ``tool-approval-request`` (:class:`~agui_codecs.encoders.ai_sdk.AiSdkEncoder`).
+        retry: see :class:`~gateway.route_policy.RetryConfig` (on by default: 3 attempts).
+        fallbacks: names of routes tried in order when this one failed for good before any
+            content reached the client (or at a safe step boundary; :mod:`gateway.attempts`).
+        fallback_on: error kind (:func:`gateway.retry.failure_kind`: ``context_length_exceeded``,
+            ``rate_limited``, ``timeout``, ``unavailable``, ``error``) or exact RUN_ERROR code
+            -> the routes tried for it instead of ``fallbacks``.
+        models: the models a request may pick (``forwardedProps.model`` on AG-UI, the body's
+            ``model`` on the AI SDK endpoint); ``model`` (the default) must be one of them.
+            Empty: the request cannot choose.
+        weight: weight of deployment 0 (the route's own ``upstream_url`` / ``auth``).
+        deployments: more deployments (:class:`DeploymentConfig`).
+        balance: ``"round-robin"`` (weighted, default) or ``"least-busy"``.
+        cooldown: see :class:`~gateway.route_policy.CooldownConfig`.
     """
 
     name: str
@@ -256,6 +214,14 @@ class RouteConfig(_Strict):
     ui_profile: str = DEFAULT_PROFILE
     ui_delivery: UiDelivery = "activity"
     ai_sdk_major: AiSdkMajor | None = None
+    retry: RetryConfig = RetryConfig()
+    fallbacks: list[str] = Field(default_factory=list)
+    fallback_on: dict[str, list[str]] = Field(default_factory=dict)
+    models: list[str] = Field(default_factory=list)
+    weight: int = Field(default=1, ge=1, le=1000)
+    deployments: list[DeploymentConfig] = Field(default_factory=list)
+    balance: Balance = "round-robin"
+    cooldown: CooldownConfig = CooldownConfig()
     _ui_hints: dict[str, UiHints] = PrivateAttr(default_factory=dict)
 
     @property
@@ -282,24 +248,7 @@ class RouteConfig(_Strict):
     @field_validator("upstream_url")
     @classmethod
     def _url(cls, value: str, info: ValidationInfo) -> str:
-        parts = urlsplit(value)
-        if parts.fragment:
-            raise ValueError("must not carry a #fragment")
-        if parts.scheme in ("http", "https"):
-            check_url_credentials(value)
-            check_http_url(value)
-            protocol = info.data.get("protocol")
-            if isinstance(protocol, str):
-                check_endpoint_suffix(value, get_protocol(protocol))
-        elif parts.scheme == SELF_SCHEME:
-            if not parts.path.startswith("/") or parts.netloc:
-                raise ValueError("a self URL is 'self:/path'")
-            if parts.query:
-                raise ValueError("a self URL must not carry a ?query")
-        else:
-            raise ValueError(f"scheme must be http, https or self, got {parts.scheme!r}")
-        # the query (e.g. Azure's ?api-version=) is kept: the endpoint path goes before it
-        return urlunsplit((parts.scheme, parts.netloc, parts.path.rstrip("/"), parts.query, ""))
+        return _upstream_url(value, info.data.get("protocol"))
 
     @field_validator("headers")
     @classmethod
@@ -352,6 +301,39 @@ class RouteConfig(_Strict):
         self._ui_hints = validate_route_hints(self.ui_hints)
         return self
 
+    @model_validator(mode="after")
+    def _check_routing(self) -> RouteConfig:
+        for index, deployment in enumerate(self.deployments):
+            if deployment.upstream_url is not None:
+                try:
+                    _upstream_url(deployment.upstream_url, self.protocol)
+                except ValueError as exc:
+                    raise ValueError(f"deployments[{index}].upstream_url: {exc}") from None
+        if self.models and self.model is not None and self.model not in self.models:
+            raise ValueError(f"model {self.model!r} is not in models {self.models}")
+        if self.models and get_protocol(self.protocol).passthrough:
+            raise ValueError(f"models must be empty: protocol {self.protocol!r} picks its own")
+        if self.name in self.fallbacks or any(self.name in r for r in self.fallback_on.values()):
+            raise ValueError("a route cannot be its own fallback")
+        return self
+
+    def deployment_routes(self) -> list[RouteConfig]:
+        """This route once per deployment (0: itself), its ``upstream_url`` / ``auth`` replaced
+        by the deployment's, with the weights (:mod:`gateway.deployments`)."""
+        out = [self]
+        for deployment in self.deployments:
+            update: dict[str, Any] = {}
+            if deployment.upstream_url is not None:
+                update["upstream_url"] = _upstream_url(deployment.upstream_url, self.protocol)
+            if deployment.auth is not None:
+                update["auth"] = deployment.auth
+            out.append(self.model_copy(update=update))
+        return out
+
+    def weights(self) -> list[int]:
+        """Weight of each of :meth:`deployment_routes`."""
+        return [self.weight, *(d.weight for d in self.deployments)]
+
 
 class Settings(SecuritySettings, BoundsSettings):
     """Process-wide settings, read from ``GATEWAY_*`` environment variables; client auth and
@@ -381,6 +363,13 @@ class Settings(SecuritySettings, BoundsSettings):
             written (it is published at once) (> 0).
         batch_max_events: deltas per write batch at most (>= 1).
         reader_recheck: seconds after which an idle reader re-reads the store (> 0).
+        upstream_max_connections: connections the upstream HTTP client may hold open at once,
+            over all routes (httpx ``Limits.max_connections``; >= 1). Every streaming run holds
+            one for its whole length, so this caps the concurrent runs: beyond it a run waits
+            ``timeouts.pool`` seconds, then ends with ``UPSTREAM_TIMEOUT``. Default 10,000
+            (httpx's own default of 100 capped the gateway at 100 open streams).
+        upstream_max_keepalive: idle upstream connections kept for reuse (httpx
+            ``Limits.max_keepalive_connections``; >= 0). Default 512.
         store_outage_grace: seconds a run's writes keep retrying while the database is
             unreachable before its live readers get RUN_ERROR ``STORE_UNAVAILABLE`` (>= 0).
         on_disconnect: ``"continue"`` (the run goes on without its client; resume it) or
@@ -411,6 +400,8 @@ class Settings(SecuritySettings, BoundsSettings):
     batch_interval: float = Field(default=_RUN_DEFAULTS.batch_interval, gt=0)
     batch_max_events: int = Field(default=_RUN_DEFAULTS.batch_max_events, ge=1)
     reader_recheck: float = Field(default=_RUN_DEFAULTS.reader_idle_recheck, gt=0)
+    upstream_max_connections: int = Field(default=10_000, ge=1)
+    upstream_max_keepalive: int = Field(default=512, ge=0)
     store_outage_grace: float = Field(default=_RUN_DEFAULTS.store_outage_grace, ge=0)
     on_disconnect: OnDisconnect = "continue"
     cors_origins: str = ""
@@ -556,6 +547,13 @@ def load_routes(path: Path | str | None) -> dict[str, RouteConfig]:
             problems.append(f"{where}: {label}: field 'name': duplicate route name")
             continue
         routes[route.name] = route
+    for route in routes.values():
+        named = [*route.fallbacks, *(n for names in route.fallback_on.values() for n in names)]
+        for name in dict.fromkeys(named):
+            if name not in routes:
+                problems.append(
+                    f"{where}: route {route.name!r}: field 'fallbacks': no route named {name!r}"
+                )
     if problems:
         raise ConfigError("\n".join(problems))
     return routes

@@ -6,6 +6,7 @@
     ├── ConfigError            the routes file or a setting is invalid (raised at startup)
     └── RequestError           a request cannot be served; answered with a JSON error, no stream
         ├── RouteNotFoundError     404, ``ROUTE_NOT_FOUND``
+        ├── RunIdTakenError        409, ``RUN_ID_TAKEN`` (a taken runId with new input)
         └── InvalidRequestError    422, ``INVALID_REQUEST`` (pydantic's error list in ``detail``)
 
 A codec error with a ``status_hint`` raised before the stream starts is answered the same way
@@ -30,6 +31,7 @@ __all__ = [
     "InvalidRequestError",
     "RequestError",
     "RouteNotFoundError",
+    "RunIdTakenError",
 ]
 
 
@@ -99,3 +101,12 @@ class InvalidRequestError(RequestError):
 
     status = 422
     code = "INVALID_REQUEST"
+
+
+class RunIdTakenError(RequestError):
+    """``POST /v1/agui/{route}`` named a run that exists but posted new input: a message of
+    the client's the run's conversation does not hold, or another route
+    (:mod:`gateway.runs.rejoin`). The client must choose a fresh ``runId``."""
+
+    status = 409
+    code = "RUN_ID_TAKEN"

@@ -23,27 +23,73 @@ client ids and remapped when refused (:mod:`gateway.upstream_ids`), so every sto
 A durable run (:mod:`gateway.runs`) is pumped from :func:`flatten` of the same batches; turning
 events into a client's bytes is :mod:`gateway.encoding`'s job.
 
+Every run goes through :func:`gateway.attempts.run_attempts`: retries, deployments and
+fallbacks of its route (issue 19), invisible to the client until content was sent. A route
+with ``models`` lets the request pick its model (``forwardedProps.model``; on the AI SDK
+endpoint the body's ``model``, which the chat request conversion puts there): one outside the
+list is refused with 422 ``MODEL_NOT_ALLOWED`` (:func:`requested_model`).
+
 Locale of a run (ui labels): ``forwardedProps.locale``, else the request's
 ``Accept-Language``, else ``en`` (:func:`agui_codecs.ui.resolve_locale`).
 """
 
 from __future__ import annotations
 
+import asyncio
+import random
 from collections.abc import AsyncGenerator, Mapping
 from contextlib import aclosing
+from dataclasses import replace
 from typing import Any
 
 from ag_ui.core import Event
 
-from agui_codecs import get_decoder
 from agui_codecs.protocols import ClientRequest
 from agui_codecs.ui import UiSchemaCompiler, UiStage, resolve_locale
 
+from .attempts import AttemptObserver, RunPlan, Sleep, run_attempts
 from .config import RouteConfig
+from .deployments import DeploymentPool
+from .errors import RequestError
 from .upstream import Upstream, build_body
 from .upstream_ids import UpstreamIds
 
-__all__ = ["RunPipeline", "flatten", "staged"]
+__all__ = [
+    "ModelNotAllowedError",
+    "PreparedRun",
+    "RunPipeline",
+    "flatten",
+    "requested_model",
+    "staged",
+]
+
+
+class ModelNotAllowedError(RequestError):
+    """422 ``MODEL_NOT_ALLOWED``: the request picked a model its route does not allow."""
+
+    status = 422
+    code = "MODEL_NOT_ALLOWED"
+
+
+def requested_model(route: RouteConfig, request: ClientRequest) -> str | None:
+    """The model the run asks for: the request's ``forwardedProps.model`` when the route has
+    ``models`` (an allowlist), else the route's ``model`` (a route without ``models`` ignores
+    the client's choice, as it always did: ``model`` is a reserved parameter).
+
+    Raises:
+        ModelNotAllowedError: the route has ``models`` and the request picked one outside
+            them, or a value that is not a string (the message lists the allowed ones).
+    """
+    props = request.run_input.forwarded_props
+    picked = props.get("model") if isinstance(props, Mapping) else None
+    if not route.models or picked is None or picked == route.model:
+        return route.model  # without an allowlist the client's model is ignored, as before
+    if not isinstance(picked, str) or picked not in route.models:
+        allowed = ", ".join(route.models)
+        raise ModelNotAllowedError(
+            f"model {picked!r} is not allowed on route {route.name!r} (allowed: {allowed})"
+        )
+    return picked
 
 
 class RunPipeline:
@@ -54,14 +100,34 @@ class RunPipeline:
         compiler: the process-wide ui_schema compiler (its caches and counters are shared by
             every run; export ``compiler.stats`` as metrics).
         max_event_size: cap in bytes on one upstream event, passed to each decoder.
+        routes: every route by name (fallbacks are looked up here; default: none, so a
+            fallback is never found).
+        observer: called with each finished upstream attempt
+            (:class:`~gateway.attempts.AttemptRecord`): the hook for attempt metrics.
+        sleep: how backoff waits (tests pass one that records the delays).
+        rng: the jitter's random source (default: the ``random`` module).
     """
 
     def __init__(
-        self, upstream: Upstream, compiler: UiSchemaCompiler, *, max_event_size: int
+        self,
+        upstream: Upstream,
+        compiler: UiSchemaCompiler,
+        *,
+        max_event_size: int,
+        routes: Mapping[str, RouteConfig] | None = None,
+        observer: AttemptObserver | None = None,
+        sleep: Sleep = asyncio.sleep,
+        rng: random.Random | None = None,
     ) -> None:
         self.upstream = upstream
         self.compiler = compiler
         self.max_event_size = max_event_size
+        self.routes: Mapping[str, RouteConfig] = routes or {}
+        self.observer = observer
+        self.sleep = sleep
+        self.rng = rng
+        self.pools: dict[str, DeploymentPool] = {}
+        """Deployment pools by route name (per process, :mod:`gateway.deployments`)."""
 
     def ui_stage(
         self, route: RouteConfig, forwarded_props: Any, accept_language: str | None
@@ -76,37 +142,85 @@ class RunPipeline:
             delivery=route.ui_delivery,
         )
 
-    def open(
+    def prepare(
         self, route: RouteConfig, request: ClientRequest, *, accept_language: str | None = None
-    ) -> AsyncGenerator[list[Event], None]:
-        """Start one run: the upstream request is built now, the stream when iterated.
+    ) -> PreparedRun:
+        """Build the upstream request of one run now; the stream starts with
+        :meth:`PreparedRun.stream`, once the run's ids are fixed.
 
         Args:
             route: the route the client addressed.
             request: what the client posted.
             accept_language: the request's ``Accept-Language`` header, if any.
 
+        Raises:
+            RequestTranslationError: the request has no equivalent in the route's upstream
+                protocol (raised here, before any stream starts; status hint 422).
+            ModelNotAllowedError: 422, the request picked a model the route does not allow.
+        """
+        model = requested_model(route, request)
+        served = route if model == route.model else route.model_copy(update={"model": model})
+        body = build_body(served, request)
+        stage = self.ui_stage(route, request.run_input.forwarded_props, accept_language)
+        return PreparedRun(self, served, request, body, stage)
+
+    def open(
+        self, route: RouteConfig, request: ClientRequest, *, accept_language: str | None = None
+    ) -> AsyncGenerator[list[Event], None]:
+        """Start one run under the ids of its ``RunAgentInput``: :meth:`prepare`, then
+        :meth:`PreparedRun.stream` (see both)."""
+        run_input = request.run_input
+        prepared = self.prepare(route, request, accept_language=accept_language)
+        return prepared.stream(thread_id=run_input.thread_id, run_id=run_input.run_id)
+
+
+class PreparedRun:
+    """A run whose upstream request is built and whose stream has not started
+    (:meth:`RunPipeline.prepare`)."""
+
+    def __init__(
+        self,
+        pipeline: RunPipeline,
+        route: RouteConfig,
+        request: ClientRequest,
+        body: Any,
+        stage: UiStage,
+    ) -> None:
+        self._pipeline, self._route, self._request = pipeline, route, request
+        self._body, self._stage = body, stage
+
+    def stream(self, *, thread_id: str, run_id: str) -> AsyncGenerator[list[Event], None]:
+        """The run's event batches under ``thread_id`` / ``run_id``, the ids every attempt's
+        decoder stamps on RUN_STARTED and RUN_FINISHED (fixed once, here: a durable run passes
+        the ids it was recorded under, and nothing rewrites them later).
+
         Returns:
             The run's event batches (one per upstream chunk, UI events inserted after the tool
             results they belong to); the last batch ends with RUN_FINISHED or RUN_ERROR, and
             upstream failures become RUN_ERROR (:mod:`gateway.upstream`). Closing the
             generator cancels the upstream request.
-
-        Raises:
-            RequestTranslationError: the request has no equivalent in the route's upstream
-                protocol (raised here, before any stream starts; status hint 422).
         """
-        body = build_body(route, request)
+        pipeline, request = self._pipeline, self._request
         run_input = request.run_input
-        decoder = get_decoder(
-            route.protocol,
-            thread_id=run_input.thread_id,
-            run_id=run_input.run_id,
-            max_event_size=self.max_event_size,
+        if (run_input.thread_id, run_input.run_id) != (thread_id, run_id):
+            ids = {"thread_id": thread_id, "run_id": run_id}
+            request = replace(request, run_input=run_input.model_copy(update=ids))
+        plan = RunPlan(
+            route=self._route,
+            request=request,
+            body=self._body,
+            routes=pipeline.routes,
+            pools=pipeline.pools,
+            max_event_size=pipeline.max_event_size,
         )
-        stage = self.ui_stage(route, run_input.forwarded_props, accept_language)
-        batches = self.upstream.events(route, body, decoder, thread_id=run_input.thread_id)
-        return staged(batches, stage, UpstreamIds())
+        batches = run_attempts(
+            pipeline.upstream,
+            plan,
+            observer=pipeline.observer,
+            sleep=pipeline.sleep,
+            rng=pipeline.rng,
+        )
+        return staged(batches, self._stage, UpstreamIds())
 
 
 async def staged(

@@ -19,9 +19,7 @@ from __future__ import annotations
 import logging
 import math
 import time
-import uuid
 from collections.abc import AsyncGenerator, Mapping
-from typing import Final
 
 import orjson
 from ag_ui.core import Event, RunAgentInput
@@ -33,12 +31,13 @@ from agui_codecs.protocols import ClientRequest
 
 from .auth import ANONYMOUS, Authenticator, Caller, ForbiddenError, RouteForbiddenError
 from .config import RouteConfig, Settings
-from .errors import RequestError, RouteNotFoundError
-from .ids import MAX_ID_LENGTH
-from .pipeline import RunPipeline, flatten
+from .errors import RequestError, RouteNotFoundError, RunIdTakenError
+from .pipeline import RunPipeline, flatten, requested_model
 from .quota import RUN_RESERVE, capped
 from .runs import RunManager
 from .runs.history import input_items
+from .runs.prelude import Prelude
+from .runs.rejoin import known_ids, rejoin_refusal
 from .store import (
     HistoryPage,
     RunExistsError,
@@ -49,15 +48,9 @@ from .store import (
 )
 from .types import JsonObject
 
-__all__ = ["RENAME_ATTEMPTS", "QuotaError", "Services"]
+__all__ = ["QuotaError", "Services"]
 
 _log = logging.getLogger(__name__)
-
-RENAME_ATTEMPTS: Final[int] = 3
-"""Fresh run ids a streaming endpoint tries when the client's ``runId`` is taken."""
-
-
-_RENAME_SUFFIX = 9  # "-" + 8 hex
 
 
 class QuotaError(RequestError):
@@ -193,6 +186,38 @@ class Services:
         )
         return next((run for run in runs if run.route == route.name), None)
 
+    async def rejoin(
+        self, caller: Caller, route: RouteConfig, run_input: RunAgentInput
+    ) -> tuple[RunRecord, Prelude] | None:
+        """The run a ``POST /v1/agui/{route}`` re-joins, with its snapshot prelude (now), or
+        None when its thread has no run of that ``runId`` (:mod:`gateway.runs.rejoin`).
+
+        Raises:
+            RunIdTakenError: 409 ``RUN_ID_TAKEN``, the run exists but the POST is new input.
+            RouteForbiddenError, ForbiddenError: 403 (see :meth:`run_of`).
+            RequestError: 503 without a store.
+        """
+        try:
+            run = await self.run_of(caller, run_input.thread_id, run_input.run_id)
+        except RunNotFoundError:
+            return None
+        prelude = await self.runs().snapshot_prelude(run.id)
+        # the thread's messages too: a retry racing the first POST can come before the run's
+        # first event is stored, when the prelude is still empty but the input is recorded
+        known = known_ids(prelude.events) | await self.runs().thread_message_ids(run.thread_id)
+        reason = rejoin_refusal(
+            _wire_messages(run_input),
+            known,
+            route=route.name,
+            run_route=run.route,
+        )
+        if reason is not None:
+            raise RunIdTakenError(
+                f"thread {run_input.thread_id!r} already has a run {run_input.run_id!r} and "
+                f"this is not a retry of it: {reason}; choose a fresh runId"
+            )
+        return run, prelude
+
     async def history(
         self, caller: Caller, thread_id: str, *, limit: int, before_sequence: int | None
     ) -> HistoryPage:
@@ -200,6 +225,13 @@ class Services:
         return await self.runs().history(
             caller.thread_key(thread_id), limit=limit, before_sequence=before_sequence
         )
+
+    async def client_history(
+        self, caller: Caller, thread_id: str, *, format: str
+    ) -> list[JsonObject]:
+        """The caller's whole thread as ``format`` (``ai-sdk`` / ``agui``) messages
+        (:meth:`RunManager.client_history`; an unknown or foreign thread: ``[]``)."""
+        return await self.runs().client_history(caller.thread_key(thread_id), format=format)
 
     async def threads(self, caller: Caller, *, limit: int) -> list[ThreadSummary]:
         """The caller's threads, the most recently run first (only runs of the routes it may
@@ -246,7 +278,6 @@ class Services:
         caller: Caller = ANONYMOUS,
         accept_language: str | None,
         message_id: str | None = None,
-        rename: bool,
     ) -> RunRecord:
         """Build the upstream request, record the run, pump it in the background.
 
@@ -255,8 +286,6 @@ class Services:
             client: what the client posted (its ``RunAgentInput`` names thread and run).
             accept_language: the request's ``Accept-Language`` (UI labels).
             message_id: the assistant message id to record (AI SDK continuation).
-            rename: when the ``runId`` is taken, record the run as ``<runId>-<8 hex>``
-                instead of refusing (stock streaming clients cannot handle a 409).
 
         Returns:
             The recorded run (its ``id`` is the one to resume with).
@@ -265,22 +294,18 @@ class Services:
             RequestError: 503 without a store.
             RequestTranslationError: 422, the input has no upstream equivalent (nothing is
                 recorded then).
-            RunExistsError: 409 ``RUN_EXISTS``, the ``runId`` is taken and ``rename`` is
-                False (or every fresh id was taken too).
+            RunExistsError: 409 ``RUN_EXISTS``, the ``runId`` is taken (the AG-UI stream
+                endpoint re-joins it instead, :meth:`rejoin`).
         """
         manager = self.runs()
         # what create_run stores: the input as history items (gateway.runs.history)
         items = input_items(_wire_messages(client.run_input))
         incoming = len(orjson.dumps(items)) + RUN_RESERVE
         share = await self._check_quotas(caller, manager, incoming)
-        batches = self.pipeline.open(route, client, accept_language=accept_language)
-        try:
-            run = await self._create(
-                manager, caller, route, client.run_input, message_id=message_id, rename=rename
-            )
-        except BaseException:
-            await batches.aclose()
-            raise
+        prepared = self.pipeline.prepare(route, client, accept_language=accept_language)
+        run = await self._create(manager, caller, route, client.run_input, message_id=message_id)
+        # the run's ids are fixed here, once: the decoder stamps the recorded ones
+        batches = prepared.stream(thread_id=run.public_thread_id, run_id=run.public_run_id)
         events = flatten(batches)
         manager.start(run, capped(events, share) if share is not None else events)
         return run
@@ -293,29 +318,18 @@ class Services:
         run_input: RunAgentInput,
         *,
         message_id: str | None,
-        rename: bool,
     ) -> RunRecord:
-        run_id = run_input.run_id
-        thread_id = run_input.thread_id
-        for _attempt in range(RENAME_ATTEMPTS):
-            try:
-                return await manager.create_run(
-                    thread_id=caller.thread_key(thread_id),
-                    run_id=caller.run_key(thread_id, run_id),
-                    route=route.name,
-                    upstream=route.upstream_url,
-                    model=route.model,
-                    message_id=message_id,
-                    input_messages=_wire_messages(run_input),
-                    tenant=caller.tenant,
-                )
-            except RunExistsError:
-                if not rename:
-                    raise RunExistsError(
-                        f"thread {thread_id!r} already has a run {run_id!r}"
-                    ) from None
-            # the renamed id stays an id the edge accepts (gateway.ids.MAX_ID_LENGTH)
-            base = run_input.run_id[: MAX_ID_LENGTH - _RENAME_SUFFIX]
-            run_id = f"{base}-{uuid.uuid4().hex[:8]}"
-            _log.info("run id %r is taken: recording the run as %r", run_input.run_id, run_id)
-        raise RunExistsError(f"run id {run_input.run_id!r} is taken")
+        thread_id, run_id = run_input.thread_id, run_input.run_id
+        try:
+            return await manager.create_run(
+                thread_id=caller.thread_key(thread_id),
+                run_id=caller.run_key(thread_id, run_id),
+                route=route.name,
+                upstream=route.upstream_url,
+                model=requested_model(route, ClientRequest(run_input)),
+                message_id=message_id,
+                input_messages=_wire_messages(run_input),
+                tenant=caller.tenant,
+            )
+        except RunExistsError:
+            raise RunExistsError(f"thread {thread_id!r} already has a run {run_id!r}") from None

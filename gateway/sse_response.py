@@ -9,6 +9,9 @@ What it adds to ``StreamingResponse`` (which already races the body against the 
 * anti-buffering headers: ``cache-control: no-cache``, ``x-accel-buffering: no`` (nginx), and
   no compression (no ``content-encoding``; starlette's GZipMiddleware skips
   ``text/event-stream``);
+* one write per wake-up: chunks the source produced while the previous write was under way
+  are joined into one ASGI message (one socket send), in order; the keep-alive is one timer
+  re-armed at most once per ``keepalive_seconds`` (no timeout task per chunk);
 * deterministic cleanup: the body source runs in a producer task feeding a small queue; when
   the response ends for any reason (done, client gone, error) the producer is cancelled and its
   source closed (``aclose``) before ``__call__`` returns, so an upstream HTTP stream behind it
@@ -42,6 +45,9 @@ SSE_HEADERS: dict[str, str] = {
 """Headers every SSE response carries (the caller's headers override them)."""
 
 _CLEANUP_SECONDS = 5.0
+
+
+_KEEPALIVE = object()  # queue item: send a keep-alive comment now
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,19 +120,52 @@ class SSEResponse(StreamingResponse):
     async def _with_keepalive(self) -> AsyncGenerator[bytes, None]:
         queue: asyncio.Queue[Any] = asyncio.Queue(self._buffer)
         self._producer = asyncio.create_task(self._produce(queue))
+        loop = asyncio.get_running_loop()
+        interval = self._keepalive
+        last = loop.time()  # when the last bytes were handed to the server
+        timer: asyncio.TimerHandle | None = None
+
+        def tick() -> None:
+            # One timer re-armed at most once per interval, not one per chunk: it enqueues a
+            # keep-alive only when nothing went out for a whole interval and nothing waits.
+            nonlocal timer
+            due = last + interval
+            now = loop.time()
+            if now >= due:
+                if queue.empty():
+                    queue.put_nowait(_KEEPALIVE)
+                due = now + interval
+            timer = loop.call_at(due, tick)
+
+        timer = loop.call_at(last + interval, tick)
+        pending: Any = None
         try:
             while True:
-                try:
-                    item = await asyncio.wait_for(queue.get(), self._keepalive)
-                except TimeoutError:
+                item = await queue.get() if pending is None else pending
+                pending = None
+                if item is _KEEPALIVE:
                     yield KEEPALIVE
+                    last = loop.time()
                     continue
                 if isinstance(item, _End):
                     if item.error is not None:
                         raise item.error
                     return
-                yield item
+                # Whatever the source already produced goes out in one write (one ASGI
+                # message, one socket send), in order.
+                parts = [item]
+                while not queue.empty():
+                    more = queue.get_nowait()
+                    if isinstance(more, bytes):
+                        parts.append(more)
+                    elif more is not _KEEPALIVE:  # a keep-alive after data is not needed
+                        pending = more
+                        break
+                yield parts[0] if len(parts) == 1 else b"".join(parts)
+                last = loop.time()
         finally:
+            if timer is not None:
+                timer.cancel()
             await self._stop_producer()
 
     async def _stop_producer(self) -> None:

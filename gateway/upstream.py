@@ -54,7 +54,8 @@ HTTP status outside 2xx, JSON error body           the body's ``error.code``, el
 HTTP status outside 2xx, other body                ``UPSTREAM_HTTP_<status>``
 connect error, DNS failure, refused connection     ``UPSTREAM_UNAVAILABLE``
 connection lost after the response started         ``UPSTREAM_DISCONNECTED``
-any httpx timeout (connect, read, write, pool)     ``UPSTREAM_TIMEOUT``
+any timeout (connect, read, write, pool, and the   ``UPSTREAM_TIMEOUT``, message ``upstream
+route's first_byte, idle, total)                   timed out (<which>)``
 malformed bytes                                    the decoder's own (``UPSTREAM_MALFORMED``...)
 a bug in the decoder (not the upstream's fault)    ``INTERNAL_DECODER_ERROR`` (logged as an error,
                                                    message ``internal gateway error``)
@@ -72,20 +73,26 @@ counted in ``/metrics``) is reported like a gateway bug. A ``?query`` on ``upstr
 ``api-version``) is kept after the appended path (:func:`endpoint_url`).
 
 Error bodies are read up to :data:`MAX_ERROR_BODY` bytes. Closing the event iterator (the
-client went away) leaves the ``async with client.stream(...)`` block, which closes the upstream
-response and so cancels the upstream request.
+client went away) closes the upstream response and so cancels the upstream request.
+
+One call is one attempt: retries, deployments and fallbacks are :mod:`gateway.attempts`'s,
+which reads the :class:`AttemptReport` each call fills (HTTP status, ``Retry-After``, which
+timeout fired).
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 import os
 import re
-from collections.abc import AsyncGenerator, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+import anyio
 import httpx
 import orjson
 from ag_ui.core import Event, RunAgentInput, RunErrorEvent
@@ -94,12 +101,14 @@ from agui_codecs import CodecError, InternalDecoderError, get_protocol
 from agui_codecs.protocols import ClientRequest, ProtocolSpec, RequestBody, StreamDecoder
 
 from .config import SELF_SCHEME, RouteConfig
+from .retry import retry_after
 
 __all__ = [
     "MASKED_DECODER_ERRORS",
     "MAX_ERROR_BODY",
     "REDACTED",
     "SELF_BASE_URL",
+    "AttemptReport",
     "Upstream",
     "UpstreamBody",
     "build_body",
@@ -244,23 +253,41 @@ class Upstream:
         return headers
 
     async def events(
-        self, route: RouteConfig, body: UpstreamBody, decoder: StreamDecoder, *, thread_id: str = ""
+        self,
+        route: RouteConfig,
+        body: UpstreamBody,
+        decoder: StreamDecoder,
+        *,
+        thread_id: str = "",
+        report: AttemptReport | None = None,
     ) -> AsyncGenerator[list[Event], None]:
         """POST ``body`` to the route's upstream; yield event batches until the run ends.
 
         ``body`` is sent as JSON, or exactly as given when it is bytes (``content-type:
         application/json`` either way). ``thread_id`` (the request's AG-UI ``threadId``)
-        fills a ``{thread_id}`` in the protocol's path.
+        fills a ``{thread_id}`` in the protocol's path. ``report``, when given, is filled with
+        what a retry decision needs (:class:`AttemptReport`: HTTP status, ``Retry-After``,
+        which timeout fired).
+
+        Timeouts (the route's :class:`~gateway.route_policy.TimeoutConfig`): httpx's connect /
+        read / write / pool, and the gateway's ``first_byte`` (request to first decoded
+        event), ``idle`` (between decoded events) and ``total`` (the whole attempt); each ends
+        the run with ``UPSTREAM_TIMEOUT``, its name in the message and in the report.
 
         The last batch always ends with RUN_FINISHED or RUN_ERROR. Never raises for upstream
         failures (see the module docstring); closing the iterator closes the upstream response.
         """
+        report = report if report is not None else AttemptReport()
         started = False
+        timeouts = route.timeouts
+        loop = asyncio.get_running_loop()
+        begun = loop.time()
+        deadline_total = begun + timeouts.total if timeouts.total else None
         try:
             spec = get_protocol(route.protocol)
             headers = self._headers(route, spec)
             target = self._target(route, thread_id)
-            timeout = httpx.Timeout(**route.timeouts.model_dump())
+            timeout = httpx.Timeout(**timeouts.httpx_timeouts())
             if spec.sign is not None:
                 content = body if isinstance(body, bytes) else orjson.dumps(body)
                 headers["content-type"] = "application/json"
@@ -271,34 +298,59 @@ class Upstream:
                 payload = {"content": body}
             else:
                 payload = {"json": body}
-            async with target.client.stream(
+            request = target.client.build_request(
                 "POST", target.url, headers=headers, timeout=timeout, **payload
-            ) as response:
+            )
+            first = begun + timeouts.first_byte if timeouts.first_byte else None
+            deadline, which = _earliest((first, "first_byte"), (deadline_total, "total"))
+            async with _deadline(deadline, which, report):
+                response = await target.client.send(request, stream=True)
+            try:
                 started = True
+                report.status = response.status_code
                 if not response.is_success:
+                    report.retry_after = retry_after(response.headers)
                     raise await _http_failure(route, response, self._secret(route))
-                async for chunk in response.aiter_bytes():
+                chunks = response.aiter_bytes()
+                seen_event = False
+                while True:
+                    async with _deadline(deadline, which, report):
+                        chunk = await anext(chunks, None)
+                    if chunk is None:
+                        break
                     events = decoder.feed(chunk)
                     if events:
+                        if not seen_event or timeouts.idle:
+                            seen_event = True
+                            idle = loop.time() + timeouts.idle if timeouts.idle else None
+                            deadline, which = _earliest((idle, "idle"), (deadline_total, "total"))
                         yield _masked(route, decoder, events)
                     if decoder.ended:
+                        await _drain(chunks)
                         break
+            finally:
+                await response.aclose()
         except _Failure as exc:
-            self._fail(route, decoder, exc.code, exc.message)
+            self._fail(route, decoder, exc.code, exc.message, report)
+        except _AttemptTimeout as exc:
+            self._fail(
+                route, decoder, "UPSTREAM_TIMEOUT", f"upstream timed out ({exc.which})", report
+            )
         except httpx.TimeoutException as exc:
-            # The exception's class goes to the log, never to the client (issue 12).
-            log.warning("route %s: upstream timed out (%s)", route.name, _kind(exc))
-            self._fail(route, decoder, "UPSTREAM_TIMEOUT", "upstream timed out")
+            report.timeout = _HTTPX_TIMEOUTS.get(type(exc), "read")
+            self._fail(
+                route, decoder, "UPSTREAM_TIMEOUT", f"upstream timed out ({report.timeout})", report
+            )
         except httpx.TransportError as exc:
             if started:
                 code, message = "UPSTREAM_DISCONNECTED", "upstream connection lost mid-stream"
             else:
                 code, message = "UPSTREAM_UNAVAILABLE", "upstream is unreachable"
             log.warning("route %s: %s (%s: %s)", route.name, message, _kind(exc), exc)
-            self._fail(route, decoder, code, message)
+            self._fail(route, decoder, code, message, report)
         except Exception:
             log.exception("route %s: internal error while streaming", route.name)
-            self._fail(route, decoder, "INTERNAL_ERROR", "internal gateway error")
+            self._fail(route, decoder, "INTERNAL_ERROR", "internal gateway error", report)
         events = decoder.close()
         if events:
             yield _masked(route, decoder, events)
@@ -310,9 +362,74 @@ class Upstream:
         return self.environ.get(route.auth.env, "").strip() or None
 
     @staticmethod
-    def _fail(route: RouteConfig, decoder: StreamDecoder, code: str, message: str) -> None:
+    def _fail(
+        route: RouteConfig, decoder: StreamDecoder, code: str, message: str, report: AttemptReport
+    ) -> None:
         log.warning("route %s: %s: %s", route.name, code, message)
+        report.transport = True
         decoder.fail(code, message)
+
+
+@dataclass(slots=True)
+class AttemptReport:
+    """What one :meth:`Upstream.events` call learnt about its failure, for the retry decision
+    (:mod:`gateway.attempts`).
+
+    Attributes:
+        status: the HTTP status of the upstream's answer (None: no answer).
+        retry_after: seconds the upstream asked to wait (``Retry-After``, ``retry-after-ms``),
+            when it answered non-2xx with one.
+        timeout: which timeout ended the attempt (``connect``, ``first_byte``, ``idle``,
+            ``total``, ``read``, ``write``, ``pool``), if one did.
+        transport: the run was ended by the gateway (HTTP status, transport error, timeout,
+            missing key), not by an event the upstream streamed.
+    """
+
+    status: int | None = None
+    retry_after: float | None = None
+    timeout: str | None = None
+    transport: bool = False
+
+
+class _AttemptTimeout(Exception):
+    def __init__(self, which: str) -> None:
+        super().__init__(which)
+        self.which = which
+
+
+_HTTPX_TIMEOUTS: dict[type[Exception], str] = {
+    httpx.ConnectTimeout: "connect",
+    httpx.ReadTimeout: "read",
+    httpx.WriteTimeout: "write",
+    httpx.PoolTimeout: "pool",
+}
+
+
+def _earliest(*deadlines: tuple[float | None, str]) -> tuple[float | None, str]:
+    """The earliest set deadline (loop time) and its timeout's name."""
+    best: tuple[float | None, str] = (None, "")
+    for when, which in deadlines:
+        if when is not None and (best[0] is None or when < best[0]):
+            best = (when, which)
+    return best
+
+
+@contextlib.asynccontextmanager
+async def _deadline(when: float | None, which: str, report: AttemptReport) -> AsyncIterator[None]:
+    """Cancel the awaited step at loop time ``when`` (None: never), as :class:`_AttemptTimeout`.
+
+    Held only around one await, never across a ``yield`` of the event generator: the timeout
+    must cancel the upstream read, not whatever the consumer does meanwhile.
+    """
+    if when is None:
+        yield
+        return
+    try:
+        async with asyncio.timeout_at(when):
+            yield
+    except TimeoutError:
+        report.timeout = which
+        raise _AttemptTimeout(which) from None
 
 
 REDACTED = "[redacted]"
@@ -322,6 +439,24 @@ REDACTED = "[redacted]"
 def redact(text: str, secret: str | None) -> str:
     """``text`` with every occurrence of ``secret`` replaced by :data:`REDACTED`."""
     return text.replace(secret, REDACTED) if secret else text
+
+
+DRAIN_BYTES = 64 * 1024
+DRAIN_SECONDS = 0.1
+
+
+async def _drain(chunks: AsyncIterator[bytes]) -> None:
+    """Read what is left of a body after the run ended (the HTTP chunked terminator after
+    OpenAI's ``[DONE]``, say), at most :data:`DRAIN_BYTES` within :data:`DRAIN_SECONDS`, so
+    the connection goes back to httpx's pool for the next run instead of being closed (a TCP
+    connect per run otherwise; bench/added_latency.py). Bytes there are ignored: the decoder
+    already ended. Past either bound the connection is closed, as before."""
+    read = 0
+    with anyio.move_on_after(DRAIN_SECONDS):
+        async for chunk in chunks:
+            read += len(chunk)
+            if read > DRAIN_BYTES:
+                return
 
 
 def _signed(

@@ -12,6 +12,11 @@ from __future__ import annotations
 
 import os
 
+# Strict codecs (agui_codecs.core.illegal): RunBuilder checks every event it emits against the
+# AG-UI transition tables and raises IllegalEventError instead of letting an illegal one out.
+# Set before anything imports the codecs; server processes the tests start inherit it.
+os.environ.setdefault("AGUI_CODECS_STRICT", "1")
+
 import pytest
 from browser import artifacts, browser_page
 from protocol_plugins import install_plugins, remove_plugins

@@ -78,8 +78,10 @@ from ag_ui.core import (
     ToolCallStartEvent,
 )
 
+from .core.illegal import guard
 from .cost import price_usage
 from .errors import LocalProtocolError
+from .events import wire_view
 
 __all__ = ["FINISH_REASONS", "RunBuilder"]
 
@@ -119,6 +121,7 @@ class RunBuilder:
         self.started = False
         self.ended = False
         self._out: list[Event] = []
+        self._guard = guard()
         self._text: dict[Hashable, str] = {}  # key -> open text message id
         self._reasoning: dict[Hashable, str] = {}  # key -> open reasoning message id
         self._tools: dict[Hashable, _ToolCall] = {}  # key -> open tool call
@@ -132,6 +135,13 @@ class RunBuilder:
         """RUN_STARTED ``metadata`` (set before :meth:`start`), e.g. ``{"messageId": ...}``."""
 
     # -- ids and lifecycle ----------------------------------------------------------------
+    def _emit(self, event: Event) -> None:
+        """Queue ``event``; in strict mode (:mod:`agui_codecs.core.illegal`) first check it
+        against the AG-UI transition tables, raising ``IllegalEventError`` when it breaks them."""
+        if self._guard is not None:
+            self._guard.check(wire_view(event))
+        self._out.append(event)
+
     def drain(self) -> list[Event]:
         """Return and forget the events emitted since the last call."""
         out, self._out = self._out, []
@@ -167,7 +177,7 @@ class RunBuilder:
         self.message_id, self.run_id, self.thread_id = message_id, run_id, thread_id
         if self._first_run_id is None:
             self._first_run_id = self.run_id
-        self._out.append(event)
+        self._emit(event)
 
     def next_run(self) -> None:
         """Prepare the next run of the same stream, after the current one ended.
@@ -227,11 +237,11 @@ class RunBuilder:
             message_id = self._next_id("text")
             self._text[key] = message_id
             self._last_text_id = message_id
-            self._out.append(start)
+            self._emit(start)
             if content is not None:
-                self._out.append(content)
+                self._emit(content)
         elif delta:
-            self._out.append(TextMessageContentEvent(message_id=message_id, delta=delta))
+            self._emit(TextMessageContentEvent(message_id=message_id, delta=delta))
         return message_id
 
     def text_id(self, key: Hashable = "text") -> str | None:
@@ -247,7 +257,7 @@ class RunBuilder:
         """Close the text message open under ``key`` (no-op when none is open)."""
         message_id = self._text.pop(key, None)
         if message_id is not None:
-            self._out.append(TextMessageEndEvent(message_id=message_id))
+            self._emit(TextMessageEndEvent(message_id=message_id))
 
     def close_text(self) -> None:
         """Close every open text message."""
@@ -260,8 +270,8 @@ class RunBuilder:
         if message_id is None:
             message_id = self._next_id("reasoning")
             self._reasoning[key] = message_id
-            self._out.append(ReasoningStartEvent(message_id=message_id))
-            self._out.append(ReasoningMessageStartEvent(message_id=message_id))
+            self._emit(ReasoningStartEvent(message_id=message_id))
+            self._emit(ReasoningMessageStartEvent(message_id=message_id))
         return message_id
 
     def reasoning(self, delta: str, *, key: Hashable = "reasoning") -> str:
@@ -270,7 +280,7 @@ class RunBuilder:
             raise LocalProtocolError("RunBuilder.reasoning() takes a string delta")
         message_id = self._open_reasoning(key)
         if delta:
-            self._out.append(ReasoningMessageContentEvent(message_id=message_id, delta=delta))
+            self._emit(ReasoningMessageContentEvent(message_id=message_id, delta=delta))
         return message_id
 
     def reasoning_encrypted(
@@ -306,7 +316,7 @@ class RunBuilder:
             provider: provider namespace of the value (default: the builder's provider).
         """
         self.start()
-        self._out.append(
+        self._emit(
             ReasoningEncryptedValueEvent(
                 subtype=subtype,
                 entity_id=entity_id,
@@ -319,8 +329,8 @@ class RunBuilder:
         """Close the reasoning message and span open under ``key``."""
         message_id = self._reasoning.pop(key, None)
         if message_id is not None:
-            self._out.append(ReasoningMessageEndEvent(message_id=message_id))
-            self._out.append(ReasoningEndEvent(message_id=message_id))
+            self._emit(ReasoningMessageEndEvent(message_id=message_id))
+            self._emit(ReasoningEndEvent(message_id=message_id))
 
     def close_reasoning(self) -> None:
         """Close every open reasoning message."""
@@ -358,7 +368,7 @@ class RunBuilder:
         if not tool_call_id:
             tool_call_id = self._next_id("call")
         self._tools[key] = _ToolCall(tool_call_id, name)
-        self._out.append(event)
+        self._emit(event)
         if not provider_executed:
             self._pending_tools.append(tool_call_id)
         return tool_call_id
@@ -369,7 +379,7 @@ class RunBuilder:
         if call is not None and delta:
             event = ToolCallArgsEvent(tool_call_id=call.id, delta=delta)
             call.args.append(delta)
-            self._out.append(event)
+            self._emit(event)
 
     def tool_is_open(self, key: Hashable) -> bool:
         """True when a tool call is open under ``key``."""
@@ -394,7 +404,7 @@ class RunBuilder:
         call = self._tools.pop(key, None)
         if call is not None:
             meta = {"incomplete": True} if incomplete else None
-            self._out.append(ToolCallEndEvent(tool_call_id=call.id, metadata=meta))
+            self._emit(ToolCallEndEvent(tool_call_id=call.id, metadata=meta))
 
     def close_tools(self, *, incomplete: bool = False) -> None:
         """Close every open tool call (``incomplete``: see :meth:`end_tool`)."""
@@ -415,7 +425,7 @@ class RunBuilder:
         )
         if tool_call_id in self._pending_tools:
             self._pending_tools.remove(tool_call_id)
-        self._out.append(event)
+        self._emit(event)
 
     @property
     def pending_tool_call_ids(self) -> tuple[str, ...]:
@@ -430,7 +440,7 @@ class RunBuilder:
         if name in self._steps:
             self.step_end(name)
         self._steps.append(name)
-        self._out.append(event)
+        self._emit(event)
 
     def step_end(self, name: str | None = None) -> None:
         """Emit STEP_FINISHED for ``name`` (default: the latest active step); no-op if none."""
@@ -441,7 +451,7 @@ class RunBuilder:
         if name not in self._steps:
             return
         self._steps.remove(name)
-        self._out.append(StepFinishedEvent(step_name=name))
+        self._emit(StepFinishedEvent(step_name=name))
 
     @property
     def active_steps(self) -> tuple[str, ...]:
@@ -452,12 +462,12 @@ class RunBuilder:
     def source(self, value: dict[str, Any]) -> None:
         """Emit a citation as CUSTOM ``source`` (shaped like AI SDK ``source-url`` chunks)."""
         self.start()
-        self._out.append(CustomEvent(name="source", value=value))
+        self._emit(CustomEvent(name="source", value=value))
 
     def custom(self, name: str, value: Any) -> None:
         """Emit a CUSTOM event."""
         self.start()
-        self._out.append(CustomEvent(name=name, value=value))
+        self._emit(CustomEvent(name=name, value=value))
 
     def close_all(self) -> None:
         """Close every open tool call, text and reasoning message, then every active step."""
@@ -465,7 +475,7 @@ class RunBuilder:
         self.close_text()
         self.close_reasoning()
         for name in reversed(self._steps):
-            self._out.append(StepFinishedEvent(step_name=name))
+            self._emit(StepFinishedEvent(step_name=name))
         self._steps.clear()
 
     # -- terminal events ----------------------------------------------------------------
@@ -521,7 +531,7 @@ class RunBuilder:
         )
         self.close_all()
         self.ended = True
-        self._out.append(event)
+        self._emit(event)
 
     def fail(
         self,
@@ -559,7 +569,7 @@ class RunBuilder:
         self.close_tools(incomplete=True)
         self.close_all()
         self.ended = True
-        self._out.append(event)
+        self._emit(event)
 
     def abort(self, code: str, message: str) -> None:
         """Last resort: end the run with RUN_ERROR at once, closing nothing (no-op once ended).
@@ -574,7 +584,7 @@ class RunBuilder:
             self.started = True
             self.thread_id = self.thread_id or "thread_upstream"
             self.run_id = self.run_id or "run_upstream"
-            self._out.append(
+            self._emit(
                 RunStartedEvent(
                     thread_id=self.thread_id, run_id=self.run_id, protocol_version=PROTOCOL_VERSION
                 )
@@ -585,7 +595,7 @@ class RunBuilder:
         self._steps.clear()
         self.ended = True
         self.error_code = code
-        self._out.append(RunErrorEvent(message=message, code=code))
+        self._emit(RunErrorEvent(message=message, code=code))
 
     def usage(self, **counts: int | None) -> TokenUsage | None:
         """Build a TokenUsage labelled with provider and model; ``None`` when no count is set.

@@ -46,7 +46,8 @@ must not pull in at import time.
 from __future__ import annotations
 
 import math
-from datetime import datetime
+from datetime import UTC, datetime
+from decimal import Decimal
 from typing import Any, Final, Literal
 
 from ag_ui.core import TokenUsage
@@ -172,19 +173,133 @@ def _catalog(
     counts: dict[str, int], model: str, provider: str | None, at: datetime | None
 ) -> dict[str, Any]:
     """Price ``counts`` (genai-prices usage keys) for ``model``; LookupError when unknown."""
-    from genai_prices import Usage, calc_price  # lazy: see the module docstring
+    when = at if at is not None else datetime.now(tz=UTC)
+    entry = _resolve(model, provider)
+    if isinstance(entry, str):
+        raise LookupError(entry)
+    found_provider, found_model = entry
+    prices = found_model.get_prices(when)
+    rates = _linear_rates(found_provider, found_model, prices, when, frozenset(counts))
+    if rates is not None and counts["input_tokens"] >= counts.get(
+        "cache_read_tokens", 0
+    ) + counts.get("cache_write_tokens", 0):
+        total = sum(
+            (
+                rate * (_uncached(counts) if key == "input_tokens" else counts[key])
+                for key, rate in rates.items()
+            ),
+            Decimal(0),
+        )
+    else:
+        total = found_model.calc_price(
+            _usage(counts), found_provider, genai_request_timestamp=when
+        ).total_price
+    return {"cost": float(total), "costProvider": found_provider.id, "costModel": found_model.id}
 
-    usage = Usage(**counts)
+
+# -- the per-model cache -------------------------------------------------------------------------
+# genai-prices 0.2 recomputes its unit registry, usage decomposition and validation on every
+# ``calc_price`` (0.1-1.7 ms a call here), and a provider-less fallback lookup scans every
+# provider again each time. A model whose price is plain per-token rates for the counts given
+# (no tiers, nothing charged per request) costs a linear function of those counts, so its
+# rates are found once per (model price, set of counts) by pricing one token of each kind
+# through the library, checked once against the library on a mixed usage (and a zero usage
+# must cost nothing: no per-request price), and reused. A model with tiered prices, or one
+# failing that check, is priced by the library every time. Units we never count (web
+# searches...) have no count, so they cost nothing either way. Equality with ``calc_price`` on
+# the bundled catalog is a test (tests/codecs/test_cost_cache.py).
+
+_resolved: dict[tuple[str, str | None], tuple[Any, Any] | str] = {}
+_rates: dict[tuple[int, frozenset[str]], dict[str, Decimal] | None] = {}
+_CACHE_LIMIT = 4096  # distinct (model, provider) pairs / rate sets kept; cleared when exceeded
+
+
+def _uncached(counts: dict[str, int]) -> int:
+    return (
+        counts["input_tokens"]
+        - counts.get("cache_read_tokens", 0)
+        - counts.get("cache_write_tokens", 0)
+    )
+
+
+def _usage(counts: dict[str, int]) -> Any:
+    from genai_prices import Usage  # lazy: see the module docstring
+
+    return Usage(**counts)
+
+
+def _resolve(model: str, provider: str | None) -> Any:
+    """(provider, model) objects of the catalog for this pair, or the message of the
+    LookupError to raise."""
+    key = (model, provider)
+    found = _resolved.get(key)
+    if found is not None:
+        return found
+    from genai_prices.data_snapshot import get_snapshot  # lazy: see the module docstring
+
+    snapshot = get_snapshot()
     try:
-        result = calc_price(usage, model, provider_id=provider, genai_request_timestamp=at)
-    except LookupError:
+        found = snapshot.find_provider_model(model, None, provider, None)
+    except LookupError as exc:
         if provider is None:
-            raise
-        # OpenAI-compatible hosts are labelled with the protocol's provider; let the model
-        # name find its real provider (``deepseek-v4-flash`` -> deepseek).
-        result = calc_price(usage, model, genai_request_timestamp=at)
-    return {
-        "cost": float(result.total_price),
-        "costProvider": result.provider.id,
-        "costModel": result.model.id,
-    }
+            found = str(exc)
+        else:
+            # OpenAI-compatible hosts are labelled with the protocol's provider; let the model
+            # name find its real provider (``deepseek-v4-flash`` -> deepseek).
+            try:
+                found = snapshot.find_provider_model(model, None, None, None)
+            except LookupError as second:
+                found = str(second)
+    if len(_resolved) >= _CACHE_LIMIT:
+        _resolved.clear()
+    _resolved[key] = found
+    return found
+
+
+def _linear_rates(
+    provider: Any, model: Any, prices: Any, when: datetime, keys: frozenset[str]
+) -> dict[str, Decimal] | None:
+    """USD per token of each count in ``keys`` when ``prices`` is linear in them, else None."""
+    cache_key = (id(prices), keys)
+    if cache_key in _rates:
+        return _rates[cache_key]
+    rates: dict[str, Decimal] | None = None
+    if "input_tokens" in keys and _is_plain(prices) and provider.id != "groq":
+        zero = dict.fromkeys(keys, 0)
+
+        def price(**one: int) -> Decimal:
+            usage = {**zero, **one}
+            result = model.calc_price(_usage(usage), provider, genai_request_timestamp=when)
+            return Decimal(result.total_price)
+
+        try:
+            base = price()
+            rates = {"input_tokens": price(input_tokens=1)}
+            for key in keys - {"input_tokens"}:
+                extra = {"input_tokens": 1} if key.startswith("cache_") else {}
+                rates[key] = price(**{key: 1, **extra})
+            mixed = {key: 7 + 3 * i for i, key in enumerate(sorted(keys))}
+            mixed["input_tokens"] = 1000
+            expected = price(**mixed)
+            got = sum(
+                (
+                    r * (_uncached(mixed) if k == "input_tokens" else mixed[k])
+                    for k, r in rates.items()
+                ),
+                Decimal(0),
+            )
+            if base != 0 or got != expected:
+                rates = None
+        except (ValueError, ArithmeticError, LookupError, TypeError):
+            rates = None
+    if len(_rates) >= _CACHE_LIMIT:
+        _rates.clear()
+    _rates[cache_key] = rates
+    return rates
+
+
+def _is_plain(prices: Any) -> bool:
+    from genai_prices.types import TieredPrices  # lazy: see the module docstring
+
+    values = [v for k, v in vars(prices).items() if not k.startswith("_") and v is not None]
+    return bool(values) and not any(isinstance(v, TieredPrices) for v in values)

@@ -5,6 +5,8 @@ protocol", plus the request side: a client's request that cannot become the upst
 
     CodecError
     ├── LocalProtocolError      the caller misused a codec (feed after close, unknown codec name)
+    │   └── IllegalEventError    a producer was asked for an event the AG-UI transition tables
+    │                            forbid (strict mode, :mod:`agui_codecs.core.illegal`)
     ├── InternalDecoderError    a bug in a decoder's own code: not the upstream's fault
     ├── RemoteProtocolError     the upstream bytes break their protocol
     │   ├── MalformedUpstreamError   a payload is not the JSON / shape the protocol promises
@@ -32,6 +34,7 @@ from __future__ import annotations
 __all__ = [
     "CodecError",
     "EventTooLargeError",
+    "IllegalEventError",
     "InternalDecoderError",
     "InvalidInputError",
     "LocalProtocolError",
@@ -69,6 +72,26 @@ class LocalProtocolError(CodecError):
     """The caller used a codec wrongly (for instance ``feed()`` after ``close()``)."""
 
     code = "LOCAL_PROTOCOL_ERROR"
+
+
+class IllegalEventError(LocalProtocolError):
+    """A producer (``RunBuilder``, an encoder) was asked for an event that breaks the AG-UI
+    lifecycle (``@ag-ui/client`` 1.0.0 ``verifyEvents``, the tables of
+    :mod:`agui_codecs.transitions.agui`), e.g. text after RUN_FINISHED or a second
+    TOOL_CALL_START of an open call. Raised only in strict mode
+    (:func:`agui_codecs.core.illegal.strict`), where it replaces a silent repair or drop.
+
+    Attributes:
+        fault: the :class:`~agui_codecs.transitions.Fault` value (``agui/verify/<fault>``).
+        event_type: the AG-UI type of the refused event.
+        ids: the ids involved.
+    """
+
+    code = "ILLEGAL_EVENT"
+
+    def __init__(self, fault: str, event_type: str, message: str, ids: tuple[str, ...]) -> None:
+        super().__init__(f"{fault}: {message}")
+        self.fault, self.event_type, self.ids = fault, event_type, ids
 
 
 class InternalDecoderError(CodecError):

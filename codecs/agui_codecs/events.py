@@ -42,18 +42,19 @@ def event_to_wire(event: Event) -> dict[str, Any]:
     directly when no optional field is set; ``tests/codecs/test_events.py`` checks it against
     ``model_dump`` for arbitrary values.
     """
-    cls = type(event)
-    if cls in _DELTA_FIELDS and not _has_optional(event):
-        key, attr = _DELTA_FIELDS[cls]
-        return {"type": event.type.value, key: getattr(event, attr), "delta": event.delta}  # type: ignore[union-attr]
+    fast = _DELTA_FIELDS.get(type(event))
+    if fast is not None and not _has_optional(event):
+        kind, key, attr = fast
+        return {"type": kind, key: getattr(event, attr), "delta": event.delta}  # type: ignore[union-attr]
     return event.model_dump(mode="json", by_alias=True)
 
 
-_DELTA_FIELDS: dict[type, tuple[str, str]] = {
-    TextMessageContentEvent: ("messageId", "message_id"),
-    ReasoningMessageContentEvent: ("messageId", "message_id"),
-    ToolCallArgsEvent: ("toolCallId", "tool_call_id"),
+_DELTA_FIELDS: dict[type, tuple[str, str, str]] = {
+    TextMessageContentEvent: ("TEXT_MESSAGE_CONTENT", "messageId", "message_id"),
+    ReasoningMessageContentEvent: ("REASONING_MESSAGE_CONTENT", "messageId", "message_id"),
+    ToolCallArgsEvent: ("TOOL_CALL_ARGS", "toolCallId", "tool_call_id"),
 }
+"""The delta events' wire type, id key and id attribute (their type is fixed by the class)."""
 
 
 def _has_optional(event: Event) -> bool:
@@ -70,6 +71,7 @@ _MISSING: Any = object()
 _SCALARS: frozenset[type] = frozenset({str, int, float, bool, dict})
 
 _WIRE_FIELDS: dict[type, dict[str, tuple[str, bool]]] = {}
+_TYPES: dict[type, str] = {}  # event class -> its wire type (fixed by the class)
 
 
 def _wire_fields(cls: type[BaseModel]) -> dict[str, tuple[str, bool]]:
@@ -97,8 +99,12 @@ class _WireView(Mapping[str, Any]):
 
     def __init__(self, event: Event) -> None:
         self._event = event
-        self._fields = _wire_fields(type(event))
-        self._type = event.type.value
+        cls = type(event)
+        self._fields = _wire_fields(cls)
+        kind = _TYPES.get(cls)
+        if kind is None:
+            kind = _TYPES[cls] = event.type.value
+        self._type = kind
 
     def get(self, key: str, default: Any = None) -> Any:
         spec = self._fields.get(key)

@@ -47,6 +47,7 @@ __all__ = [
     "encode_comment",
     "encode_data",
     "encode_event",
+    "encode_json",
 ]
 
 DEFAULT_MAX_EVENT_SIZE = 8 * 1024 * 1024
@@ -102,6 +103,22 @@ class SSEDecoder:
         self._event_type = ""
         self._closed = False
         self._error: EventTooLargeError | None = None
+
+    @property
+    def idle(self) -> bool:
+        """True between events: no partial line or event is held, the BOM check is done, no CR
+        waits for its LF, no error is pending. A caller may then take whole ``data: <line>``
+        frames itself (:class:`~agui_codecs.framing.FrameDecoder` does, for single-line JSON)
+        and feed the decoder the rest: the decoder's state would not have changed."""
+        return (
+            not self._buf
+            and not self._has_data
+            and not self._event_type
+            and not self._skip_lf
+            and self._bom_checked
+            and self._error is None
+            and not self._closed
+        )
 
     def feed(self, chunk: bytes) -> list[SSEEvent]:
         """Consume bytes; return the events completed by them (possibly none)."""
@@ -290,3 +307,13 @@ def encode_data(data: bytes, *, event: str | None = None, id: str | None = None)
     if event is not None:
         head = _event_line(event) + head
     return head + _DATA + data + _END
+
+
+def encode_json(data: bytes) -> bytes:
+    """``data: <data>\n\n`` for ``data`` that is ``orjson.dumps`` output, without checks.
+
+    The hot path of the encoders: compact JSON from orjson never holds a raw CR or LF (they are
+    escaped inside strings), so the one-line check of :func:`encode_data` is skipped; the result
+    is byte for byte ``encode_data(data)``. Pass anything else to :func:`encode_data`.
+    """
+    return _DATA + data + _END

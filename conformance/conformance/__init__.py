@@ -9,29 +9,37 @@ hygiene (legal but harmful). Entry points:
   events) -> ``Report``;
 * :class:`AguiChecker` / :class:`AiSdkChecker` — incremental checkers (``feed`` bytes);
 * :func:`run_endpoint` — POST a RunAgentInput to a live AG-UI endpoint, check as it streams;
-* :data:`RULES` — the rule catalogue (stable ids); the CLI is ``agui-conformance``
-  (:mod:`conformance.cli`).
+* :func:`run_live` — check a live AG-UI or AI SDK endpoint over the stdlib (transport faults
+  as violations);
+* :data:`RULES` — the rule catalogue (stable ids, :class:`Rule`, :data:`Severity`); the CLI is
+  ``agui-conformance`` (:mod:`conformance.cli`);
+* report types: :class:`Report`, :class:`Violation` and the formatters :func:`format_table`,
+  :func:`format_json`, :func:`format_junit`, :func:`format_sarif`.
+
+These names are the public API (``tests/conformance/test_exported_members.py`` pins them).
 
 Uses ``agui_codecs`` (legal transitions from :mod:`agui_codecs.transitions`), never gateway
 internals.
 """
 
-from __future__ import annotations
-
 from .agui import AguiChecker
 from .ai_sdk import AiSdkChecker
-from .inputs import check_bytes, check_events, detect_form, detect_protocol
+from .inputs import check_bytes, check_events, detect_form, detect_protocol, make_checker
+from .live import LiveResult, run_live
 from .net import NetError, fetch, run_endpoint
 from .report import Report, Violation, format_json, format_junit, format_table
-from .rules import RULES, Rule
+from .rules import RULES, Rule, Severity
+from .sarif import format_sarif
 
 __all__ = [
     "RULES",
     "AguiChecker",
     "AiSdkChecker",
+    "LiveResult",
     "NetError",
     "Report",
     "Rule",
+    "Severity",
     "Violation",
     "check_bytes",
     "check_events",
@@ -40,6 +48,9 @@ __all__ = [
     "fetch",
     "format_json",
     "format_junit",
+    "format_sarif",
     "format_table",
+    "make_checker",
     "run_endpoint",
+    "run_live",
 ]

@@ -10,8 +10,8 @@ The client's pipeline (``src/agent/agent.ts`` ``runAgent``), stage by stage:
    are dropped with a warning;
 3. enforcement (``src/enforce/``): unknown type dropped, unknown fields stripped, then the
    zod schema of the type (``data/agui-1.0.0.schema.json``);
-4. chunk expansion (``src/chunks/transform.ts``): ``*_CHUNK`` events become
-   START/CONTENT/END, one pending stream per subagent lane;
+4. chunk expansion (``src/chunks/transform.ts``; :mod:`agui_codecs.core.chunks`): ``*_CHUNK``
+   events become START/CONTENT/END, one pending stream per subagent lane;
 5. ``verifyEvents`` (:class:`agui_codecs.transitions.AguiVerifier`).
 
 Any error in 1-5 ends the client's run (``runAgent`` rejects); the checker reports it and goes
@@ -23,11 +23,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
 
+from agui_codecs.core import ChunkError, ChunkExpander
 from agui_codecs.transitions import AGUI_TERMINAL, AguiVerifier, Phase
 
 from .agui_extra import AguiExtraChecks, Finding
@@ -47,47 +47,6 @@ _THINKING = {
     "THINKING_TEXT_MESSAGE_END": "REASONING_MESSAGE_END",
 }
 _MEDIA_PARTS = ("image", "audio", "video", "document")
-_CLOSE_OWN_LANE = frozenset(
-    {
-        "TEXT_MESSAGE_START",
-        "TEXT_MESSAGE_CONTENT",
-        "TEXT_MESSAGE_END",
-        "TOOL_CALL_START",
-        "TOOL_CALL_ARGS",
-        "TOOL_CALL_END",
-        "TOOL_CALL_RESULT",
-        "STATE_SNAPSHOT",
-        "STATE_DELTA",
-        "CUSTOM",
-        "STEP_STARTED",
-        "STEP_FINISHED",
-        "REASONING_START",
-        "REASONING_MESSAGE_START",
-        "REASONING_MESSAGE_CONTENT",
-        "REASONING_MESSAGE_END",
-        "REASONING_END",
-    }
-)
-_CLOSE_ALL_LANES = frozenset({"RUN_STARTED", "RUN_FINISHED", "RUN_ERROR", "MESSAGES_SNAPSHOT"})
-_CHUNKS = {  # chunk type -> (kind, id field, START, CONTENT, END)
-    "TEXT_MESSAGE_CHUNK": (
-        "text",
-        "messageId",
-        "TEXT_MESSAGE_START",
-        "TEXT_MESSAGE_CONTENT",
-        "TEXT_MESSAGE_END",
-    ),
-    "TOOL_CALL_CHUNK": ("tool", "toolCallId", "TOOL_CALL_START", "TOOL_CALL_ARGS", "TOOL_CALL_END"),
-    "REASONING_MESSAGE_CHUNK": (
-        "reasoning",
-        "messageId",
-        "REASONING_MESSAGE_START",
-        "REASONING_MESSAGE_CONTENT",
-        "REASONING_MESSAGE_END",
-    ),
-}
-_CHUNK_BY_KIND = {spec[0]: spec for spec in _CHUNKS.values()}
-_AGREE = {"text": ("role", "name"), "tool": ("toolCallName", "parentMessageId"), "reasoning": ()}
 _DEFINES = {  # event type -> (id field, kind) for the id-uniqueness hygiene rule
     "TEXT_MESSAGE_START": ("messageId", "text message"),
     "TOOL_CALL_START": ("toolCallId", "tool call"),
@@ -103,13 +62,6 @@ def agui_event_schema() -> dict[str, Any]:
     text = (Path(__file__).parent / "data" / "agui-1.0.0.schema.json").read_text("utf-8")
     events: dict[str, Any] = json.loads(text)["events"]
     return events
-
-
-@dataclass(slots=True)
-class _Lane:
-    kind: str
-    entity: str
-    fields: dict[str, Any]
 
 
 class AguiChecker:
@@ -144,8 +96,7 @@ class AguiChecker:
         self._line: int | None = None
         self._splitter = AguiSplitter()
         self._verifier = AguiVerifier()
-        self._lanes: dict[str | None, _Lane] = {}
-        self._chunk_closed: set[tuple[str, str]] = set()
+        self._chunks = ChunkExpander()
         self._thinking: dict[str, str | None] = {"span": None, "message": None}
         self._minted = 0
         self._crlf_seen = False
@@ -277,8 +228,8 @@ class AguiChecker:
             return out
         try:
             expanded = self._expand(event, index, out)
-        except _ChunkError as exc:
-            return out + self._add(exc.rule_id, index, exc.message, *exc.ids)
+        except ChunkError as exc:
+            return out + self._add(f"agui/chunks/{exc.rule}", index, exc.message, *exc.ids)
         for ev in expanded:
             out += self._verify(ev, index)
         return out
@@ -369,113 +320,20 @@ class AguiChecker:
             event["messageId"], state["span"] = state["span"] or self._mint(), None
         return event
 
-    # -- chunk expansion (src/chunks/transform.ts) -------------------------------------------
-    def _close_lane(self, owner: str | None, by_chunk: bool = False) -> list[dict[str, Any]]:
-        lane = self._lanes.pop(owner, None)
-        if lane is None:
-            return []
-        if by_chunk:
-            self._chunk_closed.add((lane.kind, lane.entity))
-        _kind, key, _start, _content, end = _CHUNK_BY_KIND[lane.kind]
-        event: dict[str, Any] = {"type": end, key: lane.entity}
-        if lane.fields.get("subagentRunId") is not None:
-            event["subagentRunId"] = lane.fields["subagentRunId"]
-        return [event]
-
-    def _resolve_lane(
-        self, kind: str, entity: str | None, tag: str | None, what: str
-    ) -> str | None:
-        if entity is not None:
-            for owner, lane in self._lanes.items():
-                if lane.kind == kind and lane.entity == entity:
-                    if tag is not None and tag != owner:
-                        raise _ChunkError(
-                            "agui/chunks/subagent-mismatch",
-                            f"{what} {entity!r}: chunk subagentRunId {tag!r} does not "
-                            "match its open stream",
-                            (entity,),
-                        )
-                    return owner
-            return tag
-        if tag is not None:
-            return tag
-        parent = self._lanes.get(None)
-        if parent is not None and parent.kind == kind:
-            return None
-        candidates = [o for o, lane in self._lanes.items() if lane.kind == kind]
-        if len(candidates) > 1:
-            raise _ChunkError(
-                "agui/chunks/ambiguous-continuation",
-                f"{what} chunk without an id while {len(candidates)} lanes are open",
-            )
-        return candidates[0] if candidates else None
-
+    # -- chunk expansion (agui_codecs.core.chunks: src/chunks/transform.ts) -------------------
     def _expand(self, ev: dict[str, Any], index: int, out: list[Violation]) -> list[dict[str, Any]]:
-        etype = ev["type"]
-        if etype in _CLOSE_OWN_LANE:
-            return [*self._close_lane(ev.get("subagentRunId")), ev]
-        if etype in _CLOSE_ALL_LANES:
-            return [*(e for owner in list(self._lanes) for e in self._close_lane(owner)), ev]
-        if etype in ("SUBAGENT_FINISHED", "SUBAGENT_ERROR") and ev.get("subagentRunId") is not None:
-            return [*self._close_lane(ev["subagentRunId"]), ev]
-        if etype not in _CHUNKS:
-            return [ev]
-        kind, id_field, start, content, _end = _CHUNKS[etype]
-        entity, tag = ev.get(id_field), ev.get("subagentRunId")
-        lane_key = self._resolve_lane(kind, entity, tag, etype)
-        lane = self._lanes.get(lane_key)
-        result: list[dict[str, Any]] = []
-        if lane is not None and lane.kind == kind and entity in (None, lane.entity):
-            for field in _AGREE[kind]:
-                established = lane.fields.get(field)
-                if field in ev and ev[field] != established:
-                    raise _ChunkError(
-                        "agui/chunks/field-disagrees-with-opener",
-                        f"{etype}: {field} {ev[field]!r} differs from the opener's {established!r}",
-                        (lane.entity,),
-                    )
-        else:
-            result += self._close_lane(lane_key, by_chunk=True)
-            if entity is None:
-                raise _ChunkError(
-                    "agui/chunks/first-chunk-without-id",
-                    f"first {etype} of a stream has no {id_field}",
+        expanded = self._chunks.expand(ev)
+        if self._chunks.resumed is not None:
+            out.extend(
+                self._add(
+                    "agui/chunks/interleaved",
+                    index,
+                    f"{ev['type']} {self._chunks.resumed!r} resumes after another chunk stream "
+                    "closed it: the client opens a second one",
+                    self._chunks.resumed,
                 )
-            if kind == "tool" and "toolCallName" not in ev:
-                raise _ChunkError(
-                    "agui/chunks/first-tool-chunk-without-name",
-                    "first TOOL_CALL_CHUNK has no toolCallName",
-                    (entity,),
-                )
-            if (kind, entity) in self._chunk_closed:
-                out.extend(
-                    self._add(
-                        "agui/chunks/interleaved",
-                        index,
-                        f"{etype} {entity!r} resumes after another chunk stream "
-                        "closed it: the client opens a second one",
-                        entity,
-                    )
-                )
-            kept = ("toolCallName", "parentMessageId", "name", "subagentRunId")
-            fields: dict[str, Any] = {k: ev[k] for k in kept if k in ev}
-            if kind == "text":
-                fields["role"] = ev.get("role", "assistant")
-            if kind == "reasoning":
-                fields["role"] = "reasoning"
-            lane = _Lane(kind, entity, fields)
-            self._lanes[lane_key] = lane
-            opener = {"type": start, id_field: entity, **fields}
-            if "metadata" in ev:
-                opener["metadata"] = ev["metadata"]
-            result.append(opener)
-        if "delta" in ev or "rawEvent" in ev or (not result and "metadata" in ev):
-            body = {"type": content, id_field: lane.entity, "delta": ev.get("delta", "")}
-            owner = tag if tag is not None else lane.fields.get("subagentRunId")
-            if owner is not None:
-                body["subagentRunId"] = owner
-            result.append(body)
-        return result
+            )
+        return expanded
 
     # -- verify and hygiene -------------------------------------------------------------------
     def _verify(self, ev: dict[str, Any], index: int) -> list[Violation]:
@@ -597,9 +455,3 @@ class AguiChecker:
                 for call in msg.get("toolCalls") or []:
                     if isinstance(call, dict) and isinstance(call.get("id"), str):
                         self._calls.add(call["id"])
-
-
-class _ChunkError(Exception):
-    def __init__(self, rule_id: str, message: str, ids: tuple[str, ...] = ()) -> None:
-        super().__init__(message)
-        self.rule_id, self.message, self.ids = rule_id, message, ids

@@ -6,11 +6,13 @@ method and path                                             handler      reply
 ``POST /v1/agui/{route}``                                   ``stream``   AG-UI SSE
 ``POST /v1/ai-sdk/{route}``                                 ``stream``   UIMessageChunk SSE
 ``GET  /v1/ai-sdk/{route}/{chat_id}/stream``                ``runs``     204, or AI SDK SSE
+``DELETE /v1/ai-sdk/{route}/{chat_id}/stream``              ``runs``     200 JSON, or 204
 ``POST /api/v1/agent/runs``                                 ``runs``     201 JSON
 ``POST /api/v1/agent/runs/{thread_id}/cancel?runId=``       ``runs``     200 JSON
 ``POST /api/v1/agent/runs/{thread_id}/token?runId=``        ``runs``     200 JSON
 ``GET  /api/v1/agent/runs/{thread_id}/events?runId=``       ``runs``     AG-UI SSE
 ``GET  /api/v1/agent/history?threadId=``                    ``history``  200 JSON
+``GET  /api/v1/agent/runs?threadId=``                       ``history``  200 JSON
 ``GET  /healthz``, ``GET /metrics``                         ``health``   JSON, Prometheus text
 ``GET  /inspect``, ``/inspect/static/{name}``               ``inspect``  the inspector page
 ``GET  /inspect/api/threads|runs|verdicts``                 ``inspect``  200 JSON
@@ -58,7 +60,9 @@ _TABLE: tuple[tuple[str, str, Handler, str], ...] = (
     ("POST", "/v1/agui/{route}", stream.agui, ""),
     ("POST", "/v1/ai-sdk/{route}", stream.ai_sdk, ""),
     ("GET", "/v1/ai-sdk/{route}/{chat_id}/stream", runs.ai_sdk_resume, ""),
+    ("DELETE", "/v1/ai-sdk/{route}/{chat_id}/stream", runs.ai_sdk_cancel, ""),
     ("POST", "/api/v1/agent/runs", runs.create_run, ""),
+    ("GET", "/api/v1/agent/runs", history.thread_runs, ""),
     ("POST", "/api/v1/agent/runs/{thread_id}/cancel", runs.cancel_run, ""),
     ("POST", "/api/v1/agent/runs/{thread_id}/token", runs.events_token, ""),
     ("GET", "/api/v1/agent/runs/{thread_id}/events", runs.events, _TOKENS),

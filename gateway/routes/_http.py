@@ -20,7 +20,8 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
-from typing import TypeVar
+from typing import Final, TypeVar
+from urllib.parse import quote
 
 import orjson
 from pydantic import BaseModel, ValidationError
@@ -39,6 +40,8 @@ from ..store import MAX_CURSOR_PART, RunStoreError
 
 __all__ = [
     "EXCEPTION_HANDLERS",
+    "RUN_HEADERS",
+    "flag_param",
     "id_param",
     "json_response",
     "last_event_id",
@@ -46,6 +49,7 @@ __all__ = [
     "positive_int_param",
     "query_param",
     "read_json",
+    "run_headers",
     "run_ref",
     "sse_response",
 ]
@@ -65,12 +69,30 @@ def json_response(
     )
 
 
+RUN_HEADERS: Final[tuple[str, str]] = ("x-agui-run-id", "x-agui-thread-id")
+"""Response headers naming the run a streaming response serves (the AG-UI runId and threadId,
+percent-encoded; CORS exposes them to pages, :func:`gateway.app.create_app`)."""
+
+
+def run_headers(thread_id: str, run_id: str) -> dict[str, str]:
+    """:data:`RUN_HEADERS` for one run (ids percent-encoded: a header holds latin-1 only)."""
+    return {RUN_HEADERS[0]: quote(run_id, safe=""), RUN_HEADERS[1]: quote(thread_id, safe="")}
+
+
 def sse_response(
-    body: AsyncGenerator[bytes, None], encoder: Encoder, settings: Settings
+    body: AsyncGenerator[bytes, None],
+    encoder: Encoder,
+    settings: Settings,
+    *,
+    headers: Mapping[str, str] | None = None,
 ) -> SSEResponse:
-    """``body`` as an SSE response with ``encoder``'s headers and the keep-alive interval of
-    ``settings`` (``GATEWAY_KEEPALIVE_SECONDS``)."""
-    return SSEResponse(body, keepalive_seconds=settings.keepalive_seconds, headers=encoder.headers)
+    """``body`` as an SSE response with ``encoder``'s headers (and ``headers``) and the
+    keep-alive interval of ``settings`` (``GATEWAY_KEEPALIVE_SECONDS``)."""
+    return SSEResponse(
+        body,
+        keepalive_seconds=settings.keepalive_seconds,
+        headers={**encoder.headers, **(headers or {})},
+    )
 
 
 # -- the request body -------------------------------------------------------------------------
@@ -174,6 +196,27 @@ def query_param(request: Request, name: str, *, required: bool = False) -> str |
     if value is None and required:
         raise RequestError(f"query parameter {name!r} is required", code="INVALID_PARAMETER")
     return value
+
+
+_FLAGS = {"1": True, "true": True, "0": False, "false": False}
+
+
+def flag_param(request: Request, name: str) -> bool:
+    """The query parameter ``name`` as a flag: ``1`` / ``true`` or ``0`` / ``false`` (False
+    when absent).
+
+    Raises:
+        RequestError: 400 ``INVALID_PARAMETER`` for any other value.
+    """
+    text = query_param(request, name)
+    if text is None:
+        return False
+    if text.lower() not in _FLAGS:
+        raise RequestError(
+            f"query parameter {name!r} must be 1, true, 0 or false, got {text[:40]!r}",
+            code="INVALID_PARAMETER",
+        )
+    return _FLAGS[text.lower()]
 
 
 def positive_int_param(request: Request, name: str) -> int | None:

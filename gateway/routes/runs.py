@@ -9,13 +9,18 @@
     GET  /v1/ai-sdk/{route}/{chat_id}/stream            AI SDK resume: 204, or the chat's
                                                         active run on that route from its
                                                         first chunk
+    DELETE /v1/ai-sdk/{route}/{chat_id}/stream          cancel the chat's active run there:
+                                                        200 as cancel, or 204 (none)
 
 ``POST /api/v1/agent/runs`` starts the run in the background and answers at once (``location``
 names its events URL); a taken ``runId`` is ``409 RUN_EXISTS`` (a retried create never starts
 a second run). The events endpoint frames ``event: <TYPE>`` / ``id: <cursor>`` /
 ``data: <json>`` (ids ``<epoch>.<seq>.<tag>``, bound to the run: :mod:`._cursor`) and closes
 after the run's terminal event; with ``Last-Event-ID`` (or ``?lastEventId=``) it resumes
-strictly after that event; without one, ``?replay=full``
+strictly after that event, and answers ``204`` when the run has ended and nothing is left
+after it (a browser ``EventSource`` then stops reconnecting); ``?unnamed=1`` leaves the
+``event:`` lines out, so an ``EventSource``'s ``onmessage`` receives every event (the type is
+in the JSON); without a cursor, ``?replay=full``
 (default) starts at RUN_STARTED and ``?replay=snapshot`` sends the snapshot prelude and then
 the events after it. Cancel is idempotent.
 
@@ -32,6 +37,7 @@ Errors before a stream starts are JSON ``{"error": {"code", "message"}}``: 400
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from typing import Final
 from urllib.parse import quote
 
@@ -47,23 +53,27 @@ from ..auth import ForbiddenError
 from ..encoding import encode_run_events
 from ..errors import RequestError
 from ..ids import check_ids, run_input_ids
-from ..store import RunRecord
+from ..store import RunEvent, RunRecord
 from ._access import annotate
 from ._cursor import cursor_tag, unbind_cursor
 from ._endpoint import Call
 from ._http import (
+    flag_param,
     json_response,
     last_event_id,
     path_id,
     query_param,
     read_json,
+    run_headers,
     run_ref,
     sse_response,
 )
+from .stream import run_metadata
 
 __all__ = [
     "REPLAY_MODES",
     "RunRequest",
+    "ai_sdk_cancel",
     "ai_sdk_resume",
     "cancel_run",
     "create_run",
@@ -110,7 +120,6 @@ async def create_run(call: Call) -> Response:
         ClientRequest(body.input, wire="agui"),
         caller=call.caller,
         accept_language=call.request.headers.get("accept-language"),
-        rename=False,
     )
     annotate(call.request, run_id=run.public_run_id)
     thread_id, run_id = run.public_thread_id, run.public_run_id
@@ -119,6 +128,12 @@ async def create_run(call: Call) -> Response:
         201,
         headers={"location": _events_url(thread_id, run_id)},
     )
+
+
+async def _aclose(iterator: AsyncIterator[RunEvent]) -> None:
+    closer = getattr(iterator, "aclose", None)
+    if closer is not None:
+        await closer()
 
 
 def _events_url(thread_id: str, run_id: str) -> str:
@@ -142,6 +157,11 @@ async def cancel_run(call: Call) -> Response:
     """
     run = await _run_of(call)
     record = await call.services.runs().cancel(run.id)
+    return _cancelled(record)
+
+
+def _cancelled(record: RunRecord) -> Response:
+    """``200 {threadId, runId, status, cancelRequested}`` for a run as flagged for cancel."""
     return json_response(
         {
             "threadId": record.public_thread_id,
@@ -164,11 +184,16 @@ async def events(call: Call) -> Response:
             code="INVALID_PARAMETER",
         )
     settings = call.services.settings
-    encoder = AguiEncoder(event_lines=True)
+    encoder = AguiEncoder(event_lines=not flag_param(call.request, "unnamed"))
     tag = cursor_tag(run.id)
     if cursor is not None or replay == "full":
         after = unbind_cursor(cursor, run.id) if cursor is not None else None
-        reader = await manager.reader(run.id, after=after)
+        reader = await manager.reader(run.id, after=after)  # validates the cursor (400)
+        if after is not None and await manager.ended_at(run.id, after):
+            # nothing left: 204 makes a browser EventSource stop reconnecting (WHATWG HTML,
+            # "Processing model": a status other than 200 fails the connection for good)
+            await _aclose(reader)
+            return Response(status_code=204)
         body = encode_run_events(reader, encoder, cursor_tag=tag)
         return sse_response(body, encoder, settings)
     prelude = await manager.snapshot_prelude(run.id)
@@ -218,5 +243,27 @@ async def ai_sdk_resume(call: Call) -> Response:
         return Response(status_code=204)
     annotate(call.request, run_id=run.public_run_id)
     reader = await manager.reader(run.id)
-    encoder = AiSdkEncoder(message_id=run.message_id, ai_sdk_major=route.ai_sdk_major)
-    return sse_response(encode_run_events(reader, encoder), encoder, services.settings)
+    encoder = AiSdkEncoder(
+        message_id=run.message_id,
+        ai_sdk_major=route.ai_sdk_major,
+        message_metadata=run_metadata(run),
+    )
+    headers = run_headers(run.public_thread_id, run.public_run_id)
+    body = encode_run_events(reader, encoder)
+    return sse_response(body, encoder, services.settings, headers=headers)
+
+
+async def ai_sdk_cancel(call: Call) -> Response:
+    """``DELETE /v1/ai-sdk/{route}/{chat_id}/stream``: cancel the chat's active run on that
+    route (what a ``useChat`` Stop button calls besides ``stop()``, which only aborts the
+    fetch): ``200 {threadId, runId, status, cancelRequested}`` as the cancel endpoint, or
+    ``204`` when the chat has no active run there (nothing to stop; idempotent)."""
+    services = call.services
+    route = services.route(call.request.path_params["route"], call.caller)
+    annotate(call.request, route=route.name)
+    run = await services.active_run(call.caller, route, path_id(call.request, "chat_id"))
+    if run is None:
+        return Response(status_code=204)
+    annotate(call.request, run_id=run.public_run_id)
+    record = await services.runs().cancel(run.id)
+    return _cancelled(record)

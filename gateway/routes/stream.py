@@ -12,14 +12,22 @@ Both run the same pipeline (upstream -> decoder -> UI stage) and differ only in 
 model and the encoder. While the app lifespan runs, the run is recorded and pumped in the
 background (:meth:`~gateway.services.Services.start_run`) and the response is a reader of it,
 so the run does not depend on the connection: when the client goes away it goes on, or ends
-as cancelled with ``GATEWAY_ON_DISCONNECT=cancel``. A taken ``runId`` is recorded as
-``<runId>-<8 hex>`` (a stock client cannot handle a 409); RUN_STARTED carries the recorded
-id. Without the lifespan the run streams unrecorded.
+as cancelled with ``GATEWAY_ON_DISCONNECT=cancel``. Without the lifespan the run streams
+unrecorded.
+
+An AG-UI POST whose ``threadId``/``runId`` name a run of that thread that exists **re-joins**
+it (``docs/runs.md`` §5, :mod:`gateway.runs.rejoin`): the answer is the run's snapshot prelude
+(RUN_STARTED, a MESSAGES_SNAPSHOT of the conversation and of what the run completed, START
+events re-opening what is open with what it holds) and then the live tail, or the prelude
+alone (ending with the terminal event) when the run has ended; the upstream is not called
+again. The same ids with new input (a message of the client the run's conversation does not
+hold, or another route) are ``409 RUN_ID_TAKEN``.
 """
 
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 
 from ag_ui.core import RunAgentInput
 from starlette.responses import Response
@@ -37,12 +45,14 @@ from agui_codecs.protocols.ai_sdk.chat_request import (
 from ..config import RouteConfig
 from ..encoding import encode_batches, encode_run_events
 from ..ids import chat_request_ids, check_ids, run_input_ids
+from ..runs.prelude import Prelude
+from ..store import RunExistsError, RunRecord
 from ._access import annotate
 from ._cursor import cursor_tag
 from ._endpoint import Call
-from ._http import read_json, sse_response
+from ._http import read_json, run_headers, sse_response
 
-__all__ = ["agui", "ai_sdk"]
+__all__ = ["agui", "ai_sdk", "run_metadata"]
 
 
 async def agui(call: Call) -> Response:
@@ -54,7 +64,18 @@ async def agui(call: Call) -> Response:
     run_input, raw = await read_json(call.request, RunAgentInput, limit=limit, timeout=body_timeout)
     check_ids(run_input_ids(run_input))
     client = ClientRequest(run_input, wire="agui", raw=raw)
-    return await _stream(call, route, client, AguiEncoder())
+    services = call.services
+    if services.manager is None:
+        return await _stream(call, route, client, _agui_encoder)
+    joined = await services.rejoin(call.caller, route, run_input)
+    if joined is None:
+        try:
+            return await _stream(call, route, client, _agui_encoder)
+        except RunExistsError:  # the same POST, twice at once: the other one created it
+            joined = await services.rejoin(call.caller, route, run_input)
+            if joined is None:  # created and purged in between: nothing to join
+                raise
+    return await _rejoined(call, *joined)
 
 
 async def ai_sdk(call: Call) -> Response:
@@ -72,15 +93,55 @@ async def ai_sdk(call: Call) -> Response:
         # metadata), which the encoder falls back to; other upstreams have none.
         message_id = f"msg_{uuid.uuid4().hex}"
     client = ClientRequest(run_input, wire="ai-sdk", raw=raw)
-    encoder = AiSdkEncoder(message_id=message_id, ai_sdk_major=route.ai_sdk_major)
+
+    def encoder(run: RunRecord | None) -> Encoder:
+        # the assistant message names its run (``message.metadata``): what Stop and a
+        # reloaded page need, with the ``x-agui-run-id`` header
+        ids = None if run is None else run_metadata(run)
+        return AiSdkEncoder(
+            message_id=message_id, ai_sdk_major=route.ai_sdk_major, message_metadata=ids
+        )
+
     return await _stream(call, route, client, encoder, message_id=message_id)
+
+
+async def _rejoined(call: Call, run: RunRecord, prelude: Prelude) -> Response:
+    """The re-join answer: ``prelude``, then the run's events after it (none if it ended)."""
+    annotate(call.request, run_id=run.public_run_id)
+    manager = call.services.runs()
+    settings = call.services.settings
+    tail = None if prelude.ended else await manager.reader(run.id, after=prelude.cursor)
+
+    async def abandon() -> None:
+        await manager.cancel(run.id)
+
+    encoder = AguiEncoder()
+    body = encode_run_events(
+        tail,
+        encoder,
+        prelude=prelude.events,
+        prelude_cursor=prelude.cursor,
+        on_abandon=abandon if settings.on_disconnect == "cancel" and tail is not None else None,
+        cursor_tag=cursor_tag(run.id),
+    )
+    headers = run_headers(run.public_thread_id, run.public_run_id)
+    return sse_response(body, encoder, settings, headers=headers)
+
+
+def _agui_encoder(_run: RunRecord | None) -> Encoder:
+    return AguiEncoder()
+
+
+def run_metadata(run: RunRecord) -> dict[str, str]:
+    """``{threadId, runId}`` of ``run``: the AI SDK ``start.messageMetadata``."""
+    return {"threadId": run.public_thread_id, "runId": run.public_run_id}
 
 
 async def _stream(
     call: Call,
     route: RouteConfig,
     client: ClientRequest,
-    encoder: Encoder,
+    make_encoder: Callable[[RunRecord | None], Encoder],
     *,
     message_id: str | None = None,
 ) -> Response:
@@ -90,6 +151,7 @@ async def _stream(
     manager = services.manager
     if manager is None:
         batches = services.live(route, client, accept_language=language)
+        encoder = make_encoder(None)
         return sse_response(encode_batches(batches, encoder), encoder, settings)
     run = await services.start_run(
         route,
@@ -97,10 +159,10 @@ async def _stream(
         caller=call.caller,
         accept_language=language,
         message_id=message_id,
-        rename=True,
     )
     annotate(call.request, run_id=run.public_run_id)
     events = await manager.reader(run.id)
+    encoder = make_encoder(run)
 
     async def abandon() -> None:
         await manager.cancel(run.id)
@@ -111,4 +173,5 @@ async def _stream(
         on_abandon=abandon if settings.on_disconnect == "cancel" else None,
         cursor_tag=cursor_tag(run.id),
     )
-    return sse_response(body, encoder, settings)
+    headers = run_headers(run.public_thread_id, run.public_run_id)
+    return sse_response(body, encoder, settings, headers=headers)

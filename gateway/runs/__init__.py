@@ -7,7 +7,8 @@ the HTTP layer's encoder. :class:`RunManager` bundles them for the HTTP layer.
 
 from __future__ import annotations
 
-from .fold import RunFold
+from agui_codecs.core import RunFold
+
 from .history import agui_messages_from_parts, history_items_to_agui, input_items, run_item
 from .manager import RunManager, replica_id
 from .prelude import Prelude, build_snapshot_prelude

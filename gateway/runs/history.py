@@ -7,7 +7,7 @@ A history item is a JSON object::
      "status"? (assistant: the run's status), "error"? {code, message}, "usage"?,
      "visibility": {"history": bool, "context": bool}, "aliases": [AG-UI message ids]}
 
-``parts`` are the ordered parts of :mod:`gateway.runs.fold` (text segments split around tool
+``parts`` are the ordered parts of :mod:`agui_codecs.core.fold` (text segments split around tool
 calls, reasoning, tool calls with state, input and result). ``visibility`` is the mask of the
 seed design: ``history`` = shown in the conversation UI, ``context`` = sent back to the model
 when the next request is assembled. Decisions: system/developer input is context only; the
@@ -27,8 +27,9 @@ from typing import Any
 
 import orjson
 
+from agui_codecs.core import RunFold, parse_json_text
+
 from ..store.models import JsonObject
-from .fold import RunFold, parse_json_text
 
 __all__ = [
     "agui_messages_from_parts",

@@ -27,17 +27,20 @@ from datetime import timedelta
 
 from ag_ui.core import Event
 
+from agui_codecs.core import RunFold
+
 from ..broker.protocol import Broker
 from ..store.cursor import Cursor, parse_cursor
 from ..store.errors import RunStoreError
 from ..store.models import HistoryPage, JsonObject, RunEvent, RunRecord
 from ..store.protocol import HISTORY_DEFAULT_LIMIT, HISTORY_MAX_LIMIT, RunStore
-from .history import history_items_to_agui, input_items
+from .history import agui_messages_from_parts, history_items_to_agui, input_items
 from .prelude import Prelude, build_snapshot_prelude
 from .pump import RunOutcome, RunPump
 from .reader import read_run
 from .reaper import Reaper
 from .settings import RunSettings
+from .ui_history import ui_messages
 
 __all__ = ["RunManager", "replica_id"]
 
@@ -174,6 +177,19 @@ class RunManager:
             self.store, self.broker, run_id, after=cursor, settings=self.settings, run=run
         )
 
+    async def ended_at(self, run_id: str, cursor: Cursor | str) -> bool:
+        """True when the run has ended and the store holds nothing after ``cursor`` (a resume
+        from there has nothing to send: the events endpoint answers 204).
+
+        Raises:
+            RunNotFoundError: unknown run; InvalidCursorError: ``cursor`` is not one.
+        """
+        after = parse_cursor(cursor) if isinstance(cursor, str) else cursor
+        run = await self.store.get_run(run_id)
+        if not run.is_terminal:
+            return False
+        return not await self.store.read_wire(run_id, after=after, limit=1)
+
     async def snapshot_prelude(self, run_id: str) -> Prelude:
         """The ``?replay=snapshot`` prelude from the durable events, with the thread's earlier
         history as prior messages; tail with ``reader(run_id, after=prelude.cursor)``.
@@ -182,6 +198,41 @@ class RunManager:
             RunNotFoundError: unknown run.
         """
         run = await self.store.get_run(run_id)
+        stored = await self._all_events(run_id)
+        prior = [
+            item
+            for item in await self._thread_items(run.thread_id)
+            if not (item.get("role") == "assistant" and item.get("runId") == run_id)
+        ]
+        return build_snapshot_prelude(stored, prior_messages=history_items_to_agui(prior))
+
+    async def thread_message_ids(self, thread_id: str) -> set[str]:
+        """The ids of the thread's stored messages (every run's input included, as soon as the
+        run exists, before any of its events is stored)."""
+        items = await self._thread_items(thread_id)
+        return {m["id"] for m in history_items_to_agui(items) if isinstance(m.get("id"), str)}
+
+    async def client_history(self, thread_id: str, *, format: str) -> list[JsonObject]:
+        """The whole thread as a client loads it: ``format="agui"`` AG-UI messages (the active
+        runs' messages as far as they are stored included), ``"ai-sdk"`` UIMessages (active
+        runs left out); :mod:`gateway.runs.ui_history`."""
+        items = await self._thread_items(thread_id)
+        active = await self.store.list_runs(thread_id, active_only=True)
+        if format == "ai-sdk":
+            return ui_messages(items, skip_runs=[run.id for run in active])
+        messages = history_items_to_agui(items)
+        seen = {m["id"] for m in messages}
+        for run in reversed(active):  # oldest first, as the runs started
+            fold = RunFold()
+            for stored in await self._all_events(run.id):
+                fold.apply(stored.event)
+            for message in agui_messages_from_parts(fold.parts):
+                if message["id"] not in seen:
+                    seen.add(message["id"])
+                    messages.append(message)
+        return messages
+
+    async def _all_events(self, run_id: str) -> list[RunEvent]:
         stored: list[RunEvent] = []
         after: Cursor | None = None
         while True:
@@ -190,14 +241,8 @@ class RunManager:
             )
             stored += page
             if len(page) < self.settings.read_page_size:
-                break
+                return stored
             after = page[-1].cursor
-        prior = [
-            item
-            for item in await self._thread_items(run.thread_id)
-            if not (item.get("role") == "assistant" and item.get("runId") == run_id)
-        ]
-        return build_snapshot_prelude(stored, prior_messages=history_items_to_agui(prior))
 
     async def _thread_items(self, thread_id: str) -> list[JsonObject]:
         items: list[JsonObject] = []

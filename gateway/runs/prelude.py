@@ -18,9 +18,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+from agui_codecs.core import RunFold
+
 from ..store.cursor import Cursor
 from ..store.models import JsonObject, RunEvent
-from .fold import RunFold
 from .history import agui_messages_from_parts
 
 __all__ = ["Prelude", "build_snapshot_prelude"]

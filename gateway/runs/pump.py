@@ -3,12 +3,14 @@
 ``docs/runs.md`` §4 (one producer per run), §6 (every run ends) and issue 3 §1, §4, §7:
 
 * consumes an async iterator of AG-UI events (``ag_ui.core`` models or wire dicts, e.g. from a
-  decoder of :mod:`agui_codecs`), numbers them, writes and publishes them through a
+  decoder of :mod:`agui_codecs` built with the run's public ids, which it stamps on RUN_STARTED
+  and RUN_FINISHED: the ids are fixed once, before the decoder, and not rewritten here),
+  numbers them, writes and publishes them through a
   :class:`~gateway.runs.writer.RunWriter` (deltas batched by time and count, control events
   written before they are published);
 * guarantees a legal stored run: RUN_STARTED first (synthesised when the upstream starts with
-  something else; its ``threadId``/``runId`` are the run's public ids, never the store keys of
-  :mod:`gateway.tenancy`), a second RUN_STARTED dropped,
+  something else, with the run's public ids, never the store keys of :mod:`gateway.tenancy`),
+  a second RUN_STARTED dropped,
   nothing after the terminal event, and a terminal event always (``UPSTREAM_TRUNCATED`` when
   the iterator ends without one, the exception's ``code`` or ``UPSTREAM_ERROR`` when it raises);
 * reads its upstream in a feeder task, a bounded number of events ahead (``2 *
@@ -343,7 +345,6 @@ class RunPump:
             if fold.run_started is not None:
                 _log.warning("run %s: dropped a second RUN_STARTED", self.run_id)
                 return
-            event = {**event, "threadId": run.public_thread_id, "runId": run.public_run_id}
         elif fold.run_started is None and kind != "RUN_ERROR":
             writer.stage(
                 {
@@ -352,8 +353,6 @@ class RunPump:
                     "runId": run.public_run_id,
                 }
             )
-        if kind == "RUN_FINISHED":
-            event = {**event, "threadId": run.public_thread_id, "runId": run.public_run_id}
         writer.stage(event)
 
     async def _commit(self) -> None:

@@ -2,7 +2,7 @@
 
 Any live replica may run it. For each queued/running run whose heartbeat is older than
 ``lease_timeout`` it takes the lease with a new epoch (a conditional UPDATE: one replica wins),
-replays the run's durable events through a :class:`~gateway.runs.fold.RunFold`, and appends in
+replays the run's durable events through a :class:`~agui_codecs.core.RunFold`, and appends in
 the new epoch, after the durable end: the events closing what is open and RUN_ERROR
 ``{code: "RUN_INTERRUPTED"}`` (``RUN_CANCELED`` when a cancel had been requested), with the run
 status, in one transaction, then publishes them, so every reader ends. Events the dead
@@ -15,11 +15,12 @@ import asyncio
 import logging
 from datetime import timedelta
 
+from agui_codecs.core import RunFold
+
 from ..broker.protocol import Broker
 from ..store.errors import RunStoreError, WriteRejectedError
 from ..store.models import RunRecord
 from ..store.protocol import RunStore
-from .fold import RunFold
 from .pump import CANCELED_MESSAGE, INTERRUPTED_MESSAGE
 from .settings import RunSettings
 from .writer import RunWriter

@@ -31,12 +31,13 @@ import time
 from collections.abc import Sequence
 from typing import Final
 
+from agui_codecs.core import RunFold
+
 from ..broker.protocol import Broker
 from ..store.cursor import Cursor
 from ..store.errors import RunStoreError, StoreUnavailableError, WriteRejectedError
 from ..store.models import JsonObject, NewEvent, RunEvent, RunFinal, RunRecord, RunStatus
 from ..store.protocol import RunStore
-from .fold import RunFold
 from .history import run_item
 
 __all__ = ["BATCHED_TYPES", "RunWriter", "terminal_status"]

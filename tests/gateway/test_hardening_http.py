@@ -186,7 +186,9 @@ async def test_cors_origins_answer_the_preflight_and_mark_responses(
     )
     assert reply.status_code == 200
     assert reply.headers["access-control-allow-origin"] == "http://localhost:3000"
-    assert "access-control-expose-headers" not in reply.headers
+    # only the headers naming the run are readable by the page (Stop, resume: issue 14)
+    exposed = reply.headers["access-control-expose-headers"].lower()
+    assert sorted(h.strip() for h in exposed.split(",")) == ["x-agui-run-id", "x-agui-thread-id"]
 
     refused = await send(
         app, "POST", "/v1/agui/gpt", json=RUN_INPUT, headers={"origin": "https://evil.example"}

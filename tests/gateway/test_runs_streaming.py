@@ -152,24 +152,6 @@ async def test_cancel_mode_leaves_a_run_alone_when_the_client_stays(
     assert events_of(reply.body)[-1]["type"] == "RUN_FINISHED"
 
 
-async def test_a_taken_run_id_on_a_stream_is_recorded_under_a_fresh_one(
-    app_factory: Any, router: respx.MockRouter
-) -> None:
-    mock_upstream(
-        router, GatedStream(chat_events(text=["one"])), GatedStream(chat_events(text=["two"]))
-    )
-    app = app_factory()
-    async with running(app):
-        first = await call(app, "POST", "/v1/agui/gpt", run_input("t1", "r1"))
-        second = await call(app, "POST", "/v1/agui/gpt", run_input("t1", "r1"))
-        runs = await app.state.services.manager.store.list_runs("t1")
-    assert events_of(first.body)[0]["runId"] == "r1"
-    renamed = events_of(second.body)[0]["runId"]
-    assert renamed.startswith("r1-") and renamed != "r1"
-    assert sorted(r.public_run_id for r in runs) == ["r1", renamed]
-    assert all(r.status == "completed" for r in runs)
-
-
 async def test_shutdown_ends_the_local_runs_as_interrupted(
     app_factory: Any, router: respx.MockRouter
 ) -> None:

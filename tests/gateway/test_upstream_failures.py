@@ -91,11 +91,18 @@ async def test_http_500_html_maps_to_status_code(
 async def test_error_body_is_read_bounded(
     make_app: Any, router: respx.MockRouter, keys: None
 ) -> None:
-    body = GatedStream([b"x" * 65536] * 100)
-    router.post(OPENAI_URL).mock(return_value=httpx.Response(502, stream=body))
+    bodies: list[GatedStream] = []
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        bodies.append(GatedStream([b"x" * 65536] * 100))
+        return httpx.Response(502, stream=bodies[-1])
+
+    router.post(OPENAI_URL).mock(side_effect=answer)
     assert_error_end(await agui_events(make_app()), "UPSTREAM_HTTP_502")
-    assert body.sent <= 2
-    assert body.closed.is_set()
+    assert len(bodies) == 3  # a 502 is retried (issue 19): each attempt's body read bounded
+    for body in bodies:
+        assert body.sent <= 2
+        assert body.closed.is_set()
 
 
 async def test_connect_error_is_unavailable(

@@ -97,13 +97,16 @@ async def test_deltas_are_written_in_bounded_batches_exactly_once(stack: Stack) 
     assert max(sizes) <= FAST.batch_max_events + 1
 
 
-async def test_run_started_is_synthesised_and_ids_are_the_runs(stack: Stack) -> None:
+async def test_run_started_is_synthesised_with_the_runs_ids(stack: Stack) -> None:
+    """A missing RUN_STARTED is synthesised with the run's public ids and a late one dropped;
+    RUN_FINISHED is stored as sent (its ids are the decoder's, fixed before it was built:
+    ``tests/gateway/test_runs_streaming.py`` checks them on a renamed run)."""
     run = await new_run(stack)
     upstream = [
         {"type": "TEXT_MESSAGE_START", "messageId": "m"},
         {"type": "RUN_STARTED", "threadId": "other", "runId": "other"},
         {"type": "TEXT_MESSAGE_END", "messageId": "m"},
-        {"type": "RUN_FINISHED", "threadId": "x", "runId": "y"},
+        {"type": "RUN_FINISHED", "threadId": "thread-1", "runId": "run-1"},
         {"type": "TEXT_MESSAGE_START", "messageId": "after-the-end"},
     ]
     await RunPump(stack.store, stack.broker, run, settings=FAST).run(from_list(upstream))

@@ -54,6 +54,7 @@ upstream_url = "{OPENAI_BASE}"
 protocol = "openai-chat"
 model = "gpt-4o-mini"
 auth = {{ type = "bearer", env = "TEST_OPENAI_KEY" }}
+retry = {{ base_delay = 0.01, max_delay = 0.02 }}  # retried as by default, without the waits
 
 [[routes]]
 name = "claude"
@@ -61,6 +62,7 @@ upstream_url = "{ANTHROPIC_BASE}"
 protocol = "anthropic"
 model = "claude-sonnet-4-5"
 auth = {{ type = "header", header = "x-api-key", env = "TEST_ANTHROPIC_KEY" }}
+retry = {{ base_delay = 0.01, max_delay = 0.02 }}
 
 [[routes]]
 name = "demo"

@@ -30,7 +30,7 @@ from typing import Any, Final
 
 import orjson
 
-from ..sse import encode_data, encode_event
+from ..sse import encode_event, encode_json
 
 __all__ = [
     "APPROVAL_DATA_PART",
@@ -85,7 +85,7 @@ def chunk_bytes(obj: dict[str, Any]) -> bytes:
     data = orjson.dumps(obj)
     if _PROTO in data or (_CONSTRUCTOR in data and _PROTOTYPE in data):
         data = orjson.dumps(sanitize_proto(obj))
-    return encode_data(data)
+    return encode_json(data)
 
 
 def part_chunk(name: str, value: Any, ai_sdk_major: int | None) -> dict[str, Any] | None:

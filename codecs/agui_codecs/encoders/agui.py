@@ -19,7 +19,7 @@ from ag_ui.core import Event
 
 from ..errors import LocalProtocolError
 from ..events import event_to_wire
-from ..sse import encode_data
+from ..sse import encode_data, encode_json
 from .base import Encoder, WireEvent
 
 __all__ = ["AguiEncoder"]
@@ -46,7 +46,14 @@ class AguiEncoder(Encoder):
 
     def encode(self, event: Event, *, id: str | None = None) -> bytes:
         """The SSE frame of one event (``id`` adds an ``id:`` line)."""
-        return self.encode_wire(event_to_wire(event), id=id)
+        if self._closed:
+            raise LocalProtocolError("AguiEncoder.encode() called after close()")
+        wire = event_to_wire(event)
+        if id is None and not self.event_lines:
+            return encode_json(orjson.dumps(wire))
+        return encode_data(
+            orjson.dumps(wire), event=wire["type"] if self.event_lines else None, id=id
+        )
 
     def encode_wire(
         self, wire: WireEvent, *, id: str | None = None, json: bytes | None = None
@@ -54,7 +61,12 @@ class AguiEncoder(Encoder):
         """The SSE frame of one wire event: ``[event: <type>]``, ``[id: <id>]``, ``data:``."""
         if self._closed:
             raise LocalProtocolError("AguiEncoder.encode() called after close()")
-        data = orjson.dumps(wire) if json is None else json
+        if json is None:
+            data = orjson.dumps(wire)
+            if id is None and not self.event_lines:
+                return encode_json(data)
+        else:
+            data = json  # the caller's bytes: checked by encode_data
         return encode_data(data, event=wire["type"] if self.event_lines else None, id=id)
 
     def close(self) -> bytes:

@@ -88,14 +88,20 @@ import orjson
 from ag_ui.core import (
     Event,
     ReasoningMessageContentEvent,
+    ReasoningMessageEndEvent,
+    ReasoningMessageStartEvent,
     TextMessageContentEvent,
+    TextMessageEndEvent,
+    TextMessageStartEvent,
     ToolCallArgsEvent,
+    ToolCallEndEvent,
+    ToolCallStartEvent,
 )
 
 from ..builder import FINISH_REASONS
 from ..cost import COST_KEYS
 from ..errors import LocalProtocolError
-from ..events import event_to_wire, wire_view
+from ..events import wire_view
 from ..ui.delivery import ai_sdk_ui_chunk, wire_ui_schema
 from ._ai_sdk_parts import (
     DONE_FRAME,
@@ -116,10 +122,6 @@ _PRELIMINARY: Final = "tool-output-preliminary"
 """CUSTOM name of a preliminary tool output (``ai-sdk`` and ``openai-responses`` decoders)."""
 
 _Chunks = list[dict[str, Any]]
-
-_DELTAS: Final = frozenset(
-    {TextMessageContentEvent, ReasoningMessageContentEvent, ToolCallArgsEvent}
-)
 
 
 class _Tool:
@@ -155,6 +157,9 @@ class AiSdkEncoder(Encoder):
             its runId. A continuation of an assistant message must pass that message's id.
         ai_sdk_major: the client's ``ai`` major (5, 6, 7 or later), or ``None`` (default) for
             output that ai v5, v6 and v7 all accept; see the module docstring.
+        message_metadata: an object sent as ``start.messageMetadata`` (``ai`` keeps it as
+            the assistant ``UIMessage.metadata``, ``src/ui/process-ui-message-stream.ts``),
+            e.g. the gateway's ``{threadId, runId}``; later metadata merges into it.
 
     Raises:
         ValueError: ``ai_sdk_major`` is not ``None`` or an int >= 5.
@@ -170,13 +175,20 @@ class AiSdkEncoder(Encoder):
     }
     writes_ids: ClassVar[bool] = False
 
-    def __init__(self, *, message_id: str | None = None, ai_sdk_major: int | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        message_id: str | None = None,
+        ai_sdk_major: int | None = None,
+        message_metadata: Mapping[str, Any] | None = None,
+    ) -> None:
         if ai_sdk_major is not None and (
             not isinstance(ai_sdk_major, int) or isinstance(ai_sdk_major, bool) or ai_sdk_major < 5
         ):
             raise ValueError(f"ai_sdk_major must be None or an int >= 5, not {ai_sdk_major!r}")
         self.message_id = message_id
         self.ai_sdk_major = ai_sdk_major
+        self.message_metadata = dict(message_metadata) if message_metadata else None
         self._started = False
         self._ended = False
         self._finished = False  # ended by RUN_FINISHED: a further run may follow
@@ -201,12 +213,21 @@ class AiSdkEncoder(Encoder):
         return b"".join([chunk_bytes(c) for c in self.wire_chunks(wire)])
 
     def encode(self, event: Event, *, id: str | None = None) -> bytes:
-        """The SSE bytes of one ``ag_ui.core`` event: :meth:`encode_wire` of its wire form, the
-        delta events' fast wire dict (:func:`~agui_codecs.events.event_to_wire`) or, for the
-        others, the event read as one (:func:`~agui_codecs.events.wire_view`), so the model is
-        never serialized as a whole."""
-        wire = event_to_wire(event) if type(event) in _DELTAS else wire_view(event)
-        return b"".join([chunk_bytes(c) for c in self.wire_chunks(wire)])
+        """The SSE bytes of one ``ag_ui.core`` event: :meth:`encode_wire` of its wire form.
+
+        Inside a run, the events most of a stream is made of (text and reasoning deltas, tool
+        arguments, text start and end) are read from the model's attributes; the others are
+        read as a wire dict (:func:`~agui_codecs.events.wire_view`), so the model is never
+        serialized as a whole. The encoder contract suite checks both against ``encode_wire``.
+        """
+        fast = _MODEL_HANDLERS.get(type(event))
+        if fast is not None and self._started and not self._ended and not self._closed:
+            chunks = fast(self, event)
+        else:
+            chunks = self.wire_chunks(wire_view(event))
+        if len(chunks) == 1:
+            return chunk_bytes(chunks[0])
+        return b"".join([chunk_bytes(c) for c in chunks])
 
     def chunks(self, event: Event) -> _Chunks:
         """The UIMessageChunk objects of one ``ag_ui.core`` event."""
@@ -269,44 +290,53 @@ class AiSdkEncoder(Encoder):
         self._reasoning.add(mid)
         return [{"type": "reasoning-start", "id": mid}]
 
-    def _on_text_start(self, w: WireEvent) -> _Chunks:
-        return self._text_start(w["messageId"])
+    def _text_delta(self, mid: str, delta: str) -> _Chunks:
+        chunk = {"type": "text-delta", "id": mid, "delta": delta}
+        return [chunk] if mid in self._text else [*self._text_start(mid), chunk]
 
-    def _on_text_content(self, w: WireEvent) -> _Chunks:
-        mid = w["messageId"]
-        return [*self._text_start(mid), {"type": "text-delta", "id": mid, "delta": w["delta"]}]
-
-    def _on_text_end(self, w: WireEvent) -> _Chunks:
-        mid = w["messageId"]
+    def _text_end(self, mid: str) -> _Chunks:
         if mid not in self._text:
             return []
         self._text.discard(mid)
         return [{"type": "text-end", "id": mid}]
 
-    def _on_reasoning_start(self, w: WireEvent) -> _Chunks:
-        return self._reasoning_start(w["messageId"])
+    def _reasoning_delta(self, mid: str, delta: str) -> _Chunks:
+        chunk = {"type": "reasoning-delta", "id": mid, "delta": delta}
+        return [chunk] if mid in self._reasoning else [*self._reasoning_start(mid), chunk]
 
-    def _on_reasoning_content(self, w: WireEvent) -> _Chunks:
-        mid = w["messageId"]
-        return [
-            *self._reasoning_start(mid),
-            {"type": "reasoning-delta", "id": mid, "delta": w["delta"]},
-        ]
-
-    def _on_reasoning_end(self, w: WireEvent) -> _Chunks:
-        mid = w["messageId"]
-        if mid not in self._reasoning:
-            return []
-        self._reasoning.discard(mid)
-        return [{"type": "reasoning-end", "id": mid}]
-
-    def _on_tool_args(self, w: WireEvent) -> _Chunks:
-        tid, delta = w["toolCallId"], w["delta"]
+    def _tool_args(self, tid: str, delta: str) -> _Chunks:
         tool = self._tools.get(tid)
         if tool is None or not delta:
             return []
         tool.args.append(delta)
         return [{"type": "tool-input-delta", "toolCallId": tid, "inputTextDelta": delta}]
+
+    def _reasoning_end(self, mid: str) -> _Chunks:
+        if mid not in self._reasoning:
+            return []
+        self._reasoning.discard(mid)
+        return [{"type": "reasoning-end", "id": mid}]
+
+    def _on_text_start(self, w: WireEvent) -> _Chunks:
+        return self._text_start(w["messageId"])
+
+    def _on_text_content(self, w: WireEvent) -> _Chunks:
+        return self._text_delta(w["messageId"], w["delta"])
+
+    def _on_text_end(self, w: WireEvent) -> _Chunks:
+        return self._text_end(w["messageId"])
+
+    def _on_reasoning_start(self, w: WireEvent) -> _Chunks:
+        return self._reasoning_start(w["messageId"])
+
+    def _on_reasoning_content(self, w: WireEvent) -> _Chunks:
+        return self._reasoning_delta(w["messageId"], w["delta"])
+
+    def _on_reasoning_end(self, w: WireEvent) -> _Chunks:
+        return self._reasoning_end(w["messageId"])
+
+    def _on_tool_args(self, w: WireEvent) -> _Chunks:
+        return self._tool_args(w["toolCallId"], w["delta"])
 
     def _on_tool_end(self, w: WireEvent) -> _Chunks:
         incomplete = bool(_metadata(w).get("incomplete"))
@@ -340,6 +370,9 @@ class AiSdkEncoder(Encoder):
             message_id = upstream if isinstance(upstream, str) and upstream else w["runId"]
         if message_id:
             start["messageId"] = message_id
+        if self.message_metadata:
+            start["messageMetadata"] = dict(self.message_metadata)
+            self._metadata_sent = True
         return [start, {"type": "start-step"}]
 
     def _encrypted(self, w: WireEvent) -> _Chunks:
@@ -382,13 +415,12 @@ class AiSdkEncoder(Encoder):
 
     # -- tools ----------------------------------------------------------------------------
     def _tool_start(self, w: WireEvent) -> _Chunks:
-        tid = w["toolCallId"]
+        return self._tool_open(w["toolCallId"], w["toolCallName"], _metadata(w))
+
+    def _tool_open(self, tid: str, name: str, meta: Mapping[str, Any]) -> _Chunks:
         if tid in self._tools:
             return []
-        meta = _metadata(w)
-        tool = _Tool(
-            w["toolCallName"], meta.get("providerExecuted") is True, meta.get("dynamic") is True
-        )
+        tool = _Tool(name, meta.get("providerExecuted") is True, meta.get("dynamic") is True)
         self._tools[tid] = self._known_tools[tid] = tool
         return [tool.flags({"type": "tool-input-start", "toolCallId": tid, "toolName": tool.name})]
 
@@ -551,3 +583,23 @@ _HANDLERS: dict[str, _Handler] = {
     "RUN_ERROR": AiSdkEncoder._on_run_error,
 }
 """AG-UI event type -> chunk builder. Types absent here have no UIMessageChunk form."""
+
+_ModelHandler = Callable[[AiSdkEncoder, Any], _Chunks]
+_MODEL_HANDLERS: dict[type, _ModelHandler] = {
+    TextMessageStartEvent: lambda enc, e: enc._text_start(e.message_id),
+    ToolCallStartEvent: lambda enc, e: enc._tool_open(
+        e.tool_call_id, e.tool_call_name, e.metadata if isinstance(e.metadata, dict) else {}
+    ),
+    ToolCallEndEvent: lambda enc, e: enc._tool_end(
+        e.tool_call_id,
+        incomplete=isinstance(e.metadata, dict) and bool(e.metadata.get("incomplete")),
+    ),
+    TextMessageContentEvent: lambda enc, e: enc._text_delta(e.message_id, e.delta),
+    TextMessageEndEvent: lambda enc, e: enc._text_end(e.message_id),
+    ReasoningMessageStartEvent: lambda enc, e: enc._reasoning_start(e.message_id),
+    ReasoningMessageContentEvent: lambda enc, e: enc._reasoning_delta(e.message_id, e.delta),
+    ReasoningMessageEndEvent: lambda enc, e: enc._reasoning_end(e.message_id),
+    ToolCallArgsEvent: lambda enc, e: enc._tool_args(e.tool_call_id, e.delta),
+}
+"""The hot events read from the model inside a run (:meth:`AiSdkEncoder.encode`); each gives
+what its :data:`_HANDLERS` entry gives for the event's wire form."""

@@ -17,6 +17,7 @@ import orjson
 from ag_ui.core import Event
 from pydantic import BaseModel, ValidationError
 
+from ...core.chunks import CHUNKS, KEEP_LANES
 from ...errors import MalformedUpstreamError
 from ...events import event_to_wire, parse_event
 from ...transitions import AGUI_TERMINAL, LIFECYCLE_BY_EVENT, AguiVerifier, Fault
@@ -35,24 +36,11 @@ _THINKING = {
     "THINKING_TEXT_MESSAGE_CONTENT": "REASONING_MESSAGE_CONTENT",
     "THINKING_TEXT_MESSAGE_END": "REASONING_MESSAGE_END",
 }
-_CHUNKS = {  # chunk type -> (lifecycle kind, id field, START, CONTENT)
-    "TEXT_MESSAGE_CHUNK": (
-        "text-message",
-        "messageId",
-        "TEXT_MESSAGE_START",
-        "TEXT_MESSAGE_CONTENT",
-    ),
-    "TOOL_CALL_CHUNK": ("tool-call", "toolCallId", "TOOL_CALL_START", "TOOL_CALL_ARGS"),
-    "REASONING_MESSAGE_CHUNK": (
-        "reasoning-message",
-        "messageId",
-        "REASONING_MESSAGE_START",
-        "REASONING_MESSAGE_CONTENT",
-    ),
+_LIFECYCLE_KIND = {"text": "text-message", "tool": "tool-call", "reasoning": "reasoning-message"}
+_CHUNKS = {  # chunk type -> (lifecycle kind, id field, START, CONTENT), from the core's table
+    etype: (_LIFECYCLE_KIND[spec.kind], spec.id_field, spec.start, spec.content)
+    for etype, spec in CHUNKS.items()
 }
-_NO_LANE_CLOSE = frozenset(
-    {"RAW", "ACTIVITY_SNAPSHOT", "ACTIVITY_DELTA", "REASONING_ENCRYPTED_VALUE", "SUBAGENT_STARTED"}
-)
 _END = {
     "text-message": "TEXT_MESSAGE_END",
     "tool-call": "TOOL_CALL_END",
@@ -355,7 +343,7 @@ class AguiNormalizer:
         if etype in _CHUNKS:
             return self._chunk(ev)
         out: list[Wire] = []
-        if etype not in _NO_LANE_CLOSE:
+        if etype not in KEEP_LANES:
             out += self._close_chunks()
         if etype == "RUN_STARTED":
             if self.started:

@@ -1,5 +1,5 @@
-"""RunFold: one pure pass over a run's AG-UI wire events, shared by the pump, the reaper, the
-snapshot prelude and the history builder (no I/O).
+"""RunFold: the one reducer of a run's AG-UI wire events, shared by the gateway's pump, reaper,
+snapshot prelude and history builder (``gateway/runs``); pure, no I/O.
 
 It tracks what ``@ag-ui/client`` 1.0 ``verifyEvents`` tracks (open text messages, tool calls,
 reasoning spans and messages, steps; ``src/verify/verify.ts``) with what each accumulated, and
@@ -20,10 +20,11 @@ the run's assistant output as ordered history *parts*:
 (``src/apply/default.ts`` TOOL_CALL_START: the parent message when it is an assistant message,
 else a new message with the parent id, or with the tool call id when there is no parent).
 
-``TEXT_MESSAGE_CHUNK`` / ``TOOL_CALL_CHUNK`` / ``REASONING_MESSAGE_CHUNK`` are expanded like the
-client's ``transformChunks``: a chunk opens its item if needed; any non-chunk event (or a chunk
-of another item) closes it. Items opened by chunks are never closed with explicit END events
-(the client closes them itself on the next event, and a second END would break verify).
+``TEXT_MESSAGE_CHUNK`` / ``TOOL_CALL_CHUNK`` / ``REASONING_MESSAGE_CHUNK`` are expanded by
+:class:`~agui_codecs.core.chunks.ChunkExpander`, the client's ``transformChunks`` (one pending
+stream per subagent lane); a chunk the client would reject is ignored. Items opened by chunks
+are never closed with explicit END events by :meth:`RunFold.closing_events` (the client closes
+them itself on the next event, and a second END would break verify).
 """
 
 from __future__ import annotations
@@ -34,12 +35,13 @@ from typing import Any
 
 import orjson
 
-from ..store.models import TERMINAL_EVENT_TYPES, JsonObject
+from ..transitions import AGUI_TERMINAL
+from .chunks import CHUNK_TYPES, ChunkError, ChunkExpander
 
-__all__ = ["CHUNK_TYPES", "OpenReasoning", "OpenText", "OpenTool", "RunFold", "parse_json_text"]
+__all__ = ["JsonObject", "OpenReasoning", "OpenText", "OpenTool", "RunFold", "parse_json_text"]
 
-CHUNK_TYPES = frozenset({"TEXT_MESSAGE_CHUNK", "TOOL_CALL_CHUNK", "REASONING_MESSAGE_CHUNK"})
-"""Shorthand events the client expands into START/CONTENT/END."""
+JsonObject = dict[str, Any]
+"""A JSON object (an AG-UI wire event, a history part)."""
 
 
 def parse_json_text(text: str) -> Any:
@@ -119,7 +121,7 @@ class RunFold:
         self._tool_parts: dict[str, JsonObject] = {}
         self._text_parts: dict[str, list[JsonObject]] = {}
         self._reasoning_parts: dict[str, JsonObject] = {}
-        self._chunk: tuple[str, str] | None = None  # (kind, id) of the open chunk stream
+        self._chunks = ChunkExpander()
 
     # -- queries --------------------------------------------------------------------------
     @property
@@ -154,11 +156,24 @@ class RunFold:
         """Fold one AG-UI wire event (unknown types are counted and otherwise ignored)."""
         self.count += 1
         kind = event.get("type")
-        if kind not in CHUNK_TYPES:
-            self._close_chunk()
-        handler = _HANDLERS.get(str(kind))
-        if handler is not None:
-            handler(self, event)
+        if not isinstance(kind, str):
+            return
+        chunk = kind in CHUNK_TYPES
+        if not chunk and not self._chunks.lanes:
+            expanded = [event]
+        else:
+            try:
+                expanded = self._chunks.expand(event)
+            except ChunkError:
+                return  # the client rejects it: nothing reaches its reducer
+        for ev in expanded:
+            handler = _HANDLERS.get(ev["type"])
+            if handler is None:
+                continue
+            if chunk and ev["type"] in _OPENERS:
+                handler(self, ev, chunk=True)
+            else:
+                handler(self, ev)
 
     def apply_all(self, events: list[JsonObject]) -> RunFold:
         """Fold several events; returns ``self``."""
@@ -363,78 +378,24 @@ class RunFold:
     def _activity(self, event: JsonObject) -> None:
         self.activity_events.append(event)
 
-    # chunks (client transformChunks)
-    def _close_chunk(self) -> None:
-        if self._chunk is None:
-            return
-        kind, item_id = self._chunk
-        self._chunk = None
-        if kind == "text":
-            self._text_end({"messageId": item_id})
-        elif kind == "tool":
-            self._tool_end({"toolCallId": item_id})
-        else:
-            self._reasoning_message_end({"messageId": item_id})
-
-    def _chunk_target(self, kind: str, item_id: Any) -> str | None:
-        current = self._chunk
-        if item_id is None or item_id == "":
-            return current[1] if current is not None and current[0] == kind else None
-        if current is not None and current != (kind, str(item_id)):
-            self._close_chunk()
-        return str(item_id)
-
-    def _text_chunk(self, event: JsonObject) -> None:
-        message_id = self._chunk_target("text", event.get("messageId"))
-        if message_id is None:
-            return
-        if self._chunk is None:
-            self._text_start({**event, "messageId": message_id}, chunk=True)
-            self._chunk = ("text", message_id)
-        if isinstance(event.get("delta"), str):
-            self._text_content({"messageId": message_id, "delta": event["delta"]})
-
-    def _tool_chunk(self, event: JsonObject) -> None:
-        tool_call_id = self._chunk_target("tool", event.get("toolCallId"))
-        if tool_call_id is None:
-            return
-        if self._chunk is None:
-            self._tool_start({**event, "toolCallId": tool_call_id}, chunk=True)
-            self._chunk = ("tool", tool_call_id)
-        if isinstance(event.get("delta"), str):
-            self._tool_args({"toolCallId": tool_call_id, "delta": event["delta"]})
-
-    def _reasoning_chunk(self, event: JsonObject) -> None:
-        message_id = self._chunk_target("reasoning", event.get("messageId"))
-        if message_id is None:
-            return
-        if self._chunk is None:
-            self._reasoning_message_start({"messageId": message_id}, chunk=True)
-            self._chunk = ("reasoning", message_id)
-        if isinstance(event.get("delta"), str):
-            self._reasoning_content({"messageId": message_id, "delta": event["delta"]})
-
 
 _HANDLERS: dict[str, Any] = {
     "RUN_STARTED": RunFold._run_started,
-    **{t: RunFold._terminal for t in TERMINAL_EVENT_TYPES},
+    **{t: RunFold._terminal for t in AGUI_TERMINAL},
     "STEP_STARTED": RunFold._step_started,
     "STEP_FINISHED": RunFold._step_finished,
     "TEXT_MESSAGE_START": RunFold._text_start,
     "TEXT_MESSAGE_CONTENT": RunFold._text_content,
     "TEXT_MESSAGE_END": RunFold._text_end,
-    "TEXT_MESSAGE_CHUNK": RunFold._text_chunk,
     "TOOL_CALL_START": RunFold._tool_start,
     "TOOL_CALL_ARGS": RunFold._tool_args,
     "TOOL_CALL_END": RunFold._tool_end,
-    "TOOL_CALL_CHUNK": RunFold._tool_chunk,
     "TOOL_CALL_RESULT": RunFold._tool_result,
     "REASONING_START": RunFold._reasoning_start,
     "REASONING_END": RunFold._reasoning_end,
     "REASONING_MESSAGE_START": RunFold._reasoning_message_start,
     "REASONING_MESSAGE_CONTENT": RunFold._reasoning_content,
     "REASONING_MESSAGE_END": RunFold._reasoning_message_end,
-    "REASONING_MESSAGE_CHUNK": RunFold._reasoning_chunk,
     "REASONING_ENCRYPTED_VALUE": RunFold._reasoning_encrypted,
     "CUSTOM": RunFold._custom,
     "STATE_SNAPSHOT": RunFold._state,
@@ -443,3 +404,6 @@ _HANDLERS: dict[str, Any] = {
     "ACTIVITY_DELTA": RunFold._activity,
 }
 """Transition table: event type -> fold method (STYLE.md: transitions as data)."""
+
+_OPENERS = frozenset({"TEXT_MESSAGE_START", "TOOL_CALL_START", "REASONING_MESSAGE_START"})
+"""Events a chunk expansion may open an item with (marked ``chunk``)."""

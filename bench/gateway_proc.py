@@ -1,0 +1,157 @@
+"""Start the gateway for a bench: one uvicorn process in front of the mock upstream.
+
+Not product code. ``python bench/gateway_proc.py --upstream http://127.0.0.1:PORT --store
+sqlite`` serves three ``openai-chat`` routes (model ``gpt-4o-mini``) into the mock:
+``p5`` and ``p20`` (deltas 5 / 20 ms apart) and ``slow`` (5 s apart, for the open-streams
+hold) and ``bulk`` (9,995 deltas at once: a run of 10,000 events), with client auth and the per-tenant quotas off, on 127.0.0.1 and a free port, printed as ``PORT <n>`` once listening.
+
+``--store``: ``off`` (served without the lifespan: the streaming endpoints stream unrecorded,
+as an embedding app with ``lifespan="off"`` does), ``sqlite`` (a fresh file in a temp dir, the
+default deployment), ``postgres`` (``--pg`` URL, a fresh schema dropped at exit; with
+``--redis`` the Redis Streams broker under a fresh prefix). ``--loop`` and ``--http`` pick
+uvicorn's event loop and HTTP parser (``auto`` is uvicorn's own choice: uvloop and httptools
+when installed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+import tempfile
+import uuid
+from pathlib import Path
+
+ROUTE = """
+[[routes]]
+name = "{name}"
+upstream_url = "{url}"
+protocol = "openai-chat"
+model = "gpt-4o-mini"
+auth = {{ type = "none" }}
+"""
+
+PACED = {
+    "p5": "delay_ms=5",
+    "p20": "delay_ms=20",
+    "slow": "delay_ms=5000,events=1000",
+    "bulk": "delay_ms=0,events=9995",
+}
+"""Routes into the mock: ``{upstream}/<segment>/v1`` (the mock reads its pacing from the path)."""
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--upstream", required=True, help="the mock's base URL")
+    parser.add_argument("--store", choices=("off", "sqlite", "postgres"), default="sqlite")
+    parser.add_argument("--pg", default="postgresql+asyncpg://postgres@127.0.0.1:5432/test")
+    parser.add_argument("--redis", default=None)
+    parser.add_argument("--loop", default="auto", choices=("auto", "asyncio", "uvloop"))
+    parser.add_argument("--http", default="auto", choices=("auto", "h11", "httptools"))
+    args = parser.parse_args()
+
+    tmp = Path(tempfile.mkdtemp(prefix="agui-bench-"))
+    routes = tmp / "routes.toml"
+    routes.write_text(
+        "".join(ROUTE.format(name=n, url=f"{args.upstream}/{seg}/v1") for n, seg in PACED.items())
+    )
+    os.environ["GATEWAY_CONFIG"] = str(routes)
+    os.environ["GATEWAY_AUTH"] = "off"
+    # Per-tenant quotas off (0 / empty): every bench request is the one anonymous tenant, whose
+    # defaults (32 concurrent runs, 600 requests a minute) would answer 429 under the load
+    # the benches make. A variant may set them back.
+    for quota in (
+        "GATEWAY_QUOTA_CONCURRENT_RUNS",
+        "GATEWAY_QUOTA_RATE",
+        "GATEWAY_QUOTA_STORED_BYTES",
+    ):
+        os.environ.setdefault(quota, "0" if "RATE" not in quota else "")
+    schema = None
+    if args.store == "sqlite":
+        os.environ["GATEWAY_DATABASE_URL"] = f"sqlite+aiosqlite:///{tmp / 'runs.db'}"
+    elif args.store == "postgres":
+        schema = f"bench_{uuid.uuid4().hex[:10]}"
+        os.environ["GATEWAY_DATABASE_URL"] = args.pg
+        os.environ["GATEWAY_DATABASE_SCHEMA"] = schema
+    if args.redis:
+        os.environ["GATEWAY_REDIS_URL"] = args.redis
+        os.environ["GATEWAY_REDIS_PREFIX"] = f"bench:{uuid.uuid4().hex[:10]}:"
+
+    import resource
+
+    import uvicorn
+
+    from gateway.app import create_app
+    from gateway.config import Settings
+
+    _soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+
+    app = create_app(Settings())
+    config = uvicorn.Config(
+        app,
+        host="127.0.0.1",
+        port=0,
+        log_level="warning",
+        access_log=False,
+        lifespan="off" if args.store == "off" else "on",
+        loop=args.loop,
+        http=args.http,
+        backlog=4096,
+        timeout_graceful_shutdown=1,
+    )
+    server = uvicorn.Server(config)
+    started = server.startup
+
+    async def startup(sockets: object = None) -> None:
+        await started(sockets)  # type: ignore[arg-type]
+        port = server.servers[0].sockets[0].getsockname()[1]
+        print(f"PORT {port}", flush=True)
+
+    server.startup = startup  # type: ignore[method-assign]
+    shutdown = server.shutdown
+
+    async def quiet_shutdown(sockets: object = None) -> None:
+        await shutdown(sockets)  # type: ignore[arg-type]
+        # uvicorn re-raises the SIGTERM it caught once stopped, which would kill the process
+        # before the profile is written and the temp folder removed
+        server._captured_signals.clear()
+
+    server.shutdown = quiet_shutdown  # type: ignore[method-assign]
+    profile_path = os.environ.get("BENCH_PROFILE")
+    try:
+        if profile_path:  # cProfile of the whole process, written at exit (pstats format)
+            import cProfile
+
+            cProfile.runctx("server.run()", globals(), {"server": server}, profile_path)
+        else:
+            server.run()
+    finally:
+        if schema is not None:
+            _drop_schema(args.pg, schema)
+        shutil.rmtree(tmp, ignore_errors=True)
+    return 0
+
+
+def _drop_schema(url: str, schema: str) -> None:
+    import asyncio
+
+    import asyncpg
+
+    async def drop() -> None:
+        dsn = url.replace("postgresql+asyncpg://", "postgresql://")
+        conn = await asyncpg.connect(dsn)
+        try:
+            await conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+        finally:
+            await conn.close()
+
+    try:
+        asyncio.run(drop())
+    except Exception as exc:  # reported, not fatal: the schema name is unique
+        print(f"could not drop schema {schema}: {exc}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

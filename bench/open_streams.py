@@ -1,0 +1,174 @@
+"""Open streams held by one gateway process: how many open, RSS per stream, CPU while idle.
+
+N clients each POST ``/v1/agui/slow`` (the mock upstream sends a delta every 5 s, so the streams
+sit idle), at most ``--connect-concurrency`` opening at once; a stream counts as open at its
+first byte of body. They are held for ``--hold`` seconds, then closed. Reported: opened, still
+alive at the end of the hold, errors by kind; the gateway's RSS before, with all streams open
+and per open stream; the gateway's CPU during the hold (% of one core: near 0 is the goal
+for idle streams); the same for the mock (the anchor: a bare asyncio server holding the same
+streams). A fresh gateway process per run (RSS "before" is its footprint at rest).
+
+Run: ``python bench/open_streams.py -n 1000 --hold 15 [--store sqlite|off|postgres]
+[--variant NAME:key=value,...]`` (variants as in ``bench/added_latency.py``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import collections
+import json
+import resource
+import sys
+import time
+import uuid
+
+from added_latency import Variant, start_gateway
+from sse_probe import Child, loadavg, post, run
+
+
+class _Holder(asyncio.Protocol):
+    def __init__(self, opened: asyncio.Future[None]) -> None:
+        self.opened = opened
+        self.buf = b""
+        self.transport: asyncio.Transport | None = None
+        self.alive = True
+        self.events = 0
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport  # type: ignore[assignment]
+
+    def data_received(self, data: bytes) -> None:
+        if not self.opened.done():
+            self.buf += data
+            end = self.buf.find(b"\r\n\r\n")
+            if end >= 0:
+                status = self.buf[:end].split(b" ", 2)[1]
+                if status != b"200":
+                    self.opened.set_exception(RuntimeError(f"HTTP {status.decode()}"))
+                elif len(self.buf) > end + 4:
+                    self.opened.set_result(None)
+        self.events += data.count(b"\n\n")
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.alive = False
+        if not self.opened.done():
+            self.opened.set_exception(RuntimeError("closed before the first byte"))
+
+
+async def hold(
+    port: int,
+    path: str,
+    n: int,
+    hold_s: float,
+    conc: int,
+    gw: Child,
+    mock: Child,
+    open_timeout: float,
+) -> dict[str, object]:
+    loop = asyncio.get_running_loop()
+    holders: list[_Holder] = []
+    errors: collections.Counter[str] = collections.Counter()
+    gate = asyncio.Semaphore(conc)
+    rss0 = gw.rss_bytes()
+    t0 = time.monotonic()
+
+    async def one() -> None:
+        async with gate:
+            opened: asyncio.Future[None] = loop.create_future()
+            try:
+                _, proto = await loop.create_connection(lambda: _Holder(opened), "127.0.0.1", port)
+            except OSError as exc:
+                errors[type(exc).__name__] += 1
+                return
+            assert proto.transport is not None
+            ids = uuid.uuid4().hex
+            body = json.dumps(
+                {
+                    "threadId": f"t{ids}",
+                    "runId": f"r{ids}",
+                    "messages": [{"id": "m1", "role": "user", "content": "hi"}],
+                    "tools": [],
+                    "context": [],
+                    "state": None,
+                    "forwardedProps": {},
+                }
+            ).encode()
+            proto.transport.write(post(path, body))
+            try:
+                await asyncio.wait_for(opened, open_timeout)
+            except (TimeoutError, RuntimeError) as exc:
+                errors[str(exc) or type(exc).__name__] += 1
+                proto.transport.close()
+                return
+            holders.append(proto)
+
+    await asyncio.gather(*(one() for _ in range(n)))
+    open_s = time.monotonic() - t0
+    opened = len(holders)
+    await asyncio.sleep(1.0)  # let the opening burst settle before measuring idle CPU
+    rss_open = gw.rss_bytes()
+    cpu_gw, cpu_mock = gw.cpu_seconds(), mock.cpu_seconds()
+    await asyncio.sleep(hold_s)
+    cpu_gw, cpu_mock = gw.cpu_seconds() - cpu_gw, mock.cpu_seconds() - cpu_mock
+    alive = sum(h.alive for h in holders)
+    rss_end = gw.rss_bytes()
+    for h in holders:
+        if h.transport is not None:
+            h.transport.close()
+    return {
+        "n": n,
+        "opened": opened,
+        "alive_at_end": alive,
+        "errors": dict(errors),
+        "open_seconds": round(open_s, 2),
+        "rss_before_mib": round(rss0 / 2**20, 1),
+        "rss_open_mib": round(rss_open / 2**20, 1),
+        "rss_end_mib": round(rss_end / 2**20, 1),
+        "kib_per_stream": round((rss_open - rss0) / 1024 / max(opened, 1), 1),
+        "gateway_cpu_pct_idle": round(cpu_gw / hold_s * 100, 1),
+        "mock_cpu_pct_idle": round(cpu_mock / hold_s * 100, 1),
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("-n", type=int, default=1000)
+    parser.add_argument("--hold", type=float, default=15.0)
+    parser.add_argument("--connect-concurrency", type=int, default=200)
+    parser.add_argument("--open-timeout", type=float, default=60.0)
+    parser.add_argument("--store", default="sqlite", choices=("off", "sqlite", "postgres"))
+    parser.add_argument("--variant", action="append", default=[])
+    parser.add_argument("--pg", default="postgresql+asyncpg://postgres@127.0.0.1:5432/test")
+    parser.add_argument("--redis", default="redis://127.0.0.1:6379/0")
+    args = parser.parse_args()
+    _soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    if args.n + 64 > hard:
+        print(f"RLIMIT_NOFILE {hard} < n + 64: n cut to {hard - 64}", file=sys.stderr)
+        args.n = hard - 64
+    variants = [Variant.parse(v) for v in args.variant] or [Variant("gateway")]
+    print(f"loadavg before: {loadavg()}", flush=True)
+    with Child("mock_upstream.py") as mock:
+        for v in variants:
+            with start_gateway(v, args.store, mock.port, args.pg, args.redis) as gw:
+                time.sleep(0.5)
+                result = run(
+                    hold(
+                        gw.port,
+                        "/v1/agui/slow",
+                        args.n,
+                        args.hold,
+                        args.connect_concurrency,
+                        gw,
+                        mock,
+                        args.open_timeout,
+                    )
+                )
+            print(f"{v.name} {args.store}: {json.dumps(result)}", flush=True)
+    print(f"loadavg after: {loadavg()}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,54 @@
+"""The AG-UI semantics core: what a run's events mean, written once (pure, no I/O).
+
+* :mod:`.chunks`: ``*_CHUNK`` expansion as the client does it (``@ag-ui/client`` 1.0.0
+  ``src/chunks/transform.ts``, subagent lanes), used by the conformance kit and the fold;
+* :mod:`.fold`: :class:`RunFold`, the one reducer of a run's wire events (open items, history
+  parts, state, the closing events), used by the gateway's pump, reaper, snapshot prelude and
+  history;
+* :mod:`.illegal`: :class:`IllegalEventError`, what a producer raises when it is asked for an
+  event the transition tables (:mod:`agui_codecs.transitions`) forbid.
+
+The legality rules themselves (which event may follow which) are the tables of
+:mod:`agui_codecs.transitions.agui`; ARCHITECTURE.md lists where each lifecycle rule lives.
+"""
+
+from __future__ import annotations
+
+from .chunks import (
+    CHUNK_TYPES,
+    CHUNKS,
+    CLOSE_ALL_LANES,
+    CLOSE_OWN_LANE,
+    CLOSE_SUBAGENT_LANE,
+    KEEP_LANES,
+    ChunkError,
+    ChunkExpander,
+    ChunkSpec,
+    Lane,
+)
+from .fold import JsonObject, OpenReasoning, OpenText, OpenTool, RunFold, parse_json_text
+from .illegal import IllegalEventError, TransitionGuard, check_transition, guard, strict
+
+__all__ = [
+    "CHUNKS",
+    "CHUNK_TYPES",
+    "CLOSE_ALL_LANES",
+    "CLOSE_OWN_LANE",
+    "CLOSE_SUBAGENT_LANE",
+    "KEEP_LANES",
+    "ChunkError",
+    "ChunkExpander",
+    "ChunkSpec",
+    "IllegalEventError",
+    "JsonObject",
+    "Lane",
+    "OpenReasoning",
+    "OpenText",
+    "OpenTool",
+    "RunFold",
+    "TransitionGuard",
+    "check_transition",
+    "guard",
+    "parse_json_text",
+    "strict",
+]

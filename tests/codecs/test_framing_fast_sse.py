@@ -1,0 +1,81 @@
+"""The fast SSE path of FrameDecoder (whole ``data: {...}`` frames decoded without the
+line-by-line WHATWG decoder) yields exactly the frames of the decoder alone, for any body and
+any split of it into reads (issue 13)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from agui_codecs.framing import FrameDecoder
+
+PIECES = [
+    b'data: {"a":1}\n\n',
+    b'data: {"text":"caf\xc3\xa9 \xe2\x82\xac"}\n\n',
+    b'data: {"bad":"\xff"}\n\n',  # invalid UTF-8: the decoder's U+FFFD replacement applies
+    b"data: {not json}\n\n",
+    b"data: [DONE]\n\n",
+    b"data: {}\r\n\r\n",
+    b"data:{}\n\n",
+    b'data: {"a":\n',
+    b"data: 2}\n\n",
+    b"event: delta\n",
+    b"id: 7\n",
+    b": keep-alive\n\n",
+    b"retry: 10\n",
+    b"\n",
+    b"\r",
+    b"\xef\xbb\xbf",
+    b'data: {"a":1}\n',
+    b"data:  {}\n\n",
+    b'data: {"big":"' + b"x" * 90 + b'"}\n\n',  # over the size cap below
+]
+
+
+def frames(decoder: FrameDecoder, reads: list[bytes]) -> list[tuple[Any, ...]]:
+    out = []
+    for read in reads:
+        out += decoder.feed(read)
+    out += decoder.close()
+    return [
+        (f.data, f.event, None if f.error is None else (type(f.error), f.error.code)) for f in out
+    ]
+
+
+@st.composite
+def split_bodies(draw: st.DrawFn) -> list[bytes]:
+    body = b"".join(draw(st.lists(st.sampled_from(PIECES), max_size=12)))
+    body += draw(st.binary(max_size=8))
+    cuts = sorted(draw(st.lists(st.integers(0, len(body)), max_size=6)))
+    reads, last = [], 0
+    for cut in [*cuts, len(body)]:
+        reads.append(body[last:cut])
+        last = cut
+    return reads
+
+
+@given(split_bodies(), st.sampled_from(["auto", "sse"]))
+def test_fast_path_yields_the_frames_of_the_sse_decoder(reads: list[bytes], framing: Any) -> None:
+    fast = FrameDecoder(framing, max_event_size=64)
+    slow = FrameDecoder(framing, max_event_size=64)
+    slow.fast_sse = False
+    assert frames(fast, reads) == frames(slow, reads)
+
+
+def test_whole_simple_frames_bypass_the_line_decoder(monkeypatch: Any) -> None:
+    decoder = FrameDecoder("sse")
+    decoder.feed(b'data: {"first":0}\n\n')  # the BOM check happens on the first read
+    sse = decoder._sse
+    assert sse is not None and sse.idle
+    seen: list[bytes] = []
+    feed = sse.feed
+    monkeypatch.setattr(sse, "feed", lambda data: seen.append(data) or feed(data))
+    got = decoder.feed(b'data: {"a":1}\n\ndata: {"b":2}\n\nevent: x\ndata: {"c":3}\n\n')
+    assert [(f.data, f.event) for f in got] == [
+        ({"a": 1}, "message"),
+        ({"b": 2}, "message"),
+        ({"c": 3}, "x"),
+    ]
+    assert seen == [b'event: x\ndata: {"c":3}\n\n']  # only the frame with another field
