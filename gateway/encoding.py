@@ -26,8 +26,8 @@ import anyio
 from ag_ui.core import Event
 
 from agui_codecs import Encoder
+from agui_codecs.core import RunFold
 
-from .runs.fold import RunFold
 from .store.errors import RunStoreError
 from .types import Cursor, JsonObject, RunEvent
 
