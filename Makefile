@@ -9,7 +9,7 @@ HOST   ?= 127.0.0.1
 PORT   ?= 8000
 NODE_HARNESSES := $(wildcard tests/harness/package-lock.json tests/ui_harness/package-lock.json)
 
-.PHONY: run test lint bench clean node-harnesses adapter-venvs
+.PHONY: run test lint bench fuzz clean node-harnesses adapter-venvs
 
 $(BIN)/python:
 	$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || \
@@ -63,6 +63,14 @@ lint: $(VENV)/.installed-dev
 	$(BIN)/ruff check codecs gateway conformance tests bench
 	$(BIN)/ruff format --check codecs gateway conformance bench
 	$(BIN)/mypy
+
+# The long fuzz hunt (issue 12): >= 1,000,000 hostile inputs into every decoder, both encoders
+# and the kit, bounded in time (FUZZ_SECONDS); prints the counts, writes failing inputs to
+# build/fuzz/. The suite runs the short profile (tests/contracts/test_fuzz_profile.py).
+FUZZ_INPUTS ?= 1000000
+FUZZ_SECONDS ?= 7200
+fuzz: $(VENV)/.installed-dev
+	$(BIN)/python tests/fuzz/run.py --inputs $(FUZZ_INPUTS) --seconds $(FUZZ_SECONDS)
 
 # make bench: the quick profile (about 10 min on 2 cores); make bench FULL=1: every wire, store
 # and C, 8 rounds, 10,000 open streams (about 1 h). README "Performance" gives each figure's

@@ -218,6 +218,9 @@ def create_app(
                     settings.redis_url, prefix=settings.redis_prefix, **settings.broker_bounds()
                 )
                 stack.push_async_callback(run_broker.close)
+                # An unreachable Redis at start-up is a clear error, not a silent fallback
+                # (issue 12); the store was checked by open_store (migrations ran).
+                await run_broker.check()
             manager = RunManager(run_store, run_broker, settings=settings.run_settings())
             stack.push_async_callback(manager.aclose)
             await manager.start_background()

@@ -374,6 +374,8 @@ class Settings(SecuritySettings, BoundsSettings):
             (httpx's own default of 100 capped the gateway at 100 open streams).
         upstream_max_keepalive: idle upstream connections kept for reuse (httpx
             ``Limits.max_keepalive_connections``; >= 0). Default 512.
+        store_outage_grace: seconds a run's writes keep retrying while the database is
+            unreachable before its live readers get RUN_ERROR ``STORE_UNAVAILABLE`` (>= 0).
         on_disconnect: ``"continue"`` (the run goes on without its client; resume it) or
             ``"cancel"`` (the run ends with RUN_ERROR ``RUN_CANCELED``) when the client of
             ``POST /v1/agui/{route}`` or ``/v1/ai-sdk/{route}`` goes away.
@@ -404,6 +406,7 @@ class Settings(SecuritySettings, BoundsSettings):
     reader_recheck: float = Field(default=_RUN_DEFAULTS.reader_idle_recheck, gt=0)
     upstream_max_connections: int = Field(default=10_000, ge=1)
     upstream_max_keepalive: int = Field(default=512, ge=0)
+    store_outage_grace: float = Field(default=_RUN_DEFAULTS.store_outage_grace, ge=0)
     on_disconnect: OnDisconnect = "continue"
     cors_origins: str = ""
     demo: bool = False
@@ -485,6 +488,7 @@ class Settings(SecuritySettings, BoundsSettings):
             reaper_interval=self.reaper_interval,
             reader_idle_recheck=self.reader_recheck,
             retention=self.retention_seconds,
+            store_outage_grace=self.store_outage_grace,
         )
 
 

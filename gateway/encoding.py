@@ -26,8 +26,10 @@ import anyio
 from ag_ui.core import Event
 
 from agui_codecs import Encoder
+from agui_codecs.core import RunFold
 
 from . import metrics
+from .store.errors import RunStoreError
 from .types import Cursor, JsonObject, RunEvent
 
 __all__ = ["encode_batches", "encode_run_events"]
@@ -61,6 +63,17 @@ async def _aclose(iterator: AsyncIterator[Any]) -> None:
         await closer()
 
 
+_STORE_LOST = frozenset({"STORE_UNAVAILABLE", "STORE_ERROR"})
+
+
+def _store_lost(exc: RunStoreError) -> JsonObject:
+    return {
+        "type": "RUN_ERROR",
+        "message": "the run store is unavailable; reconnect to resume",
+        "code": "STORE_UNAVAILABLE",
+    }
+
+
 async def encode_run_events(
     events: AsyncIterator[RunEvent] | None,
     encoder: Encoder,
@@ -86,6 +99,10 @@ async def encode_run_events(
         cursor_tag: the run's cursor tag: ids are written ``<epoch>.<seq>.<tag>``
             (:mod:`gateway.routes._cursor`, bound to the run); None writes ``<epoch>.<seq>``.
 
+    A :class:`~gateway.store.errors.RunStoreError` out of ``events`` (the store lost while
+    reading) ends the stream with what the client has open closed and RUN_ERROR
+    ``STORE_UNAVAILABLE`` (no id), then ``encoder.close()``.
+
     Closing the generator closes ``events`` (releasing its broker subscription).
     """
     completed = False
@@ -98,12 +115,25 @@ async def encode_run_events(
             cursor = prelude_cursor if index == last and prelude_cursor is not None else None
             yield encoder.encode_wire(wire, id=None if cursor is None else f"{cursor}{suffix}")
         if events is not None:
+            fold = RunFold()
             try:
                 async for stored in events:
                     metrics.count_event_out(str(stored.event.get("type")), name)
+                    fold.apply(stored.event)
                     data = encoder.encode_wire(stored.event, id=f"{stored.cursor}{suffix}")
                     if data:
                         yield data
+            except RunStoreError as exc:
+                if exc.code not in _STORE_LOST:
+                    raise  # a refusal (cursor, run not found), not a lost store
+                # The store was lost mid-stream (issue 12): close what the client has open and
+                # end with a typed RUN_ERROR (no id: nothing stored names it), never a cut.
+                _log.error("reading a run failed (%s: %s); ending the stream", exc.code, exc)
+                if not fold.ended:
+                    for wire in [*fold.closing_events(), _store_lost(exc)]:
+                        data = encoder.encode_wire(wire)
+                        if data:
+                            yield data
             finally:
                 await _aclose(events)
         completed = True

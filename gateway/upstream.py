@@ -86,6 +86,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import re
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from dataclasses import dataclass
@@ -235,6 +236,18 @@ class Upstream:
                 "UPSTREAM_AUTH_MISSING",
                 f"upstream credentials for route {route.name!r} are not configured",
             )
+        if not _HEADER_VALUE.fullmatch(key):
+            # A CR, LF, NUL or other control character would break the request's header
+            # block (RFC 9110 §5.5): the operator's variable is wrong, not the upstream.
+            log.warning(
+                "route %s: environment variable %s holds characters a header value cannot",
+                route.name,
+                auth.env,
+            )
+            raise _Failure(
+                "UPSTREAM_AUTH_INVALID",
+                f"upstream credentials for route {route.name!r} are not a valid header value",
+            )
         if auth.type == "bearer":
             headers["authorization"] = f"Bearer {key}"
         elif auth.header is not None:
@@ -354,7 +367,8 @@ class Upstream:
                 code, message = "UPSTREAM_DISCONNECTED", "upstream connection lost mid-stream"
             else:
                 code, message = "UPSTREAM_UNAVAILABLE", "upstream is unreachable"
-            self._fail(route, decoder, code, f"{message} ({_kind(exc)})", report)
+            log.warning("route %s: %s (%s: %s)", route.name, message, _kind(exc), exc)
+            self._fail(route, decoder, code, message, report)
         except Exception:
             log.exception("route %s: internal error while streaming", route.name)
             self._fail(route, decoder, "INTERNAL_ERROR", "internal gateway error", report)
@@ -505,6 +519,11 @@ def _signed(
         else:
             message = f"the request to the upstream could not be signed ({exc.code})"
         raise _Failure(exc.code, message) from exc
+
+
+_HEADER_VALUE = re.compile(r"[\x21-\x7e\x80-\xff](?:[\x20-\x7e\x80-\xff]*[\x21-\x7e\x80-\xff])?")
+"""An HTTP field value (RFC 9110 §5.5 ``field-value``, one line): visible bytes and inner
+spaces or tabs never CR, LF, NUL or another control character."""
 
 
 def _kind(exc: Exception) -> str:

@@ -16,6 +16,7 @@ Sans-I/O: ``feed(bytes) -> list[Frame]``, ``close() -> list[Frame]``.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
@@ -32,6 +33,11 @@ from .sse import DEFAULT_MAX_EVENT_SIZE, SSEDecoder
 __all__ = ["DONE", "Frame", "FrameDecoder", "Framing"]
 
 Framing = Literal["auto", "sse", "jsonl", "json"]
+
+_LEADING: Final = b"\xef\xbb\xbf \t\r\n"
+_STRING_STOP: Final = re.compile(rb'["\\]')
+"""What ends a run of plain characters inside a JSON string: a quote or a backslash."""
+"""Bytes ``auto`` skips before the first significant one (BOM bytes and JSON whitespace)."""
 
 
 class _Done:
@@ -103,7 +109,7 @@ class FrameDecoder:
         self._elem_start = -1
         self._array_open = False
         self._array_done = False
-        self._scan = 0
+        self._scan = 0  # JSON array: bytes of _pending already scanned; JSON lines: no LF
         self._failed = False
         self._out: list[Frame] = []
 
@@ -140,8 +146,10 @@ class FrameDecoder:
 
     def _feed(self, data: bytes) -> None:
         if self.framing == "auto":
+            # Everything held so far is BOM bytes and whitespace, so only the new bytes need
+            # looking at (linear however the leading blank is chunked).
             self._pending += data
-            stripped = bytes(self._pending).lstrip(b"\xef\xbb\xbf \t\r\n")
+            stripped = data.lstrip(_LEADING)
             if not stripped:
                 if len(self._pending) > self.max_event_size:
                     raise EventTooLargeError(
@@ -241,22 +249,28 @@ class FrameDecoder:
 
     # -- JSON lines ----------------------------------------------------------------------
     def _feed_jsonl(self, data: bytes, *, final: bool) -> None:
+        # Linear in the input however it is chunked: the held tail (one line in progress) is
+        # never searched twice for its LF (``_scan``), and consumed lines are dropped once per
+        # feed. A line longer than ``max_event_size`` fails whether it came whole or in pieces.
         buf = self._pending
         buf += data
         frames = self._out
         start = 0
+        limit = self.max_event_size
         try:
-            while True:
-                nl = buf.find(b"\n", start)
-                if nl < 0:
-                    break
+            nl = buf.find(b"\n", self._scan)
+            while nl >= 0:
+                if nl - start > limit:
+                    raise EventTooLargeError(f"JSON line longer than {limit} bytes", limit=limit)
                 line = bytes(buf[start:nl]).strip()
                 start = nl + 1
                 if line:
                     frames.append(self._jsonl_frame(line))
+                nl = buf.find(b"\n", start)
         finally:
             del buf[:start]
-        if len(buf) > self.max_event_size:
+            self._scan = len(buf)
+        if len(buf) > limit:
             raise EventTooLargeError(
                 f"JSON line longer than {self.max_event_size} bytes", limit=self.max_event_size
             )
@@ -288,6 +302,10 @@ class FrameDecoder:
             if self._array_done:
                 if c not in (0x20, 0x09, 0x0A, 0x0D):
                     raise MalformedUpstreamError("trailing bytes after the JSON array")
+            elif not self._array_open and c not in (0x5B, 0x20, 0x09, 0x0A, 0x0D, 0xEF, 0xBB, 0xBF):
+                # Anything significant before the "[" is malformed at once (a string there
+                # was held as an element, whose size verdict then depended on the chunking).
+                raise MalformedUpstreamError("JSON stream does not start with '['")
             elif self._in_string:
                 if self._escape:
                     self._escape = False
@@ -295,6 +313,9 @@ class FrameDecoder:
                     self._escape = True
                 elif c == 0x22:  # quote
                     self._in_string = False
+                else:  # plain string content: jump to the next quote or backslash (C speed)
+                    stop = _STRING_STOP.search(buf, i + 1)
+                    i = (stop.start() if stop is not None else n) - 1
             elif c == 0x22:
                 self._in_string = True
                 if self._elem_start < 0:
@@ -305,7 +326,9 @@ class FrameDecoder:
                         raise MalformedUpstreamError("JSON stream does not start with '['")
                     self._array_open = True
                 else:
-                    if self._depth == 0:
+                    if self._depth == 0 and self._elem_start < 0:
+                        # (a value right after another without a comma stays in the same
+                        # element, which then fails to parse, whatever the chunking)
                         self._elem_start = i
                     self._depth += 1
             elif c in (0x7D, 0x5D):  # } ]
@@ -314,6 +337,7 @@ class FrameDecoder:
                         self._flush_element(buf, i, frames)
                         self._array_done = True
                     else:
+                        self._check_size(i)  # too large already, whatever the chunking
                         raise MalformedUpstreamError("unbalanced bracket in JSON array stream")
                 else:
                     self._depth -= 1
@@ -339,9 +363,20 @@ class FrameDecoder:
                 limit=self.max_event_size,
             )
 
+    def _check_size(self, end: int) -> None:
+        """Raise if the element in progress already holds more than ``max_event_size`` bytes
+        at ``end``: the same verdict as the held-tail check at the end of a ``feed()``, so a
+        fault further on never hides it (split invariance)."""
+        if self._elem_start >= 0 and end - self._elem_start > self.max_event_size:
+            raise EventTooLargeError(
+                f"JSON array element larger than {self.max_event_size} bytes",
+                limit=self.max_event_size,
+            )
+
     def _flush_element(self, buf: bytearray, end: int, frames: list[Frame]) -> None:
         if self._elem_start < 0:
             return
+        self._check_size(end)
         raw = bytes(buf[self._elem_start : end]).strip()
         self._elem_start = -1
         if raw:

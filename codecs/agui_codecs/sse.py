@@ -144,9 +144,15 @@ class SSEDecoder:
         try:
             for match in _LINE_END.finditer(buf, self._scan):
                 end = match.start()
-                if match.end() == len(buf) and buf[end] == 0x0D:
-                    # A CR at the very end may be the first half of CRLF split across reads.
+                if match.end() == len(buf) and match.end() - end == 1 and buf[end] == 0x0D:
+                    # A lone CR at the very end may be the first half of a CRLF split across
+                    # reads (a CRLF that arrived whole is already one line end).
                     self._skip_lf = True
+                if end - pos > self.max_event_size:
+                    raise EventTooLargeError(
+                        f"SSE line longer than {self.max_event_size} bytes",
+                        limit=self.max_event_size,
+                    )
                 self._line(bytes(buf[pos:end]), events)
                 pos = match.end()
             if len(buf) - pos > self.max_event_size:

@@ -22,6 +22,7 @@ from .protocol import (
     DEFAULT_READER_MAXLEN,
     DEFAULT_TTL,
     Broker,
+    BrokerUnavailableError,
     Subscription,
 )
 from .redis_streams import DEFAULT_PREFIX, RedisStreamsBroker
@@ -35,6 +36,7 @@ __all__ = [
     "DEFAULT_READER_MAX_BYTES",
     "DEFAULT_TTL",
     "Broker",
+    "BrokerUnavailableError",
     "BrokerUsage",
     "InProcessBroker",
     "RedisStreamsBroker",

@@ -316,6 +316,13 @@ class InProcessBroker:
             topic.subscribers.discard(subscription)
             topic.touched = self._clock()
 
+    async def check(self) -> None:
+        """In-process: always available."""
+
+    async def healthy(self) -> bool:
+        """Always True (in-process)."""
+        return True
+
     def usage(self) -> BrokerUsage:
         """What the broker holds now, summed over runs and subscriptions."""
         readers = {s for topic in self._topics.values() for s in topic.subscribers}

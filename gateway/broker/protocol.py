@@ -34,8 +34,26 @@ __all__ = [
     "DEFAULT_READER_MAX_BYTES",
     "DEFAULT_TTL",
     "Broker",
+    "BrokerUnavailableError",
     "Subscription",
 ]
+
+
+class BrokerUnavailableError(Exception):
+    """The broker cannot be reached (from ``check()``; readiness and start-up).
+
+    Attributes:
+        code: ``BROKER_UNAVAILABLE``.
+        message: one line, safe to show.
+    """
+
+    code = "BROKER_UNAVAILABLE"
+    status = 503
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
 
 DEFAULT_MAXLEN = 2048
 """Events retained per run (Redis ``MAXLEN ~``, ``GATEWAY_BROKER_MAX_EVENTS``); far above what
@@ -104,6 +122,18 @@ class Broker(Protocol):
 
     def subscribe(self, run_id: str, after: Cursor | None = None) -> Subscription:
         """A subscription delivering the retained and live events strictly after ``after``."""
+        ...
+
+    async def check(self) -> None:
+        """Return when the broker answers (readiness, start-up).
+
+        Raises:
+            BrokerUnavailableError: it cannot be reached.
+        """
+        ...
+
+    async def healthy(self) -> bool:
+        """True when :meth:`check` passes; never raises."""
         ...
 
     async def close(self) -> None:

@@ -34,7 +34,13 @@ from redis.exceptions import RedisError, ResponseError
 
 from .. import metrics
 from ..types import TERMINAL_EVENT_TYPES, Cursor, JsonObject, RunEvent
-from .protocol import DEFAULT_ENDED_TTL, DEFAULT_MAXLEN, DEFAULT_READER_MAXLEN, DEFAULT_TTL
+from .protocol import (
+    DEFAULT_ENDED_TTL,
+    DEFAULT_MAXLEN,
+    DEFAULT_READER_MAXLEN,
+    DEFAULT_TTL,
+    BrokerUnavailableError,
+)
 
 __all__ = ["DEFAULT_PREFIX", "RedisStreamsBroker"]
 
@@ -209,6 +215,25 @@ class RedisStreamsBroker:
     def subscribe(self, run_id: str, after: Cursor | None = None) -> _RedisSubscription:
         """A subscription reading ``run_id``'s stream after ``after`` (use ``async with``)."""
         return _RedisSubscription(self, run_id, after)
+
+    async def check(self) -> None:
+        """Answer when Redis answers ``PING`` (readiness, start-up).
+
+        Raises:
+            BrokerUnavailableError: Redis cannot be reached or refused the command.
+        """
+        try:
+            await self.client.ping()
+        except (RedisError, OSError) as exc:
+            raise BrokerUnavailableError(f"the broker is unavailable: {exc}") from exc
+
+    async def healthy(self) -> bool:
+        """True when :meth:`check` passes (never raises)."""
+        try:
+            await self.check()
+        except BrokerUnavailableError:
+            return False
+        return True
 
     async def close(self) -> None:
         """Close the client's connection pool."""

@@ -18,6 +18,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
 from typing import Final, TypeVar
 from urllib.parse import quote
@@ -25,7 +26,7 @@ from urllib.parse import quote
 import orjson
 from pydantic import BaseModel, ValidationError
 from starlette.exceptions import HTTPException
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 
 from agui_codecs import Encoder
@@ -303,6 +304,8 @@ async def _store_error(request: Request, exc: Exception) -> Response:
     return json_response({"error": {"code": exc.code, "message": exc.message}}, exc.status)
 
 
+_log = logging.getLogger(__name__)
+
 _HTTP_CODES = {404: "NOT_FOUND", 405: "METHOD_NOT_ALLOWED"}
 
 
@@ -315,13 +318,37 @@ async def _http_error(request: Request, exc: Exception) -> Response:
     return response
 
 
+async def _client_disconnect(request: Request, exc: Exception) -> Response:
+    """The client went away before its request body arrived whole: nothing to answer (nobody
+    reads it) and nothing wrong with the gateway, so one info line and no traceback."""
+    assert isinstance(exc, ClientDisconnect)
+    _log.info("client disconnected before its request body was read (%s)", request.url.path)
+    return json_response(
+        {"error": {"code": "CLIENT_DISCONNECTED", "message": "the client went away"}}, 400
+    )
+
+
+async def _internal_error(request: Request, exc: Exception) -> Response:
+    """Anything else (a bug of ours, a driver error nothing translated): the JSON error shape,
+    500 ``INTERNAL_ERROR``, never a plain-text 500 or the exception's class (issue 12); the
+    traceback goes to the log (starlette's ``ServerErrorMiddleware`` re-raises for the
+    server)."""
+    return json_response(
+        {"error": {"code": "INTERNAL_ERROR", "message": "internal gateway error"}}, 500
+    )
+
+
 EXCEPTION_HANDLERS: Mapping[type[Exception], Callable[[Request, Exception], Awaitable[Response]]]
 EXCEPTION_HANDLERS = {
     RequestError: _request_error,
     CodecError: _codec_error,
     RunStoreError: _store_error,
     HTTPException: _http_error,
+    ClientDisconnect: _client_disconnect,
+    Exception: _internal_error,
 }
 """Starlette exception handlers: :class:`~gateway.errors.RequestError` (its status and code),
-codec errors with a ``status_hint``, run-store errors (their ``status``), and starlette's own
-404 ``NOT_FOUND`` / 405 ``METHOD_NOT_ALLOWED`` for unknown paths and methods."""
+codec errors with a ``status_hint``, run-store errors (their ``status``: 503
+``STORE_UNAVAILABLE`` when the database is lost), starlette's own 404 ``NOT_FOUND`` / 405
+``METHOD_NOT_ALLOWED`` for unknown paths and methods, and anything else as 500
+``INTERNAL_ERROR`` in the same JSON shape."""

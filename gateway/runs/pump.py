@@ -59,6 +59,7 @@ from .writer import RunWriter, terminal_status
 __all__ = [
     "CANCELED_MESSAGE",
     "INTERRUPTED_MESSAGE",
+    "STORE_LOST_MESSAGE",
     "RunOutcome",
     "RunPump",
 ]
@@ -67,6 +68,9 @@ _log = logging.getLogger(__name__)
 
 CANCELED_MESSAGE = "run canceled by user"
 """RUN_ERROR message of a cancelled run (issue 3 §1)."""
+
+STORE_LOST_MESSAGE = "the run store is unavailable; the run could not be recorded to its end"
+"""RUN_ERROR message (code ``STORE_UNAVAILABLE``) live readers get when the store is lost."""
 
 INTERRUPTED_MESSAGE = "run interrupted: the gateway replica running it stopped"
 """RUN_ERROR message of a run closed by a shutdown or by the reaper."""
@@ -161,6 +165,7 @@ class RunPump:
             run,
             message_id=message_id,
             write_retries=self.settings.write_retries,
+            outage_grace=self.settings.store_outage_grace,
         )
         self._stop: _Stop | None = None
         self._feeder: asyncio.Task[None] | None = None
@@ -286,27 +291,52 @@ class RunPump:
                 else:
                     await self._close("RUN_INTERRUPTED", INTERRUPTED_MESSAGE)
             except _UpstreamFailure as failure:
-                cause = failure.cause
-                code = getattr(cause, "code", None)
-                _log.warning("upstream of run %s failed: %r", self.run_id, cause)
-                message = getattr(cause, "message", None)  # a typed stop says why itself
-                await self._close(
-                    code if isinstance(code, str) and code else "UPSTREAM_ERROR",
-                    message
-                    if isinstance(message, str) and message
-                    else f"upstream failed: {type(cause).__name__}",
-                )
+                await self._close(*self._failure(failure.cause))
         except WriteRejectedError as exc:
             _log.info("run %s: producer stopped (%s)", self.run_id, exc.message)
             return self._outcome("fenced")
         except RunStoreError as exc:
             _log.error("run %s: store failed, giving up (%s)", self.run_id, exc.message)
+            await self._announce_store_lost()
             return self._outcome("store_error")
         terminal = fold.terminal or {}
         error = None
         if terminal.get("type") == "RUN_ERROR":
             error = {"code": terminal.get("code"), "message": terminal.get("message")}
         return self._outcome(terminal_status(terminal), error)
+
+    async def _announce_store_lost(self) -> None:
+        """The store stayed unreachable past ``store_outage_grace``: publish (not write) what
+        is open closed and RUN_ERROR ``STORE_UNAVAILABLE``, so live readers end typed instead
+        of being cut; the reaper closes the stored run in a new epoch once the store is back
+        (``docs/runs.md`` §2, §6)."""
+        fold = self.writer.fold
+        if fold.ended:
+            return
+        events = [
+            *fold.closing_events(),
+            {"type": "RUN_ERROR", "message": STORE_LOST_MESSAGE, "code": "STORE_UNAVAILABLE"},
+        ]
+        try:
+            await self.writer.announce(events)
+        except Exception:  # the broker may be gone too: readers then see the store error
+            _log.exception("run %s: could not announce the lost store", self.run_id)
+
+    def _failure(self, cause: BaseException) -> tuple[str, str]:
+        """``(code, message)`` of the RUN_ERROR for an upstream iterator that raised.
+
+        A typed error (one with a string ``code``: a codec or gateway error) says why itself,
+        with its ``message`` (or "upstream failed"). Anything else is a bug of ours: logged
+        with its traceback and shown to the client as ``INTERNAL_ERROR`` "internal gateway
+        error", never by its class name (issue 12).
+        """
+        code = getattr(cause, "code", None)
+        message = getattr(cause, "message", None)
+        if isinstance(code, str) and code:
+            _log.warning("upstream of run %s failed: %s: %r", self.run_id, code, cause)
+            return code, message if isinstance(message, str) and message else "upstream failed"
+        _log.error("upstream of run %s failed", self.run_id, exc_info=cause)
+        return "INTERNAL_ERROR", "internal gateway error"
 
     def _outcome(self, status: str, error: JsonObject | None = None) -> RunOutcome:
         return RunOutcome(self.run_id, status, self.writer.last_published, error)

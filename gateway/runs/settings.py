@@ -32,6 +32,9 @@ class RunSettings:
             on one broker message (``GATEWAY_READER_RECHECK``).
         read_page_size: events per store read when replaying.
         write_retries: attempts of a control-event write before the pump gives up.
+        store_outage_grace: how long a write keeps retrying (with backoff) while the store is
+            unreachable before the pump gives up and ends its live readers with RUN_ERROR
+            ``STORE_UNAVAILABLE`` (``GATEWAY_STORE_OUTAGE_GRACE``).
         retention: runs that ended more than this long ago are purged with their events;
             0 disables purging (``GATEWAY_RETENTION_SECONDS``, default 7 days).
         purge_interval: how often the retention purge runs.
@@ -45,6 +48,7 @@ class RunSettings:
     reader_idle_recheck: float = 1.0
     read_page_size: int = 500
     write_retries: int = 3
+    store_outage_grace: float = 10.0
     retention: float = 7 * 24 * 3600.0
     purge_interval: float = 3600.0
 

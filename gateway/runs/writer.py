@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Sequence
 from typing import Final
 
@@ -35,7 +36,7 @@ from agui_codecs.core import RunFold
 from .. import metrics, tracing
 from ..broker.protocol import Broker
 from ..store.cursor import Cursor
-from ..store.errors import RunStoreError, WriteRejectedError
+from ..store.errors import RunStoreError, StoreUnavailableError, WriteRejectedError
 from ..store.models import JsonObject, NewEvent, RunEvent, RunFinal, RunRecord, RunStatus
 from ..store.protocol import RunStore
 from .history import run_item
@@ -89,6 +90,9 @@ class RunWriter:
         fold: the fold of the events already stored (the reaper passes the replayed fold).
         message_id: id of the run's assistant history item (default: run's, else run id).
         write_retries: attempts of a write before a transient failure is raised.
+        outage_grace: seconds a write keeps retrying (backoff up to 2 s) while the store is
+            unreachable (:class:`~gateway.store.errors.StoreUnavailableError`), so a short
+            database outage loses nothing; 0 retries it like any failure.
     """
 
     def __init__(
@@ -100,8 +104,11 @@ class RunWriter:
         fold: RunFold | None = None,
         message_id: str | None = None,
         write_retries: int = 3,
+        outage_grace: float = 0.0,
     ) -> None:
         self.store = store
+        self.outage_grace = max(0.0, outage_grace)
+        self._broker_failing = False
         self.broker = broker
         self.run_id = run.id
         self.thread_id = run.thread_id
@@ -132,24 +139,46 @@ class RunWriter:
             try:
                 with metrics.broker_call("publish"):
                     await publish_many(self.run_id, messages)
-            except Exception:  # a broker must not fail the run; readers fall back to the store
-                _log.exception(
-                    "publish failed for run %s at %s..%s",
-                    self.run_id,
-                    messages[0].cursor,
-                    messages[-1].cursor,
-                )
+                self._broker_ok()
+            except Exception as exc:  # a broker must not fail the run; readers use the store
+                self._broker_failed(exc, messages[0].cursor)
         else:
             for message in messages:
                 try:
                     with metrics.broker_call("publish"):
                         await self.broker.publish(self.run_id, message.cursor, message.event)
-                except Exception:  # see above
-                    _log.exception("publish failed for run %s at %s", self.run_id, message.cursor)
+                    self._broker_ok()
+                except Exception as exc:  # see above
+                    self._broker_failed(exc, message.cursor)
         last = messages[-1]
         if last.terminal:  # published once per run: its outcome, tokens, cost and repairs
             metrics.record_terminal(last.event, route=self.route, model=self.model)
         self.last_published = messages[-1].cursor
+
+    def _broker_failed(self, exc: Exception, cursor: Cursor) -> None:
+        """Log a lost broker once per outage (issue 12: not once per event); readers fall
+        back to the store (``docs/runs.md`` §3)."""
+        if not self._broker_failing:
+            self._broker_failing = True
+            _log.error(
+                "run %s: publishing failed at %s; readers fall back to the store until the "
+                "broker is back",
+                self.run_id,
+                cursor,
+                exc_info=exc,
+            )
+
+    def _broker_ok(self) -> None:
+        if self._broker_failing:
+            self._broker_failing = False
+            _log.warning("run %s: publishing works again", self.run_id)
+
+    async def announce(self, events: Sequence[JsonObject]) -> None:
+        """Publish ``events`` without writing them: only when the store is lost for good, so
+        live readers get a typed terminal event instead of a cut stream. Their cursors lie past
+        the durable end; whoever closes the run in the store (the reaper) writes in a new epoch
+        (``docs/runs.md`` §2), so no cursor a client saw names another event."""
+        await self._publish([RunEvent(self._assign(event), event) for event in events])
 
     def _queue(self, messages: Sequence[RunEvent]) -> None:
         self.pending.extend(NewEvent(m.cursor.seq, m.event, durable=False) for m in messages)
@@ -251,7 +280,9 @@ class RunWriter:
             if not events:
                 return
             tries = attempts or self.write_retries
-            for attempt in range(tries):
+            attempt = 0
+            started = time.monotonic()
+            while True:
                 try:
                     with tracing.span(
                         "store.write", **{"agui.run_id": self.run_id, "agui.events": len(events)}
@@ -261,11 +292,17 @@ class RunWriter:
                 except WriteRejectedError:
                     raise
                 except RunStoreError as exc:
-                    if attempt + 1 >= tries:
+                    attempt += 1
+                    in_grace = (
+                        attempts is None
+                        and isinstance(exc, StoreUnavailableError)
+                        and time.monotonic() - started < self.outage_grace
+                    )
+                    if attempt >= tries and not in_grace:
                         self.pending = events[: len(events) - len(batch)] + self.pending
                         raise
                     _log.warning("write of run %s failed (%s); retrying", self.run_id, exc)
-                    await asyncio.sleep(_BACKOFF[min(attempt, len(_BACKOFF) - 1)])
+                    await asyncio.sleep(_BACKOFF[min(attempt - 1, len(_BACKOFF) - 1)])
 
     def _final(self) -> RunFinal:
         terminal = self.fold.terminal or {}

@@ -25,6 +25,7 @@ from .errors import (
     RunStoreError,
     SequenceError,
     StaleEpochError,
+    StoreUnavailableError,
     WriteRejectedError,
 )
 from .models import (
@@ -78,6 +79,7 @@ __all__ = [
     "SequenceError",
     "SqlRunStore",
     "StaleEpochError",
+    "StoreUnavailableError",
     "StoredEvent",
     "TenantUsage",
     "ThreadSummary",

@@ -5,6 +5,7 @@ layer should answer with when the error reaches a request), the way h11's errors
 hint::
 
     RunStoreError                      500 STORE_ERROR
+    ├── StoreUnavailableError          503 STORE_UNAVAILABLE   the database cannot be reached
     ├── RunNotFoundError               404 RUN_NOT_FOUND       no run with that id
     ├── RunExistsError                 409 RUN_EXISTS          create_run with a used id
     ├── CursorError                    400 INVALID_CURSOR      a Last-Event-ID the run cannot use
@@ -31,6 +32,7 @@ __all__ = [
     "RunStoreError",
     "SequenceError",
     "StaleEpochError",
+    "StoreUnavailableError",
     "WriteRejectedError",
 ]
 
@@ -50,6 +52,18 @@ class RunStoreError(Exception):
     def __init__(self, message: str) -> None:
         super().__init__(message)
         self.message = message
+
+
+class StoreUnavailableError(RunStoreError):
+    """The database cannot be reached (connection refused, reset or timed out): transient.
+
+    Raised for the driver's ``OSError`` / ``TimeoutError`` (asyncpg lets them through when a
+    connection cannot be made) and for SQLAlchemy's disconnect errors. Writers retry it with
+    backoff; readers end with RUN_ERROR ``STORE_UNAVAILABLE``; HTTP answers 503.
+    """
+
+    code = "STORE_UNAVAILABLE"
+    status = 503
 
 
 class RunNotFoundError(RunStoreError):

@@ -222,6 +222,18 @@ class RunStore(Protocol):
         with no run left and no activity since ``before`` with their history."""
         ...
 
+    async def check(self) -> None:
+        """Return when the database answers (readiness, start-up).
+
+        Raises:
+            StoreUnavailableError: it cannot be reached; RunStoreError: it failed otherwise.
+        """
+        ...
+
+    async def healthy(self) -> bool:
+        """True when :meth:`check` passes; never raises."""
+        ...
+
     async def close(self) -> None:
         """Release connections."""
         ...

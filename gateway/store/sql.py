@@ -32,6 +32,7 @@ from .errors import (
     RunStoreError,
     SequenceError,
     StaleEpochError,
+    StoreUnavailableError,
 )
 from .history_sql import add_items, ensure_thread, history_page
 from .keys_sql import get_key, insert_key, list_keys, revoke_key, tenant_usage
@@ -84,10 +85,67 @@ async def open_store(
                 await conn.execute(sa.text(f'CREATE SCHEMA IF NOT EXISTS "{schema}"'))
         if migrate:
             await migrations.upgrade(engine)
-    except (sa.exc.SQLAlchemyError, OSError) as exc:
+    except Exception as exc:
         await engine.dispose()
-        raise RunStoreError(f"cannot open the run store: {exc}") from exc
+        if not is_database_error(exc):
+            raise
+        error = translate_error(exc)
+        raise type(error)(f"cannot open the run store: {exc}") from exc
     return SqlRunStore(engine, clock=clock)
+
+
+def _disconnect(exc: BaseException) -> bool:
+    """True for the errors that mean "the database cannot be reached", wherever they come from:
+    the driver's socket errors (asyncpg raises ``OSError`` / ``ConnectionRefusedError`` /
+    ``TimeoutError`` untranslated while connecting), asyncpg's connection errors, and
+    SQLAlchemy's disconnect flag or pool timeout."""
+    if isinstance(exc, OSError | TimeoutError | ConnectionError):
+        return True
+    if isinstance(exc, sa.exc.DBAPIError) and exc.connection_invalidated:
+        return True
+    if isinstance(exc, sa.exc.DisconnectionError | sa.exc.TimeoutError):
+        return True
+    if isinstance(exc, sa.exc.DBAPIError) and exc.orig is not None:
+        return _disconnect(exc.orig) or _disconnect_name(exc.orig)
+    return _disconnect_name(exc)
+
+
+def _disconnect_name(exc: BaseException) -> bool:
+    # asyncpg's ConnectionDoesNotExistError, ConnectionFailureError, ... (no import: the
+    # driver is optional) and the interface errors SQLAlchemy's adapter wraps them in.
+    names = {cls.__name__ for cls in type(exc).__mro__}
+    return bool(
+        names
+        & {
+            "PostgresConnectionError",
+            "ConnectionDoesNotExistError",
+            "ConnectionFailureError",
+            "InterfaceError",
+            "InternalClientError",
+        }
+    ) or (exc.__cause__ is not None and exc.__cause__ is not exc and _disconnect(exc.__cause__))
+
+
+def is_database_error(exc: BaseException) -> bool:
+    """True for what the database or its driver raises (SQLAlchemy, asyncpg, aiosqlite,
+    sockets), False for anything else (a bug of ours, which must not pass for a store fault)."""
+    if isinstance(exc, sa.exc.SQLAlchemyError) or _disconnect(exc):
+        return True
+    module = type(exc).__module__.split(".")[0]
+    return module in {"asyncpg", "aiosqlite", "sqlite3"}
+
+
+def translate_error(exc: BaseException) -> RunStoreError:
+    """The :class:`RunStoreError` for a database or driver exception (issue 12: the store let
+    the driver's ``OSError`` through, which reached HTTP clients as a plain-text 500).
+
+    A lost or unreachable database is :class:`StoreUnavailableError` (503, transient);
+    another one ``STORE_ERROR`` "database error" (the cause is chained for the log; a client
+    never sees the SQL, its values or an exception's class).
+    """
+    if _disconnect(exc):
+        return StoreUnavailableError("the run store is unavailable")
+    return RunStoreError("database error")
 
 
 def _utcnow() -> datetime:
@@ -237,8 +295,10 @@ class SqlRunStore:
                 yield conn
         except RunStoreError:
             raise
-        except sa.exc.SQLAlchemyError as exc:
-            raise RunStoreError(f"database error: {type(exc).__name__}") from exc
+        except Exception as exc:
+            if not is_database_error(exc):
+                raise  # a bug of ours, not the database: keep its traceback
+            raise translate_error(exc) from exc
 
     @asynccontextmanager
     async def _read(self) -> AsyncIterator[AsyncConnection]:
@@ -247,8 +307,27 @@ class SqlRunStore:
                 yield conn
         except RunStoreError:
             raise
-        except sa.exc.SQLAlchemyError as exc:
-            raise RunStoreError(f"database error: {type(exc).__name__}") from exc
+        except Exception as exc:
+            if not is_database_error(exc):
+                raise  # a bug of ours, not the database: keep its traceback
+            raise translate_error(exc) from exc
+
+    async def check(self) -> None:
+        """Answer when the database answers ``SELECT 1`` (readiness, start-up).
+
+        Raises:
+            StoreUnavailableError: it cannot be reached; RunStoreError: it failed otherwise.
+        """
+        async with self._read() as conn:
+            await conn.execute(sa.text("SELECT 1"))
+
+    async def healthy(self) -> bool:
+        """True when :meth:`check` passes (never raises)."""
+        try:
+            await self.check()
+        except RunStoreError:
+            return False
+        return True
 
     # -- runs -----------------------------------------------------------------------------
     async def create_run(

@@ -270,3 +270,40 @@ async def test_recorded_run_keeps_the_masked_message(
         history = await call(app, "GET", "/api/v1/agent/history?threadId=t1")
     assert events_of(replay.body)[-1]["message"] == "the upstream sent a malformed stream"
     assert SECRET_SNIPPET not in replay.body.decode() + history.body.decode()
+
+
+async def test_a_client_that_disconnects_mid_body_logs_no_traceback(
+    make_app: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    # issue 12: the half-read body raised ClientDisconnect, logged with its traceback.
+    app = make_app()
+    messages = [
+        {"type": "http.request", "body": b'{"threadId": "t", "runId"', "more_body": True},
+        {"type": "http.disconnect"},
+    ]
+    sent: list[dict[str, Any]] = []
+
+    async def receive() -> dict[str, Any]:
+        return messages.pop(0) if messages else {"type": "http.disconnect"}
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    scope = {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": "POST",
+        "scheme": "http",
+        "path": "/v1/agui/gpt",
+        "raw_path": b"/v1/agui/gpt",
+        "query_string": b"",
+        "root_path": "",
+        "headers": [(b"content-type", b"application/json"), (b"content-length", b"200")],
+        "client": ("127.0.0.1", 1),
+        "server": ("127.0.0.1", 80),
+    }
+    with caplog.at_level(logging.DEBUG):
+        await app(scope, receive, send)
+    assert not [r for r in caplog.records if r.exc_info], [r.getMessage() for r in caplog.records]
+    assert any("disconnected" in r.getMessage() for r in caplog.records)

@@ -179,6 +179,27 @@ async def test_missing_key_variable_is_a_terminal_error_not_a_crash(
     assert not route.called
 
 
+@pytest.mark.parametrize("key", ["sk-a\r\nx-injected: 1", "sk-b\nx", "sk-d\x7f"])
+async def test_a_key_variable_that_is_no_header_value_has_its_own_code(
+    make_app: Any, router: respx.MockRouter, monkeypatch: pytest.MonkeyPatch, key: str
+) -> None:
+    # issue 12: a key holding CRLF was reported as UPSTREAM_UNAVAILABLE (RFC 9110 §5.5:
+    # a field value has no CR, LF, NUL or other control character).
+    monkeypatch.setenv("TEST_OPENAI_KEY", "  " + key)
+    route = router.post(OPENAI_URL).mock(return_value=httpx.Response(200, content=b""))
+    end = assert_error_end(await agui_events(make_app()), "UPSTREAM_AUTH_INVALID")
+    assert "TEST_OPENAI_KEY" not in end["message"] and "sk" not in end["message"]
+    assert not route.called
+
+
+async def test_transport_failures_never_name_an_exception_class(
+    make_app: Any, router: respx.MockRouter, keys: None
+) -> None:
+    router.post(OPENAI_URL).mock(side_effect=httpx.ConnectError("refused"))
+    end = assert_error_end(await agui_events(make_app()), "UPSTREAM_UNAVAILABLE")
+    assert end["message"] == "upstream is unreachable"
+
+
 async def test_ai_sdk_failure_mid_stream_closes_text_then_error_finish_done(
     make_app: Any, router: respx.MockRouter, keys: None
 ) -> None:

@@ -158,11 +158,29 @@ async def test_upstream_exception_ends_the_run_with_its_code(stack: Stack) -> No
         {"type": "TEXT_MESSAGE_END", "messageId": "m"},
         {
             "type": "RUN_ERROR",
-            "message": "upstream failed: Overloaded",
+            "message": "upstream failed",
             "code": "UPSTREAM_OVERLOADED",
         },
     ]
     assert outcome.status == "failed"
+
+
+async def test_an_untyped_upstream_exception_is_internal_and_never_named(stack: Stack) -> None:
+    # issue 12: "upstream failed: AttributeError" leaked a class name to the client.
+    async def source() -> Any:
+        yield {"type": "RUN_STARTED", "threadId": "thread-1", "runId": "run-1"}
+        raise AttributeError("'int' object has no attribute 'get'")
+
+    run = await new_run(stack)
+    outcome = await RunPump(stack.store, stack.broker, run, settings=FAST).run(source())
+    stored = await stored_events(stack)
+    assert stored[-1] == {
+        "type": "RUN_ERROR",
+        "message": "internal gateway error",
+        "code": "INTERNAL_ERROR",
+    }
+    assert "AttributeError" not in str(stored)
+    assert outcome.error == {"code": "INTERNAL_ERROR", "message": "internal gateway error"}
 
 
 async def test_cancel_closes_what_is_open_then_run_canceled(stack: Stack) -> None:
