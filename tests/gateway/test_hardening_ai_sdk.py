@@ -144,7 +144,13 @@ async def test_ai_sdk_backend_message_id_is_kept_live_and_on_resume(
     async with running(app):
         first = await call(app, "POST", "/v1/ai-sdk/sdk", chat(), stop=lambda r: True)
         start = events_of(first.body)[0]
-        assert start == {"type": "start", "messageId": BACKEND_ID}
+        # the run it is (issue 14: Stop in useChat) rides along as messageMetadata
+        run_id = first.headers["x-agui-run-id"]
+        assert start == {
+            "type": "start",
+            "messageId": BACKEND_ID,
+            "messageMetadata": {"threadId": "chat-1", "runId": run_id},
+        }
         resumed = await call(
             app, "GET", "/v1/ai-sdk/sdk/chat-1/stream", on_chunk=lambda chunk: gate.set()
         )
@@ -180,7 +186,12 @@ async def test_continuation_keeps_the_clients_message_id_over_the_backends(
     }
     async with running(app):
         reply = await call(app, "POST", "/v1/ai-sdk/sdk", chat(USER, previous))
-    assert events_of(reply.body)[0] == {"type": "start", "messageId": "assistant-7"}
+    start = events_of(reply.body)[0]
+    assert {k: start[k] for k in ("type", "messageId")} == {
+        "type": "start",
+        "messageId": "assistant-7",
+    }
+    assert start["messageMetadata"]["runId"] == reply.headers["x-agui-run-id"]
 
 
 async def test_provider_route_still_gets_a_fresh_message_id(
