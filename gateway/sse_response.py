@@ -10,7 +10,9 @@ What it adds to ``StreamingResponse`` (which already races the body against the 
   no compression (no ``content-encoding``; starlette's GZipMiddleware skips
   ``text/event-stream``);
 * one write per wake-up: chunks the source produced while the previous write was under way
-  are joined into one ASGI message (one socket send), in order; the keep-alive is one timer
+  are joined into one ASGI message (one socket send), in order, up to :data:`MAX_WRITE_BYTES`
+  (so a client that stops reading holds at most the transport's high-water mark plus one such
+  write, ``gateway/http_protocol.py``); the keep-alive is one timer
   re-armed at most once per ``keepalive_seconds`` (no timeout task per chunk);
 * deterministic cleanup: the body source runs in a producer task feeding a small queue; when
   the response ends for any reason (done, client gone, error) the producer is cancelled and its
@@ -32,6 +34,10 @@ from starlette.types import Receive, Scope, Send
 from agui_codecs.sse import KEEP_ALIVE
 
 from . import metrics
+
+MAX_WRITE_BYTES = 16 * 1024
+"""Chunks joined into one write stop growing past this many bytes (the last chunk joined may
+cross it): batching pays for small events; a bound keeps one write from being a whole backlog."""
 
 __all__ = ["KEEPALIVE", "SSE_HEADERS", "SSEResponse"]
 
@@ -158,10 +164,12 @@ class SSEResponse(StreamingResponse):
                 # Whatever the source already produced goes out in one write (one ASGI
                 # message, one socket send), in order.
                 parts = [item]
-                while not queue.empty():
+                size = len(item)
+                while size < MAX_WRITE_BYTES and not queue.empty():
                     more = queue.get_nowait()
                     if isinstance(more, bytes):
                         parts.append(more)
+                        size += len(more)
                     elif more is not _KEEPALIVE:  # a keep-alive after data is not needed
                         pending = more
                         break

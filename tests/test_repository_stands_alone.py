@@ -63,7 +63,8 @@ def _walk() -> list[str]:
     for path in ROOT.rglob("*"):
         rel = path.relative_to(ROOT)
         if rel.name == ".git" or any(
-            p in _SKIP_DIRS or p.endswith(".egg-info") for p in rel.parts[:-1]
+            p in _SKIP_DIRS or p.endswith(".egg-info") or p.startswith(".venv-")
+            for p in rel.parts[:-1]
         ):
             continue
         if path.is_file() and not path.name.endswith((".pyc", ".db")):

@@ -132,10 +132,18 @@ def _too_large(limit: int) -> RequestError:
 
 async def _read_body(request: Request, limit: int) -> bytes:
     raw = bytearray()
-    async for chunk in request.stream():
-        raw += chunk
-        if len(raw) > limit:
-            raise _too_large(limit)
+    try:
+        async for chunk in request.stream():
+            raw += chunk
+            if len(raw) > limit:
+                raise _too_large(limit)
+    except ClientDisconnect:
+        # The client went away before its body arrived whole: nothing wrong with the gateway
+        # and nobody to read an answer, so one info line and no traceback. Handled here, not
+        # as an app-wide exception handler: a disconnect while a stream is being *sent* must
+        # end that response as starlette does, not look for an error response to send.
+        _log.info("client disconnected before its request body was read (%s)", request.url.path)
+        raise RequestError("the client went away", code="CLIENT_DISCONNECTED", status=400) from None
     return bytes(raw)
 
 
@@ -318,16 +326,6 @@ async def _http_error(request: Request, exc: Exception) -> Response:
     return response
 
 
-async def _client_disconnect(request: Request, exc: Exception) -> Response:
-    """The client went away before its request body arrived whole: nothing to answer (nobody
-    reads it) and nothing wrong with the gateway, so one info line and no traceback."""
-    assert isinstance(exc, ClientDisconnect)
-    _log.info("client disconnected before its request body was read (%s)", request.url.path)
-    return json_response(
-        {"error": {"code": "CLIENT_DISCONNECTED", "message": "the client went away"}}, 400
-    )
-
-
 async def _internal_error(request: Request, exc: Exception) -> Response:
     """Anything else (a bug of ours, a driver error nothing translated): the JSON error shape,
     500 ``INTERNAL_ERROR``, never a plain-text 500 or the exception's class (issue 12); the
@@ -344,7 +342,6 @@ EXCEPTION_HANDLERS = {
     CodecError: _codec_error,
     RunStoreError: _store_error,
     HTTPException: _http_error,
-    ClientDisconnect: _client_disconnect,
     Exception: _internal_error,
 }
 """Starlette exception handlers: :class:`~gateway.errors.RequestError` (its status and code),
