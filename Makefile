@@ -61,7 +61,7 @@ test: $(VENV)/.installed-dev node-harnesses adapter-venvs
 
 lint: $(VENV)/.installed-dev
 	$(BIN)/ruff check codecs gateway conformance tests bench
-	$(BIN)/ruff format --check codecs gateway conformance bench
+	$(BIN)/ruff format --check codecs gateway conformance tests bench
 	$(BIN)/mypy
 
 # The long fuzz hunt (issue 12): >= 1,000,000 hostile inputs into every decoder, both encoders

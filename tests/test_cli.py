@@ -36,16 +36,31 @@ def test_translate_handles_every_skeleton_corpus_file(target: str) -> None:
 def test_console_script_streams_to_stdout() -> None:
     path = require_corpus("openai-chat")[0]
     proc = subprocess.run(
-        [sys.executable, "-m", "gateway.cli", "translate", "--from", "openai-chat", "--to", "agui", str(path)],
-        capture_output=True, check=False,
+        [
+            sys.executable,
+            "-m",
+            "gateway.cli",
+            "translate",
+            "--from",
+            "openai-chat",
+            "--to",
+            "agui",
+            str(path),
+        ],
+        capture_output=True,
+        check=False,
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.startswith(b'data: {"type":"RUN_STARTED"')
 
 
-def test_malformed_input_exits_1_with_a_clear_message(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_malformed_input_exits_1_with_a_clear_message(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     bad = tmp_path / "bad.sse"
-    bad.write_bytes(b'data: {"id":"c1","choices":[{"index":0,"delta":{"content":"hi"}}]}\n\ndata: {oops\n\n')
+    bad.write_bytes(
+        b'data: {"id":"c1","choices":[{"index":0,"delta":{"content":"hi"}}]}\n\ndata: {oops\n\n'
+    )
     assert main(["translate", "--from", "openai-chat", "--to", "agui", str(bad)]) == 1
     captured = capsys.readouterr()
     assert "bad.sse is not a valid openai-chat stream: UPSTREAM_MALFORMED" in captured.err
@@ -72,12 +87,16 @@ def test_max_event_size_must_be_a_positive_integer(value: str) -> None:
 
 def test_truncated_recording_exits_1(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     cut = tmp_path / "cut.sse"
-    cut.write_bytes(b'data: {"id":"c1","choices":[{"index":0,"delta":{"content":"The answer is"}}]}\n\n')
+    cut.write_bytes(
+        b'data: {"id":"c1","choices":[{"index":0,"delta":{"content":"The answer is"}}]}\n\n'
+    )
     assert main(["translate", "--from", "openai-chat", "--to", "ai-sdk", str(cut)]) == 1
     assert "UPSTREAM_TRUNCATED" in capsys.readouterr().err
 
 
-def test_wrong_family_says_no_events_of_that_kind(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_wrong_family_says_no_events_of_that_kind(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     path = require_corpus("anthropic")[0]
     assert main(["translate", "--from", "openai-chat", "--to", "agui", str(path)]) == 1
     assert "held no openai-chat events" in capsys.readouterr().err

@@ -520,7 +520,11 @@ def test_wheels_hold_every_package_file(stages: list[list[Instruction]], tmp_pat
     assert "Requires-Dist: agui-conformance==0.1.0" in metadata.splitlines()
     assert "Requires-Dist: agui-codecs==0.1.0" in kit_metadata.splitlines()
     # each package ships in exactly one wheel
-    owners = {"agui-gateway": "gateway/", "agui-codecs": "agui_codecs/", "agui-conformance": "conformance/"}
+    owners = {
+        "agui-gateway": "gateway/",
+        "agui-codecs": "agui_codecs/",
+        "agui-conformance": "conformance/",
+    }
     for dist, wheel_names in wheels.items():
         foreign = [n for n in wheel_names if not n.startswith((owners[dist], ".dist-info"))]
         foreign = [n for n in foreign if ".dist-info/" not in n]

@@ -100,7 +100,9 @@ def test_new_decoder_uses_the_spec_framing_unless_told_otherwise() -> None:
 
 
 def test_unknown_names_list_the_known_ones() -> None:
-    with pytest.raises(LocalProtocolError, match=r"unknown protocol 'bedrock' \(known: a2a, agui, "):
+    with pytest.raises(
+        LocalProtocolError, match=r"unknown protocol 'bedrock' \(known: a2a, agui, "
+    ):
         get_decoder("bedrock")
     with pytest.raises(LocalProtocolError, match="unknown encoder 'html'"):
         registry.get_encoder("html")

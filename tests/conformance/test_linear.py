@@ -16,7 +16,9 @@ RF = {"type": "RUN_FINISHED", "threadId": "t", "runId": "r"}
 
 
 def _feed(splitter: AguiSplitter | EventSourceSplitter, body: bytes, piece: int) -> list[str]:
-    out = [p.text for at in range(0, len(body), piece) for p in splitter.feed(body[at : at + piece])]
+    out = [
+        p.text for at in range(0, len(body), piece) for p in splitter.feed(body[at : at + piece])
+    ]
     return out + [p.text for p in splitter.close()]
 
 
@@ -26,7 +28,10 @@ def test_one_event_of_two_megabytes_in_one_kilobyte_reads() -> None:
     for ending in (b"\n\n", b"\r\n\r\n"):
         body = b"data: " + data.encode() + ending + b"data: 1" + ending
         assert _feed(EventSourceSplitter(), body, 1024) == [data, "1"]
-    assert _feed(AguiSplitter(), b"data: " + data.encode() + b"\n\ndata: 1\n\n", 1024) == [data, "1"]
+    assert _feed(AguiSplitter(), b"data: " + data.encode() + b"\n\ndata: 1\n\n", 1024) == [
+        data,
+        "1",
+    ]
 
 
 def test_many_lf_events_read_by_the_eventsource_splitter() -> None:

@@ -86,8 +86,13 @@ def test_severities_and_fail_on(tmp_path: Path) -> None:
 def test_missing_protocol_version_is_a_notice_as_the_client_is_quiet() -> None:
     """``@ag-ui/client`` 1.0.0 ``warnOnProducerDeclaration``: absent or older is quiet, newer or
     not MAJOR.MINOR warns (src/agent/agent.ts)."""
+
     def ids(version: str | None) -> list[tuple[str, str]]:
-        start = dict(RS) if version is not None else {k: v for k, v in RS.items() if k != "protocolVersion"}
+        start = (
+            dict(RS)
+            if version is not None
+            else {k: v for k, v in RS.items() if k != "protocolVersion"}
+        )
         if version is not None:
             start["protocolVersion"] = version
         return [(v.rule_id, v.severity) for v in check_bytes(frame([start, RF])).violations]
@@ -101,7 +106,13 @@ def test_missing_protocol_version_is_a_notice_as_the_client_is_quiet() -> None:
 def test_explain_prints_what_why_fix_source_and_spec(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["explain", "agui/verify/tool-args-without-start"]) == 0
     out = capsys.readouterr().out
-    for head in ("What:", "Why:", "Fix:", "Source: @ag-ui/client 1.0.0 src/verify/verify.ts", "Spec:"):
+    for head in (
+        "What:",
+        "Why:",
+        "Fix:",
+        "Source: @ag-ui/client 1.0.0 src/verify/verify.ts",
+        "Spec:",
+    ):
         assert head in out
     assert main(["explain", "tool-args"]) == 2
     assert "agui/verify/tool-args-without-start?" in capsys.readouterr().err
@@ -117,7 +128,9 @@ def test_every_rule_has_prose() -> None:
 def test_rules_page_is_current() -> None:
     """docs/conformance-rules.md is generated: `agui-conformance rules --markdown`."""
     page = (ROOT / "docs" / "conformance-rules.md").read_text("utf-8")
-    assert page == rules_markdown(), "run: agui-conformance rules --markdown > docs/conformance-rules.md"
+    assert page == rules_markdown(), (
+        "run: agui-conformance rules --markdown > docs/conformance-rules.md"
+    )
     assert all(f"### `{rule_id}`" in page for rule_id in RULES)
 
 
@@ -165,7 +178,9 @@ def test_crlf_framed_ai_sdk_body_is_detected_as_ai_sdk() -> None:
         assert detect_protocol(framing) == "agui"
 
 
-@pytest.mark.parametrize("name", sorted(p.name for p in (diffcorpus.STREAMS_DIR / "ai-sdk").glob("*.sse")))
+@pytest.mark.parametrize(
+    "name", sorted(p.name for p in (diffcorpus.STREAMS_DIR / "ai-sdk").glob("*.sse"))
+)
 def test_stored_ai_sdk_streams_keep_their_detection_with_crlf(name: str) -> None:
     body = (diffcorpus.STREAMS_DIR / "ai-sdk" / name).read_bytes()
     if detect_protocol(body) == "ai-sdk":

@@ -90,5 +90,11 @@ def test_checked_in_agui_schema_is_what_the_generator_writes() -> None:
     script = Path(__file__).resolve().parent / "tools" / "gen_agui_schema.mjs"
     done = subprocess.run(["node", str(script)], capture_output=True, check=True, timeout=120,
                           cwd=HARNESS_DIR)  # fmt: skip
-    data = Path(__file__).resolve().parents[2] / "conformance" / "conformance" / "data" / "agui-1.0.0.schema.json"
+    data = (
+        Path(__file__).resolve().parents[2]
+        / "conformance"
+        / "conformance"
+        / "data"
+        / "agui-1.0.0.schema.json"
+    )
     assert json.loads(done.stdout) == json.loads(data.read_text("utf-8"))

@@ -26,7 +26,10 @@ def test_state_patch_is_checked_against_the_state_the_client_holds() -> None:
     assert rules([RS, snap, ok, RF]) == []
     assert rules([RS, snap, bad, RF]) == ["agui/hygiene/state-patch-failed"]
     # atomic, as the client: the failed patch left the state as it was, so this one applies
-    after = {"type": "STATE_DELTA", "delta": [{"op": "test", "path": "/plan/status", "value": "open"}]}
+    after = {
+        "type": "STATE_DELTA",
+        "delta": [{"op": "test", "path": "/plan/status", "value": "open"}],
+    }
     assert rules([RS, snap, bad, after, RF]) == ["agui/hygiene/state-patch-failed"]
     # no snapshot yet: the client's state is unknown, nothing is claimed
     assert rules([RS, bad, RF]) == []
@@ -45,8 +48,14 @@ def test_snapshot_that_renames_a_streamed_message_warns_but_a_retraction_does_no
         {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m1", "delta": "hello"},
         {"type": "TEXT_MESSAGE_END", "messageId": "m1"},
     ]
-    renamed = {"type": "MESSAGES_SNAPSHOT", "messages": [{"id": "x9", "role": "assistant", "content": "hello"}]}
-    kept = {"type": "MESSAGES_SNAPSHOT", "messages": [{"id": "m1", "role": "assistant", "content": "hello!"}]}
+    renamed = {
+        "type": "MESSAGES_SNAPSHOT",
+        "messages": [{"id": "x9", "role": "assistant", "content": "hello"}],
+    }
+    kept = {
+        "type": "MESSAGES_SNAPSHOT",
+        "messages": [{"id": "m1", "role": "assistant", "content": "hello!"}],
+    }
     retracted = {"type": "MESSAGES_SNAPSHOT", "messages": []}
     assert rules([RS, *streamed, renamed, RF]) == ["agui/hygiene/snapshot-renames-message"]
     assert rules([RS, *streamed, kept, RF]) == []

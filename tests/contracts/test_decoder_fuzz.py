@@ -66,7 +66,10 @@ def _payloads(data: bytes) -> list[Payload]:
         buffer = EventStreamBuffer()
         buffer.add_data(data)
         return [
-            (m.headers.get(":event-type") or m.headers.get(":exception-type"), json.loads(m.payload))
+            (
+                m.headers.get(":event-type") or m.headers.get(":exception-type"),
+                json.loads(m.payload),
+            )
             for m in buffer
         ]
     if form == "json":

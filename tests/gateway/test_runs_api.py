@@ -294,7 +294,12 @@ async def test_events_frames_carry_event_id_and_data_and_close_after_the_termina
             400,
             "INVALID_CURSOR",
         ),
-        ("/api/v1/agent/runs/t1/events?runId=r1", {"last-event-id": f"7.1.{TAG}"}, 400, "INVALID_CURSOR"),
+        (
+            "/api/v1/agent/runs/t1/events?runId=r1",
+            {"last-event-id": f"7.1.{TAG}"},
+            400,
+            "INVALID_CURSOR",
+        ),
     ],
 )
 async def test_events_refusals(

@@ -192,7 +192,9 @@ async def test_snapshot_replay_mid_run_is_valid_and_sends_everything_once(
         store = app.state.services.manager.store
 
         async def cut_is_durable() -> bool:
-            return any(e.type == last_stored for e in await store.read_events(run_key(None, "t1", "r1")))
+            return any(
+                e.type == last_stored for e in await store.read_events(run_key(None, "t1", "r1"))
+            )
 
         await eventually(cut_is_durable, what=f"{last_stored} durable")
 

@@ -100,8 +100,7 @@ async def auth_app(
     routes.write_text(ROUTES, encoding="utf-8")
     router = respx.MockRouter(assert_all_called=False)
     router.post(f"{UPSTREAM}/chat/completions").mock(
-        side_effect=upstream
-        or (lambda request: httpx.Response(200, content=answer(upstream_text)))
+        side_effect=upstream or (lambda request: httpx.Response(200, content=answer(upstream_text)))
     )
     client = httpx.AsyncClient(transport=httpx.MockTransport(router.async_handler))
     clock = ManualClock()

@@ -52,12 +52,16 @@ async def test_missing_wrong_and_malformed_credentials_are_401(tmp_path: Path) -
         wrong_secret = f"agk_{key_id}_{'A' * 43}"
         unknown_id = f"agk_{'0' * 16}_{good.split('_', 2)[2]}"
         for method, target in PROTECTED:
-            body = {"route": "gpt", "input": run_input("t1", "r1")} if "runs" == target[-4:] else None
+            body = (
+                {"route": "gpt", "input": run_input("t1", "r1")} if "runs" == target[-4:] else None
+            )
             assert _unauthenticated(await gw.request(method, target, body)), target
             for credential in (wrong_secret, unknown_id, "agk_short", "not-a-key", "a.b.c"):
                 reply = await gw.request(method, target, body, key=credential)
                 assert _unauthenticated(reply), (target, credential)
-            reply = await gw.request(method, target, headers={"authorization": "Basic Zm9vOmJhcg=="})
+            reply = await gw.request(
+                method, target, headers={"authorization": "Basic Zm9vOmJhcg=="}
+            )
             assert _unauthenticated(reply), target
         for public in ("/healthz", "/readyz", "/metrics", "/inspect", "/inspect/static/inspect.js"):
             assert (await gw.request("GET", public)).status == 200
@@ -75,7 +79,9 @@ async def test_a_key_works_until_it_is_revoked_or_expires(tmp_path: Path) -> Non
         assert _unauthenticated(reply)
         assert reply.json()["error"]["message"] == "credentials are not valid"  # as a wrong key
         expired = await gw.key("acme", expires_at=gw.store.now() - timedelta(seconds=1))
-        assert _unauthenticated(await gw.request("GET", "/api/v1/agent/history?threadId=t1", key=expired))
+        assert _unauthenticated(
+            await gw.request("GET", "/api/v1/agent/history?threadId=t1", key=expired)
+        )
 
 
 async def test_the_route_allowlist_is_a_403_and_unknown_routes_list_only_allowed_ones(
@@ -95,7 +101,10 @@ async def test_the_route_allowlist_is_a_403_and_unknown_routes_list_only_allowed
             assert reply.status == 403 and reply.json()["error"]["code"] == "ROUTE_FORBIDDEN"
         # a run of the same tenant on a route the key may not call: 403 too
         made = await gw.request(
-            "POST", "/api/v1/agent/runs", {"route": "claude", "input": run_input("t4", "r4")}, key=other
+            "POST",
+            "/api/v1/agent/runs",
+            {"route": "claude", "input": run_input("t4", "r4")},
+            key=other,
         )
         assert made.status == 201
         reply = await gw.request("GET", "/api/v1/agent/runs/t4/events?runId=r4", key=key)
@@ -109,7 +118,10 @@ async def test_a_scoped_token_reads_its_run_only(tmp_path: Path) -> None:
         key = await gw.key("acme")
         for thread, run in (("t1", "r1"), ("t1", "r2")):
             made = await gw.request(
-                "POST", "/api/v1/agent/runs", {"route": "gpt", "input": run_input(thread, run)}, key=key
+                "POST",
+                "/api/v1/agent/runs",
+                {"route": "gpt", "input": run_input(thread, run)},
+                key=key,
             )
             assert made.status == 201
         minted = await gw.request("POST", "/api/v1/agent/runs/t1/token?runId=r1", key=key)
@@ -122,7 +134,9 @@ async def test_a_scoped_token_reads_its_run_only(tmp_path: Path) -> None:
         reply = await gw.request("GET", body["eventsUrl"])
         assert reply.status == 200 and events_of(reply.body)[0]["runId"] == "r1"
         # the same token for another run, another endpoint, or to mint more: refused
-        other = await gw.request("GET", f"/api/v1/agent/runs/t1/events?runId=r2&access_token={token}")
+        other = await gw.request(
+            "GET", f"/api/v1/agent/runs/t1/events?runId=r2&access_token={token}"
+        )
         assert other.status == 403
         for method, target in (
             ("GET", "/api/v1/agent/history?threadId=t1"),
@@ -135,10 +149,14 @@ async def test_a_scoped_token_reads_its_run_only(tmp_path: Path) -> None:
         # expired, forged
         auth = gw.app.state.services.auth
         stale = mint_token(auth.secret, ScopedToken("acme", "t1", "r1", None, int(time.time()) - 1))
-        reply = await gw.request("GET", f"/api/v1/agent/runs/t1/events?runId=r1&access_token={stale}")
+        reply = await gw.request(
+            "GET", f"/api/v1/agent/runs/t1/events?runId=r1&access_token={stale}"
+        )
         assert _unauthenticated(reply) and reply.json()["error"]["message"] == "token expired"
         forged = mint_token(b"x" * 32, ScopedToken("acme", "t1", "r1", None, int(time.time()) + 60))
-        reply = await gw.request("GET", f"/api/v1/agent/runs/t1/events?runId=r1&access_token={forged}")
+        reply = await gw.request(
+            "GET", f"/api/v1/agent/runs/t1/events?runId=r1&access_token={forged}"
+        )
         assert _unauthenticated(reply)
 
 
@@ -152,8 +170,13 @@ async def test_no_store_open_is_a_503_for_keys(tmp_path: Path) -> None:
     app = create_app(Settings(config=routes, auth="required"))  # no lifespan: no store
     from durable_support import call
 
-    reply = await call(app, "POST", "/v1/agui/gpt", run_input("t", "r"), headers={
-        "authorization": f"Bearer agk_{'0' * 16}_{'A' * 43}"})
+    reply = await call(
+        app,
+        "POST",
+        "/v1/agui/gpt",
+        run_input("t", "r"),
+        headers={"authorization": f"Bearer agk_{'0' * 16}_{'A' * 43}"},
+    )
     assert reply.status == 503 and reply.json()["error"]["code"] == "AUTH_UNAVAILABLE"
 
 
@@ -183,7 +206,9 @@ async def test_revoking_stops_a_key_on_another_replica_at_its_next_request(tmp_p
         assert (await gw.request("GET", "/api/v1/agent/history?threadId=t", key=key)).status == 200
 
         async def refused() -> bool:
-            return (await gw.request("GET", "/api/v1/agent/history?threadId=t", key=key)).status == 401
+            return (
+                await gw.request("GET", "/api/v1/agent/history?threadId=t", key=key)
+            ).status == 401
 
         await gw.store.revoke_api_key(key.split("_")[1])  # as the CLI does, in another process
         await eventually(refused, within=1.0, what="revoked key refused")

@@ -102,7 +102,9 @@ def _refused(reply: Any, bad: str = "") -> bool:
     return reply.status == 422 and reply.json()["error"]["code"] in codes
 
 
-@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(bad=bad_ids, where=st.sampled_from(["threadId", "runId", "message", "tool"]))
 async def test_a_bad_id_in_a_body_is_a_422_before_anything_is_stored(
     app: Starlette, bad: str, where: str
@@ -114,8 +116,13 @@ async def test_a_bad_id_in_a_body_is_a_422_before_anything_is_stored(
         body["messages"][0]["id"] = bad
     else:
         body["messages"] += [
-            {"id": "a1", "role": "assistant", "toolCalls": [
-                {"id": bad, "type": "function", "function": {"name": "f", "arguments": "{}"}}]},
+            {
+                "id": "a1",
+                "role": "assistant",
+                "toolCalls": [
+                    {"id": bad, "type": "function", "function": {"name": "f", "arguments": "{}"}}
+                ],
+            },
         ]
     for path, payload in (
         ("/v1/agui/gpt", body),
@@ -124,7 +131,10 @@ async def test_a_bad_id_in_a_body_is_a_422_before_anything_is_stored(
         reply = await _post_raw(app, path, payload)
         assert _refused(reply, bad), (path, reply.status, reply.body[:300])
         assert "\x00" not in reply.body.decode("utf-8", "replace")
-    chat = {"id": "c-ok", "messages": [{"id": "u1", "role": "user", "parts": [{"type": "text", "text": "hi"}]}]}
+    chat = {
+        "id": "c-ok",
+        "messages": [{"id": "u1", "role": "user", "parts": [{"type": "text", "text": "hi"}]}],
+    }
     if where == "threadId":
         chat["id"] = bad
     else:
@@ -136,7 +146,9 @@ async def test_a_bad_id_in_a_body_is_a_422_before_anything_is_stored(
     assert (await store.history("t-ok")).total == 0
 
 
-@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(bad=bad_ids)
 async def test_a_bad_id_in_a_url_is_a_422(app: Starlette, bad: str) -> None:
     # the ASGI path is already percent-decoded: the id is passed as the client's URL decodes
@@ -147,7 +159,9 @@ async def test_a_bad_id_in_a_url_is_a_422(app: Starlette, bad: str) -> None:
     ):
         if not bad or "\ud800" in bad:
             continue  # an empty segment is another URL (404); a decoded URL holds no surrogate
-        reply = await call(app, method, target.split("?")[0] + ("?runId=r1" if "?" in target else ""))
+        reply = await call(
+            app, method, target.split("?")[0] + ("?runId=r1" if "?" in target else "")
+        )
         assert _refused(reply), (target, reply.status, reply.body[:200])
     if bad and "\ud800" not in bad:
         for method, target in (
@@ -170,7 +184,9 @@ good_ids = _ids()
 thread_ids = _ids(exclude="/?#")  # a path segment: '/' would be another URL (README)
 
 
-@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(thread=thread_ids, run=good_ids, message=good_ids)
 async def test_every_other_id_is_kept_exactly(
     app: Starlette, thread: str, run: str, message: str

@@ -60,8 +60,15 @@ class Provider:
 
     def token(self, kid: str = "k1", **claims: Any) -> str:
         now = int(time.time())
-        body = {"iss": ISSUER, "aud": AUDIENCE, "sub": "user-1", "exp": now + 300, "iat": now,
-                "tenant": "acme", **claims}
+        body = {
+            "iss": ISSUER,
+            "aud": AUDIENCE,
+            "sub": "user-1",
+            "exp": now + 300,
+            "iat": now,
+            "tenant": "acme",
+            **claims,
+        }
         body = {k: v for k, v in body.items() if v is not None}
         return jwt.encode(body, self.keys[kid], algorithm="RS256", headers={"kid": kid})
 
@@ -87,11 +94,15 @@ def _settings(provider: Provider, **extra: Any) -> dict[str, Any]:
     }
 
 
-async def test_provider_tokens_are_accepted_and_keys_cached(tmp_path: Path, provider: Provider) -> None:
+async def test_provider_tokens_are_accepted_and_keys_cached(
+    tmp_path: Path, provider: Provider
+) -> None:
     async with auth_app(tmp_path, **_settings(provider)) as gw:
         token = provider.token(agui_routes=["gpt"])
         for run in ("r1", "r2", "r3"):
-            reply = await gw.request("POST", "/v1/agui/gpt", run_input("t1", run, message=f"m-{run}"), key=token)
+            reply = await gw.request(
+                "POST", "/v1/agui/gpt", run_input("t1", run, message=f"m-{run}"), key=token
+            )
             assert reply.status == 200, reply.body
         assert provider.hits == 1  # fetched once, reused
         history = await gw.request("GET", "/api/v1/agent/history?threadId=t1", key=token)
@@ -100,7 +111,11 @@ async def test_provider_tokens_are_accepted_and_keys_cached(tmp_path: Path, prov
         key = await gw.key("acme")
         same = await gw.request("GET", "/api/v1/agent/history?threadId=t1", key=key)
         assert same.json()["total"] == 6
-        other = await gw.request("GET", "/api/v1/agent/history?threadId=t1", key=provider.token(tenant="other", agui_routes=["gpt"]))
+        other = await gw.request(
+            "GET",
+            "/api/v1/agent/history?threadId=t1",
+            key=provider.token(tenant="other", agui_routes=["gpt"]),
+        )
         assert other.json()["total"] == 0
         # the routes claim is the allowlist
         reply = await gw.request("POST", "/v1/agui/claude", run_input("t1", "r4"), key=token)
@@ -128,7 +143,8 @@ async def test_bad_tokens_are_refused(tmp_path: Path, provider: Provider) -> Non
             ),
             "unknown kid": provider.token().replace(
                 jwt.get_unverified_header(provider.token())["kid"], "k1"
-            )[:-4] + "AAAA",
+            )[:-4]
+            + "AAAA",
         }
         for name, token in cases.items():
             reply = await gw.request("GET", "/api/v1/agent/history?threadId=t", key=token)
@@ -137,21 +153,33 @@ async def test_bad_tokens_are_refused(tmp_path: Path, provider: Provider) -> Non
         expired = await gw.request("GET", "/api/v1/agent/history?threadId=t", key=cases["expired"])
         assert expired.json()["error"]["message"] == "token expired"
         for claim in ({"tenant": None}, {"tenant": "bad tenant!"}):
-            reply = await gw.request("GET", "/api/v1/agent/history?threadId=t", key=provider.token(**claim))
+            reply = await gw.request(
+                "GET", "/api/v1/agent/history?threadId=t", key=provider.token(**claim)
+            )
             assert reply.status == 403, claim
 
 
-async def test_a_rotated_key_is_fetched_when_it_first_shows_up(tmp_path: Path, provider: Provider) -> None:
+async def test_a_rotated_key_is_fetched_when_it_first_shows_up(
+    tmp_path: Path, provider: Provider
+) -> None:
     async with auth_app(tmp_path, **_settings(provider)) as gw:
-        first = await gw.request("GET", "/api/v1/agent/history?threadId=t", key=provider.token(agui_routes=[]))
+        first = await gw.request(
+            "GET", "/api/v1/agent/history?threadId=t", key=provider.token(agui_routes=[])
+        )
         assert first.status == 200 and provider.hits == 1
         provider.add_key("k2")  # the provider rotates
-        reply = await gw.request("GET", "/api/v1/agent/history?threadId=t", key=provider.token("k2"))
+        reply = await gw.request(
+            "GET", "/api/v1/agent/history?threadId=t", key=provider.token("k2")
+        )
         assert reply.status == 200 and provider.hits == 2
         # made-up key ids do not make the gateway hammer the provider
         forged = provider.token("k2").split(".")
-        header = jwt.utils.base64url_encode(json.dumps({"alg": "RS256", "kid": "k-made-up"}).encode()).decode()
+        header = jwt.utils.base64url_encode(
+            json.dumps({"alg": "RS256", "kid": "k-made-up"}).encode()
+        ).decode()
         for _ in range(5):
-            reply = await gw.request("GET", "/api/v1/agent/history?threadId=t", key=".".join([header, *forged[1:]]))
+            reply = await gw.request(
+                "GET", "/api/v1/agent/history?threadId=t", key=".".join([header, *forged[1:]])
+            )
             assert reply.status == 401
         assert provider.hits == 2  # within REFETCH_INTERVAL: no new fetch

@@ -17,7 +17,9 @@ from gateway.store import open_store
 def test_create_list_revoke(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     url = f"sqlite+aiosqlite:///{tmp_path}/keys.db"
     args = ["keys", "--database-url", url]
-    assert main([*args, "create", "--tenant", "acme", "--routes", "gpt,claude", "--name", "ci"]) == 0
+    assert (
+        main([*args, "create", "--tenant", "acme", "--routes", "gpt,claude", "--name", "ci"]) == 0
+    )
     out = capsys.readouterr()
     key = out.out.strip()
     parsed = parse_key(key)
@@ -33,7 +35,10 @@ def test_create_list_revoke(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
         store = await open_store(url)
         try:
             async with store.engine.connect() as conn:
-                rows = [repr(tuple(r)) for r in (await conn.execute(sa.text("SELECT * FROM api_keys"))).all()]
+                rows = [
+                    repr(tuple(r))
+                    for r in (await conn.execute(sa.text("SELECT * FROM api_keys"))).all()
+                ]
             record = await store.get_api_key(key_id)
             assert record is not None
             return rows, matches(record, secret)

@@ -31,8 +31,14 @@ ROUTE_KINDS: dict[str, tuple[str, str]] = {
     # name -> (protocol, auth table)
     "openai-chat": ("openai-chat", 'auth = { type = "bearer", env = "SEC_OPENAI" }'),
     "openai-responses": ("openai-responses", 'auth = { type = "bearer", env = "SEC_RESPONSES" }'),
-    "anthropic": ("anthropic", 'auth = { type = "header", header = "x-api-key", env = "SEC_ANTHROPIC" }'),
-    "gemini": ("gemini", 'auth = { type = "header", header = "x-goog-api-key", env = "SEC_GEMINI" }'),
+    "anthropic": (
+        "anthropic",
+        'auth = { type = "header", header = "x-api-key", env = "SEC_ANTHROPIC" }',
+    ),
+    "gemini": (
+        "gemini",
+        'auth = { type = "header", header = "x-goog-api-key", env = "SEC_GEMINI" }',
+    ),
     "ai-sdk": ("ai-sdk", 'auth = { type = "bearer", env = "SEC_AISDK" }'),
     "agui": ("agui", 'auth = { type = "bearer", env = "SEC_AGUI" }'),
 }
@@ -71,10 +77,16 @@ def _presented_key(request: httpx.Request) -> str:
 def upstream(request: httpx.Request) -> httpx.Response:
     """Refuses the key and quotes it (4xx), or fails quoting it (5xx), or answers nothing."""
     key = _presented_key(request)
-    mode = orjson.loads(request.content).get("forwardedProps", {}).get("mode") if request.url.host.startswith("agui") else None
+    mode = (
+        orjson.loads(request.content).get("forwardedProps", {}).get("mode")
+        if request.url.host.startswith("agui")
+        else None
+    )
     text = request.content.decode()
     if "mode-401" in text or mode == "401":
-        body = {"error": {"message": f"Incorrect API key provided: {key}", "code": "invalid_api_key"}}
+        body = {
+            "error": {"message": f"Incorrect API key provided: {key}", "code": "invalid_api_key"}
+        }
         return httpx.Response(401, json=body)
     if "mode-500" in text or mode == "500":
         return httpx.Response(500, text=f"traceback ... key={key} ... host=internal")
@@ -167,7 +179,9 @@ async def _run_both_endpoints(app: Any, route: str, mode: str, auth: dict[str, s
     assert b"RUN_ERROR" in reply.body
     chat = {
         "id": f"c-{route}-{mode}",
-        "messages": [{"id": f"u-{route}-{mode}", "role": "user", "parts": [{"type": "text", "text": mode}]}],
+        "messages": [
+            {"id": f"u-{route}-{mode}", "role": "user", "parts": [{"type": "text", "text": mode}]}
+        ],
     }
     reply = await call(app, "POST", f"/v1/ai-sdk/{route}", chat, headers=auth)
     assert reply.status == 200, reply.body[:300]

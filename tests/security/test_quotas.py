@@ -46,10 +46,16 @@ async def test_the_store_growth_attack_stops_at_the_quota_and_loses_nothing(
         assert refusal is not None and refusal["code"] == "STORAGE_QUOTA_EXCEEDED"
         usage = await gw.store.tenant_usage("attacker")
         assert usage.stored_bytes <= quota
-        assert len(accepted) >= quota // 50_000  # each run stores its 20 kB input twice (content, parts)
+        assert (
+            len(accepted) >= quota // 50_000
+        )  # each run stores its 20 kB input twice (content, parts)
         # nothing stored was lost: every accepted run is whole, its input in the history
-        history = (await gw.request("GET", "/api/v1/agent/history?threadId=t&limit=200", key=key)).json()
-        assert {i["id"] for i in history["items"] if i["role"] == "user"} == {f"m{r[1:]}" for r in accepted}
+        history = (
+            await gw.request("GET", "/api/v1/agent/history?threadId=t&limit=200", key=key)
+        ).json()
+        assert {i["id"] for i in history["items"] if i["role"] == "user"} == {
+            f"m{r[1:]}" for r in accepted
+        }
         for run in accepted:
             reply = await gw.request("GET", f"/api/v1/agent/runs/t/events?runId={run}", key=key)
             types = [e["type"] for e in events_of(reply.body)]
@@ -57,8 +63,10 @@ async def test_the_store_growth_attack_stops_at_the_quota_and_loses_nothing(
         # another tenant is not affected
         other = await gw.request("POST", "/v1/agui/gpt", run_input("t", "r0"), key=victim)
         assert other.status == 200
-        print(f"\nstore-growth attack: {sent} bytes sent, {len(accepted)} runs accepted, "
-              f"{usage.stored_bytes} bytes stored for a quota of {quota}")
+        print(
+            f"\nstore-growth attack: {sent} bytes sent, {len(accepted)} runs accepted, "
+            f"{usage.stored_bytes} bytes stored for a quota of {quota}"
+        )
 
 
 async def test_a_run_past_its_share_ends_typed_and_keeps_what_it_stored(tmp_path: Path) -> None:
@@ -86,11 +94,15 @@ async def test_request_rate_is_a_429_with_retry_after(tmp_path: Path) -> None:
         key = await gw.key("acme")
         other = await gw.key("other")
         for _ in range(3):
-            assert (await gw.request("GET", "/api/v1/agent/history?threadId=t", key=key)).status == 200
+            assert (
+                await gw.request("GET", "/api/v1/agent/history?threadId=t", key=key)
+            ).status == 200
         reply = await gw.request("GET", "/api/v1/agent/history?threadId=t", key=key)
         assert reply.status == 429 and reply.json()["error"]["code"] == "RATE_LIMITED"
         assert 1 <= int(reply.headers["retry-after"]) <= 60
-        assert (await gw.request("GET", "/api/v1/agent/history?threadId=t", key=other)).status == 200
+        assert (
+            await gw.request("GET", "/api/v1/agent/history?threadId=t", key=other)
+        ).status == 200
 
 
 async def test_concurrent_runs_are_capped(tmp_path: Path) -> None:
@@ -108,9 +120,13 @@ async def test_concurrent_runs_are_capped(tmp_path: Path) -> None:
         quota_concurrent_runs=1,
     ) as gw:
         key = await gw.key("acme")
-        first = await gw.request("POST", "/api/v1/agent/runs", {"route": "gpt", "input": run_input("t", "r1")}, key=key)
+        first = await gw.request(
+            "POST", "/api/v1/agent/runs", {"route": "gpt", "input": run_input("t", "r1")}, key=key
+        )
         assert first.status == 201
-        second = await gw.request("POST", "/api/v1/agent/runs", {"route": "gpt", "input": run_input("t", "r2")}, key=key)
+        second = await gw.request(
+            "POST", "/api/v1/agent/runs", {"route": "gpt", "input": run_input("t", "r2")}, key=key
+        )
         assert second.status == 429 and second.json()["error"]["code"] == "TOO_MANY_RUNS"
         assert second.headers["retry-after"] == "1"
         gate.set()
@@ -119,5 +135,7 @@ async def test_concurrent_runs_are_capped(tmp_path: Path) -> None:
             return (await gw.store.tenant_usage("acme")).active_runs == 0
 
         await eventually(free)
-        third = await gw.request("POST", "/api/v1/agent/runs", {"route": "gpt", "input": run_input("t", "r3")}, key=key)
+        third = await gw.request(
+            "POST", "/api/v1/agent/runs", {"route": "gpt", "input": run_input("t", "r3")}, key=key
+        )
         assert third.status == 201
