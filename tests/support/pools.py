@@ -23,7 +23,7 @@ from gateway.deployments import DeploymentPool, Deployments
 from gateway.deployments_redis import RedisDeploymentPool
 from gateway.route_policy import Balance, CooldownConfig
 
-__all__ = ["KINDS", "REDIS_URL", "Clock", "PoolKit", "redis_or_skip"]
+__all__ = ["KINDS", "REDIS_URL", "Clock", "PoolKit", "redis_or_skip", "require_redis"]
 
 REDIS_URL = os.environ.get("GATEWAY_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
 KINDS = ("local", "redis")
@@ -48,6 +48,11 @@ async def redis_or_skip() -> aioredis.Redis:
         await client.aclose()
         require_service(False, f"Redis unreachable at {REDIS_URL}: {exc}")
     return client
+
+
+async def require_redis() -> None:
+    """Skip (fail under ``CI=true``) when the test Redis does not answer."""
+    await (await redis_or_skip()).aclose()
 
 
 class PoolKit:
