@@ -26,9 +26,10 @@ round-robin credit); ``release`` is another. Redis runs scripts one at a time
 
 Redis unreachable or slower than ``timeout``: the call uses this process's own
 :class:`~gateway.deployments.DeploymentPool` instead (so runs never fail because of Redis),
-the outage is logged once (a warning when it starts, an info line when Redis answers again),
-and Redis is asked again after ``retry_after`` seconds. The local state is only this
-process's view during the outage; the shared state takes over when Redis is back.
+the outage is logged once for all the app's routes (:class:`Outage`: a warning when it starts,
+an info line when Redis answers again), and Redis is asked again after ``retry_after``
+seconds. The local state is only this process's view during the outage; the shared state
+takes over when Redis is back.
 """
 
 from __future__ import annotations
@@ -51,7 +52,14 @@ from .route_policy import Balance, CooldownConfig
 if TYPE_CHECKING:
     from .config import RouteConfig
 
-__all__ = ["DEFAULT_LEASE", "DEFAULT_STATE_TTL", "RedisDeploymentPool", "redis_pools"]
+__all__ = [
+    "DEFAULT_LEASE",
+    "DEFAULT_STATE_TTL",
+    "Outage",
+    "RedisDeploymentPool",
+    "fingerprint",
+    "redis_pools",
+]
 
 DEFAULT_LEASE = 600.0
 """Seconds an attempt counts as in flight without being released (a killed replica's)."""
@@ -141,6 +149,49 @@ def _ms(seconds: float) -> int:
     return max(1, round(seconds * 1000))
 
 
+class Outage:
+    """Whether Redis is out for the pools sharing this object (all of one app's routes), so
+    the outage is logged once, not once per route or per attempt.
+
+    Args:
+        retry_after: seconds after a failed call during which Redis is not asked.
+        clock: monotonic seconds (tests pass a fake); local time only decides when to ask
+            Redis again, never a cooldown.
+    """
+
+    def __init__(
+        self, *, retry_after: float = 1.0, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self.retry_after = retry_after
+        self._clock = clock
+        self._until: float | None = None
+
+    @property
+    def active(self) -> bool:
+        """True from a failed call until one succeeds again."""
+        return self._until is not None
+
+    def usable(self) -> bool:
+        """Whether to ask Redis now (no outage, or ``retry_after`` passed since the last try)."""
+        return self._until is None or self._clock() >= self._until
+
+    def failed(self, exc: BaseException) -> None:
+        """A call failed: warn when an outage starts, and wait ``retry_after`` to try again."""
+        if self._until is None:
+            _log.warning(
+                "deployment state: Redis unreachable (%s); each process uses its own state "
+                "until it answers",
+                exc or type(exc).__name__,
+            )
+        self._until = self._clock() + self.retry_after
+
+    def ok(self) -> None:
+        """A call succeeded: the outage, if any, is over (logged once)."""
+        if self._until is not None:
+            self._until = None
+            _log.info("deployment state: Redis answers again; the state is shared again")
+
+
 class RedisDeploymentPool:
     """:class:`~gateway.deployments.Deployments` whose state lives in Redis (module docstring).
 
@@ -154,8 +205,8 @@ class RedisDeploymentPool:
         lease: seconds an unreleased attempt counts as in flight.
         state_ttl: seconds the credits and failure counts live after their last change.
         timeout: seconds one Redis call may take before the local state is used.
-        retry_after: seconds after a failed call during which Redis is not asked.
-        clock: monotonic seconds, only for ``retry_after`` (tests pass a fake).
+        outage: the outage state shared with the other pools on ``client`` (default: its
+            own, retrying Redis a second after a failure).
 
     Raises:
         ValueError: no weight, or a weight below 1.
@@ -172,8 +223,7 @@ class RedisDeploymentPool:
         lease: float = DEFAULT_LEASE,
         state_ttl: float = DEFAULT_STATE_TTL,
         timeout: float = 0.5,
-        retry_after: float = 1.0,
-        clock: Callable[[], float] = time.monotonic,
+        outage: Outage | None = None,
     ) -> None:
         self.local = DeploymentPool(weights, balance=balance, cooldown=cooldown)
         """The fallback while Redis is unreachable (this process's view)."""
@@ -185,12 +235,10 @@ class RedisDeploymentPool:
         self.lease = lease
         self.state_ttl = state_ttl
         self.timeout = timeout
-        self.retry_after = retry_after
-        self._clock = clock
+        self.outage = outage or Outage()
         self._acquire = client.register_script(_ACQUIRE)
         self._release = client.register_script(_RELEASE)
         self._members: dict[int, deque[str | None]] = {}  # None: acquired locally
-        self._down_until: float | None = None  # set while Redis is out
 
     def __len__(self) -> int:
         return len(self.weights)
@@ -199,31 +247,13 @@ class RedisDeploymentPool:
         base = f"{self.key}{index}:"
         return base + "fail", base + "cool", base + "busy"
 
-    def _usable(self) -> bool:
-        return self._down_until is None or self._clock() >= self._down_until
-
-    def _failed(self, exc: BaseException) -> None:
-        if self._down_until is None:
-            _log.warning(
-                "deployment state of %s: Redis unreachable (%s); using this process's state "
-                "until it answers",
-                self.key,
-                exc or type(exc).__name__,
-            )
-        self._down_until = self._clock() + self.retry_after
-
-    def _ok(self) -> None:
-        if self._down_until is not None:
-            self._down_until = None
-            _log.info("deployment state of %s: Redis answers again; state shared", self.key)
-
     async def _call(self, script: Any, keys: list[str], args: list[Any]) -> Any:
         async with asyncio.timeout(self.timeout):
             return await script(keys=keys, args=args)
 
     async def acquire(self, tried: Collection[int] = ()) -> int:
         """Choose a deployment (one Lua script; :class:`~gateway.deployments.Deployments`)."""
-        if self._usable():
+        if self.outage.usable():
             n = len(self.weights)
             member = uuid.uuid4().hex
             keys = [self.key + "credits"]
@@ -242,9 +272,9 @@ class RedisDeploymentPool:
             try:
                 index = int(await self._call(self._acquire, keys, args))
             except _UNREACHABLE as exc:
-                self._failed(exc)
+                self.outage.failed(exc)
             else:
-                self._ok()
+                self.outage.ok()
                 self._members.setdefault(index, deque()).append(member)
                 return index
         index = await self.local.acquire(tried)
@@ -257,7 +287,7 @@ class RedisDeploymentPool:
         member = held.popleft() if held else None
         if member is None:  # acquired locally: release locally (Redis too, if back)
             await self.local.release(index, failed=failed)
-        if self._usable():
+        if self.outage.usable():
             fail, cool, busy = self._keys(index)
             args = [
                 "1" if failed else "0",
@@ -269,16 +299,16 @@ class RedisDeploymentPool:
             try:
                 await self._call(self._release, [fail, cool, busy], args)
             except _UNREACHABLE as exc:
-                self._failed(exc)
+                self.outage.failed(exc)
             else:
-                self._ok()
+                self.outage.ok()
                 return
         if member is not None:
             await self.local.release(index, failed=failed)
 
     async def cooling(self) -> list[int]:
         """Indexes cooling down now (Redis ``PTTL``; the local view while Redis is out)."""
-        if self._usable():
+        if self.outage.usable():
             try:
                 async with asyncio.timeout(self.timeout):
                     async with self.client.pipeline(transaction=False) as pipe:
@@ -286,9 +316,9 @@ class RedisDeploymentPool:
                             pipe.pttl(self._keys(i)[1])
                         left = await pipe.execute()
             except _UNREACHABLE as exc:
-                self._failed(exc)
+                self.outage.failed(exc)
             else:
-                self._ok()
+                self.outage.ok()
                 return [i for i, ms in enumerate(left) if int(ms) > 0]
         return await self.local.cooling()
 
@@ -324,7 +354,10 @@ def redis_pools(
     client: aioredis.Redis, prefix: str, **kwargs: Any
 ) -> Callable[[RouteConfig], RedisDeploymentPool]:
     """A :data:`~gateway.deployments.PoolFactory` keeping every route's state in Redis under
-    ``<prefix>deploy:<route>:<fingerprint>:``; ``kwargs`` as for :class:`RedisDeploymentPool`."""
+    ``<prefix>deploy:<route>:<fingerprint>:``; ``kwargs`` as for :class:`RedisDeploymentPool`
+    (the pools share one :class:`Outage`)."""
+
+    kwargs.setdefault("outage", Outage())  # one per app: one log line per outage
 
     def make(route: RouteConfig) -> RedisDeploymentPool:
         key = f"{prefix}deploy:{route.name}:{fingerprint(route)}:"

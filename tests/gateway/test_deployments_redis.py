@@ -26,7 +26,7 @@ from resilience import build
 from tcp_proxy import TcpProxy
 
 from gateway.deployments import DeploymentPool
-from gateway.deployments_redis import RedisDeploymentPool
+from gateway.deployments_redis import Outage, RedisDeploymentPool
 from gateway.route_policy import CooldownConfig
 
 LOGGER = "gateway.deployments_redis"
@@ -149,7 +149,7 @@ def test_shared_state_equals_the_in_process_model(
                     await shared.release(index, failed=arg)
                 assert await shared.cooling() == await model.cooling()
                 assert await shared.in_flight() == model.in_flight()
-            assert shared._down_until is None  # never fell back
+            assert not shared.outage.active  # never fell back
         finally:
             keys = [k async for k in client.scan_iter(match=f"{key}*")]
             if keys:
@@ -164,9 +164,11 @@ async def test_redis_down_falls_back_to_local_state_and_logs_once(
 ) -> None:
     client = aioredis.from_url("redis://127.0.0.1:1/0")  # nothing listens on port 1
     clock = Clock()
+    outage = Outage(clock=clock)
     pool = RedisDeploymentPool(
-        client, "down:", [1, 1], cooldown=CooldownConfig(failures=1, seconds=30), clock=clock
+        client, "down:", [1, 1], cooldown=CooldownConfig(failures=1, seconds=30), outage=outage
     )
+    other = RedisDeploymentPool(client, "down-too:", [1], outage=outage)  # another route
     with caplog.at_level(logging.INFO, logger=LOGGER):
         first = await pool.acquire()
         await pool.release(first, failed=True)  # counted locally: 0 cools down here
@@ -176,6 +178,7 @@ async def test_redis_down_falls_back_to_local_state_and_logs_once(
             index = await pool.acquire()
             assert index != first
             await pool.release(index, failed=False)
+            await other.release(await other.acquire(), failed=True)
     await client.aclose()
     records = [r for r in caplog.records if r.name == LOGGER]
     assert [r.levelno for r in records] == [logging.WARNING]
@@ -190,7 +193,9 @@ async def test_a_cut_redis_falls_back_then_shares_again(caplog: pytest.LogCaptur
         clock = Clock()
         key = f"test-deploy:{uuid.uuid4().hex[:12]}:"
         cooldown = CooldownConfig(failures=1, seconds=30)
-        pool = RedisDeploymentPool(client, key, [1, 1], cooldown=cooldown, clock=clock)
+        pool = RedisDeploymentPool(
+            client, key, [1, 1], cooldown=cooldown, outage=Outage(clock=clock)
+        )
         with caplog.at_level(logging.INFO, logger=LOGGER):
             assert await pool.acquire() == 0
             await pool.release(0, failed=False)
