@@ -18,16 +18,21 @@ import httpx
 import pytest
 import redis.asyncio as aioredis
 import respx
+from ag_ui.core import RunAgentInput
 from gwtest import RUN_INPUT, chunk, drive, sse
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from pools import REDIS_URL, Clock, PoolKit, redis_or_skip, require_redis
+from pools import KINDS, REDIS_URL, Clock, PoolKit, redis_or_skip, require_redis
 from resilience import build
 from tcp_proxy import TcpProxy
 
+from agui_codecs.protocols import ClientRequest
+from gateway.attempts import RunPlan, run_attempts
+from gateway.config import RouteConfig
 from gateway.deployments import DeploymentPool
 from gateway.deployments_redis import Outage, RedisDeploymentPool
 from gateway.route_policy import CooldownConfig
+from gateway.upstream import Upstream, build_body
 
 LOGGER = "gateway.deployments_redis"
 
@@ -276,3 +281,46 @@ async def test_two_apps_on_one_redis_share_a_cooldown(
     if keys_left:
         await client.delete(*keys_left)
     await client.aclose()
+
+
+class _Hanging(httpx.AsyncByteStream):
+    """The first chunk of a Chat Completions stream, then nothing (the upstream thinks)."""
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        yield sse(chunk({"role": "assistant", "content": "Hi"})).encode()
+        await asyncio.Event().wait()
+
+
+@pytest.mark.parametrize("kind", KINDS)
+async def test_a_run_closed_mid_attempt_gives_its_deployment_back(kind: str) -> None:
+    kit = await PoolKit.open(kind)
+    route = RouteConfig(
+        name="gpt", protocol="openai-chat", upstream_url="https://h.test/v1", model="m"
+    )
+    pool = kit.make([1], balance="least-busy")
+    client = httpx.AsyncClient(
+        transport=httpx.MockTransport(lambda request: httpx.Response(200, stream=_Hanging()))
+    )
+    request = ClientRequest(RunAgentInput.model_validate(RUN_INPUT))
+    plan = RunPlan(
+        route, request, build_body(route, request), {"gpt": route}, {"gpt": pool}, 1 << 20
+    )
+    run = run_attempts(Upstream(client, environ={}), plan)
+    try:
+        first = await anext(run)
+        assert first and first[0].type == "RUN_STARTED"
+        assert await _in_flight(pool) == [1]
+        await run.aclose()  # the client went away: the attempt is cancelled
+        for _ in range(200):  # the release runs in a task of its own
+            if await _in_flight(pool) == [0]:
+                break
+            await asyncio.sleep(0.01)
+        assert await _in_flight(pool) == [0]
+    finally:
+        await client.aclose()
+        await kit.close()
+
+
+async def _in_flight(pool: Any) -> list[int]:
+    counts = pool.in_flight()
+    return list(await counts if asyncio.iscoroutine(counts) else counts)
