@@ -59,9 +59,11 @@ from agui_codecs.ui import UiSchemaCompiler
 from .asgi_transport import StreamingASGITransport
 from .attempts import AttemptObserver
 from .auth import Authenticator, JwtVerifier
-from .broker import Broker, open_broker
+from .broker import Broker, RedisStreamsBroker, open_broker
 from .config import SELF_SCHEME, RouteConfig, Settings
 from .demo import DEMO_MOUNT, create_demo_app
+from .deployments import local_pool
+from .deployments_redis import redis_pools
 from .metrics import mark_process_dead
 from .pipeline import RunPipeline
 from .routes import EXCEPTION_HANDLERS, AccessLog, endpoints
@@ -130,6 +132,13 @@ def upstream_limits(settings: Settings) -> httpx.Limits:
         max_connections=settings.upstream_max_connections,
         max_keepalive_connections=settings.upstream_max_keepalive,
     )
+
+
+def _local_pools(pipeline: RunPipeline) -> None:
+    """Back to in-process deployment pools (the lifespan that shared them through Redis
+    ended)."""
+    pipeline.new_pool = local_pool
+    pipeline.pools.clear()
 
 
 def create_app(
@@ -221,6 +230,10 @@ def create_app(
                 # An unreachable Redis at start-up is a clear error, not a silent fallback
                 # (issue 12); the store was checked by open_store (migrations ran).
                 await run_broker.check()
+            if isinstance(run_broker, RedisStreamsBroker):  # deployment state shared too
+                pipeline.new_pool = redis_pools(run_broker.client, run_broker.prefix)
+                pipeline.pools.clear()
+                stack.callback(_local_pools, pipeline)
             manager = RunManager(run_store, run_broker, settings=settings.run_settings())
             stack.push_async_callback(manager.aclose)
             await manager.start_background()

@@ -41,7 +41,7 @@ from agui_codecs import CodecError, get_decoder
 from agui_codecs.protocols import ClientRequest
 
 from .config import RouteConfig
-from .deployments import DeploymentPool
+from .deployments import Deployments, PoolFactory, local_pool
 from .retry import backoff, failure_kind, retryable
 from .sent import SentLog, split_closing
 from .upstream import AttemptReport, Upstream, UpstreamBody, build_body
@@ -128,21 +128,26 @@ class RunPlan:
         routes: every route by name (the fallbacks are looked up here).
         pools: the deployment pools by route name (shared by the app's runs).
         max_event_size: cap on one upstream event, for each attempt's decoder.
+        new_pool: makes a route's pool on first use (in-process by default; Redis-backed
+            when the gateway has Redis, :mod:`gateway.deployments_redis`).
     """
 
     route: RouteConfig
     request: ClientRequest
     body: UpstreamBody
     routes: Mapping[str, RouteConfig]
-    pools: dict[str, DeploymentPool]
+    pools: dict[str, Deployments]
     max_event_size: int
+    new_pool: PoolFactory = local_pool
 
 
-def pool_for(pools: dict[str, DeploymentPool], route: RouteConfig) -> DeploymentPool:
-    """The route's deployment pool (created on first use)."""
+def pool_for(
+    pools: dict[str, Deployments], route: RouteConfig, new_pool: PoolFactory = local_pool
+) -> Deployments:
+    """The route's deployment pool (made by ``new_pool`` on first use)."""
     pool = pools.get(route.name)
     if pool is None or len(pool) != len(route.deployments) + 1:
-        pool = DeploymentPool(route.weights(), balance=route.balance, cooldown=route.cooldown)
+        pool = new_pool(route)
         pools[route.name] = pool
     return pool
 
@@ -180,13 +185,13 @@ async def run_attempts(
     waited = 0.0
     last: tuple[RunErrorEvent, AttemptReport] | None = None
     while True:  # one route of the chain
-        pool = pool_for(plan.pools, route)
+        pool = pool_for(plan.pools, route, plan.new_pool)
         targets = route.deployment_routes()
         route_began = loop.time()
         tried: list[int] = []
         failures = 0
         while True:  # one attempt on this route
-            index = pool.acquire(tried)
+            index = await pool.acquire(tried)
             tried.append(index)
             target = _with_model(targets[index], route.model)
             body = bodies.get((route.name, route.model))
@@ -194,7 +199,7 @@ async def run_attempts(
                 try:
                     body = build_body(route, request)
                 except CodecError as exc:  # the fallback's protocol cannot say it
-                    pool.release(index, failed=False)
+                    await pool.release(index, failed=False)
                     record = AttemptRecord(
                         len(records) + 1,
                         route.name,
@@ -258,7 +263,7 @@ async def run_attempts(
                             loop.time() - began,
                             run_input,
                         )
-                        pool.release(index, failed=False)
+                        await pool.release(index, failed=False)
                         _note(records, record, observer)
                         out = sent.forward(batch[:terminal])
                         out.append(_annotated(end, records, report))
@@ -266,7 +271,7 @@ async def run_attempts(
                         yield out
             except BaseException:
                 if not finished and failure is None:
-                    pool.release(index, failed=False)
+                    _release_later(pool, index)
                 raise
             if finished:
                 return
@@ -275,7 +280,7 @@ async def run_attempts(
             last = (failure, report)
             code = failure.code or "UPSTREAM_ERROR"
             transient = retryable(code, report.status)
-            pool.release(index, failed=transient)
+            await pool.release(index, failed=transient)
             failures += 1
             record = _record(
                 records,
@@ -356,6 +361,18 @@ async def run_attempts(
             yield _final(sent, [], last[0], records, last[1])
             return
         route = plan.routes[fallbacks.pop(0)]
+
+
+_releasing: set[asyncio.Future[None]] = set()
+
+
+def _release_later(pool: Deployments, index: int) -> None:
+    """Release ``index`` of an attempt ended by cancellation or by closing the run: in a
+    task of its own, since an ``await`` here may be cancelled again before the pool (Redis)
+    answers."""
+    task = asyncio.ensure_future(pool.release(index, failed=False))
+    _releasing.add(task)
+    task.add_done_callback(_releasing.discard)
 
 
 def _terminal_index(batch: list[Event]) -> int | None:

@@ -18,7 +18,7 @@ Durable runs (issue 3; :class:`Settings` lists the run-core tunables too)::
                                 platform's user data dir, ~/.local/share/agui-gateway)
     GATEWAY_DATABASE_SCHEMA     PostgreSQL schema holding the tables (optional)
     GATEWAY_REDIS_URL           Redis Streams broker (unset: in-process, one replica only)
-    GATEWAY_REDIS_PREFIX        key prefix of the run streams (default "agui:")
+    GATEWAY_REDIS_PREFIX        key prefix of the run streams and deployment state ("agui:")
     GATEWAY_ON_DISCONNECT       "continue" (default) or "cancel": what a streaming endpoint's
                                 run does when its client goes away
 
@@ -356,7 +356,7 @@ class Settings(SecuritySettings, BoundsSettings):
             deployments and tests share one database.
         redis_url: Redis Streams broker (``redis://``, ``rediss://``, ``unix://``); unset or
             empty: the in-process broker (a single replica).
-        redis_prefix: key prefix of the run streams in Redis.
+        redis_prefix: key prefix of the run streams and the deployment state in Redis.
         retention_seconds: runs ended longer ago than this are purged with their events
             (0 keeps them forever). Default 7 days.
         heartbeat_interval: seconds between a pump's lease refreshes (> 0).

@@ -1,20 +1,25 @@
-"""Choosing one of a route's deployments, with cooldowns (issue 19 item 3). Per process.
+"""Choosing one of a route's deployments, with cooldowns (issue 19 item 3).
 
 A route's deployments are its own ``upstream_url`` / ``auth`` (index 0) and each
 ``[[routes.deployments]]`` (:meth:`gateway.config.RouteConfig.deployment_routes`). Every
-attempt of a run takes one (:meth:`DeploymentPool.acquire`) and gives it back with its outcome
-(:meth:`DeploymentPool.release`):
+attempt of a run takes one (:meth:`Deployments.acquire`) and gives it back with its outcome
+(:meth:`Deployments.release`):
 
-* ``round-robin``: smooth weighted round-robin (the nginx ``upstream`` algorithm): over a cycle
-  of ``sum(weights)`` requests each deployment gets ``weight`` of them, interleaved;
-* ``least-busy``: the deployment with the fewest attempts in flight in this process, ties
-  broken by the larger weight, then by order;
+* ``round-robin``: smooth weighted round-robin (the nginx ``upstream`` algorithm,
+  ``ngx_http_upstream_round_robin.c``): over a cycle of ``sum(weights)`` requests each
+  deployment gets ``weight`` of them, interleaved;
+* ``least-busy``: the deployment with the fewest attempts in flight, ties broken by the
+  larger weight, then by order;
 * cooldown: after ``cooldown.failures`` consecutive retryable failures a deployment is not
   chosen for ``cooldown.seconds`` (a success resets the count); when every candidate is cooling
   down, the one whose cooldown ends first is used rather than failing the run. A retry prefers
   a deployment the run has not tried yet.
 
-State lives in this process only: replicas balance and cool down independently.
+One interface (:class:`Deployments`), two homes, as for the broker: :class:`DeploymentPool`
+keeps the state in this process (the default; replicas balance and cool down independently),
+:class:`gateway.deployments_redis.RedisDeploymentPool` keeps it in Redis when the gateway has
+one (``GATEWAY_REDIS_URL``), so every replica sees the same failure counts, cooldowns,
+round-robin credits and attempts in flight (that module says what differs).
 """
 
 from __future__ import annotations
@@ -22,10 +27,52 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
 
 from .route_policy import Balance, CooldownConfig
 
-__all__ = ["DeploymentPool"]
+if TYPE_CHECKING:
+    from .config import RouteConfig
+
+__all__ = ["DeploymentPool", "Deployments", "PoolFactory", "local_pool"]
+
+
+class Deployments(Protocol):
+    """The deployments of one route and their choice state (module docstring).
+
+    Attributes:
+        balance: ``"round-robin"`` or ``"least-busy"``.
+        cooldown: failures before a cooldown, and its length in seconds.
+    """
+
+    balance: Balance
+    cooldown: CooldownConfig
+
+    def __len__(self) -> int:
+        """Number of deployments (index 0: the route itself)."""
+        ...
+
+    async def acquire(self, tried: Collection[int] = ()) -> int:
+        """Choose a deployment for one attempt (its index) and count it in flight.
+
+        Args:
+            tried: deployments this run already used; avoided while others are available.
+        """
+        ...
+
+    async def release(self, index: int, *, failed: bool) -> None:
+        """End one attempt on ``index``: ``failed`` counts towards its cooldown (a transient
+        upstream failure), a success resets the count. Never raises."""
+        ...
+
+    async def cooling(self) -> list[int]:
+        """Indexes of the deployments cooling down now, ascending."""
+        ...
+
+
+PoolFactory = Callable[["RouteConfig"], Deployments]
+"""Makes the :class:`Deployments` of a route (:func:`local_pool`, or
+:func:`gateway.deployments_redis.redis_pools`)."""
 
 
 @dataclass(slots=True)
@@ -38,13 +85,16 @@ class _State:
 
 
 class DeploymentPool:
-    """The deployments of one route and their in-process state.
+    """:class:`Deployments` kept in this process (the default home).
 
     Args:
         weights: one positive weight per deployment (index 0: the route itself).
         balance: ``"round-robin"`` or ``"least-busy"``.
         cooldown: failures before a cooldown, and its length in seconds.
         clock: monotonic seconds (tests pass a fake).
+
+    Raises:
+        ValueError: no weight, or a weight below 1.
     """
 
     def __init__(
@@ -58,24 +108,24 @@ class DeploymentPool:
         if not weights or any(w <= 0 for w in weights):
             raise ValueError("a pool needs at least one deployment, each with a weight > 0")
         self._states = [_State(weight=w) for w in weights]
-        self.balance = balance
+        self.balance: Balance = balance
         self.cooldown = cooldown or CooldownConfig()
         self._clock = clock
 
     def __len__(self) -> int:
         return len(self._states)
 
-    def cooling(self) -> list[int]:
+    async def cooling(self) -> list[int]:
         """Indexes of the deployments cooling down now."""
         now = self._clock()
         return [i for i, s in enumerate(self._states) if s.cool_until > now]
 
-    def acquire(self, tried: Collection[int] = ()) -> int:
-        """Choose a deployment for one attempt and count it in flight.
+    def in_flight(self) -> list[int]:
+        """Attempts in flight per deployment (this process's count)."""
+        return [s.in_flight for s in self._states]
 
-        Args:
-            tried: deployments this run already used; avoided while others are available.
-        """
+    async def acquire(self, tried: Collection[int] = ()) -> int:
+        """Choose a deployment for one attempt and count it in flight (:class:`Deployments`)."""
         now = self._clock()
         states = self._states
         every = range(len(states))
@@ -95,9 +145,8 @@ class DeploymentPool:
         states[index].in_flight += 1
         return index
 
-    def release(self, index: int, *, failed: bool) -> None:
-        """End one attempt on ``index``: ``failed`` counts towards its cooldown (a transient
-        upstream failure), a success resets the count."""
+    async def release(self, index: int, *, failed: bool) -> None:
+        """End one attempt on ``index`` (:class:`Deployments`)."""
         state = self._states[index]
         state.in_flight = max(0, state.in_flight - 1)
         if not failed:
@@ -107,3 +156,8 @@ class DeploymentPool:
         if state.failures >= self.cooldown.failures:
             state.failures = 0
             state.cool_until = self._clock() + self.cooldown.seconds
+
+
+def local_pool(route: RouteConfig) -> DeploymentPool:
+    """The in-process :class:`DeploymentPool` of ``route`` (its weights, balance, cooldown)."""
+    return DeploymentPool(route.weights(), balance=route.balance, cooldown=route.cooldown)

@@ -50,7 +50,7 @@ from agui_codecs.ui import UiSchemaCompiler, UiStage, resolve_locale
 from . import metrics
 from .attempts import AttemptObserver, RunPlan, Sleep, run_attempts
 from .config import RouteConfig
-from .deployments import DeploymentPool
+from .deployments import Deployments, PoolFactory, local_pool
 from .errors import RequestError
 from .upstream import Upstream, build_body
 from .upstream_ids import UpstreamIds
@@ -127,8 +127,11 @@ class RunPipeline:
         self.observer = observer
         self.sleep = sleep
         self.rng = rng
-        self.pools: dict[str, DeploymentPool] = {}
-        """Deployment pools by route name (per process, :mod:`gateway.deployments`)."""
+        self.pools: dict[str, Deployments] = {}
+        """Deployment pools by route name (:mod:`gateway.deployments`)."""
+        self.new_pool: PoolFactory = local_pool
+        """Makes a route's pool: in-process, or Redis-backed when the app has Redis
+        (:func:`gateway.deployments_redis.redis_pools`, set by the app's lifespan)."""
 
     def ui_stage(
         self, route: RouteConfig, forwarded_props: Any, accept_language: str | None
@@ -212,6 +215,7 @@ class PreparedRun:
             body=self._body,
             routes=pipeline.routes,
             pools=pipeline.pools,
+            new_pool=pipeline.new_pool,
             max_event_size=pipeline.max_event_size,
         )
         batches = run_attempts(

@@ -1,10 +1,12 @@
 """Several deployments per route (issue 19 item 3): weights, round-robin or least-busy, a
-cooldown after repeated failures, per process. Round-robin is the smooth weighted algorithm of
+cooldown after repeated failures, each behaviour checked for the in-process pool and for the
+state kept in Redis (``tests/support/pools.py``). Round-robin is the smooth weighted algorithm of
 nginx's ``upstream`` module (weights 5, 1, 1 give ``a a b a c a a``, ngx_http_upstream_round_robin.c)."""
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -14,11 +16,12 @@ import respx
 from gwtest import CHAT_REQUEST, RUN_INPUT, chunk, drive, sse
 from hypothesis import given
 from hypothesis import strategies as st
+from pools import KINDS, PoolKit
 from real_clients import replay, require_harness
 from resilience import build
 
 from gateway.config import load_routes
-from gateway.deployments import DeploymentPool
+from gateway.deployments import DeploymentPool, Deployments
 from gateway.errors import ConfigError
 from gateway.route_policy import CooldownConfig
 
@@ -26,82 +29,78 @@ TEXT_OK = sse(chunk({"role": "assistant", "content": "Hi"}), chunk({}, finish="s
 EAST, WEST = "https://east.test/v1", "https://west.test/v1"
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.now = 0.0
+@pytest.fixture(params=KINDS)
+async def kit(request: pytest.FixtureRequest) -> AsyncIterator[PoolKit]:
+    """Pools kept in this process, then the same tests with the state in Redis."""
+    opened = await PoolKit.open(request.param)
+    yield opened
+    await opened.close()
 
-    def __call__(self) -> float:
-        return self.now
 
-
-def test_smooth_weighted_round_robin_matches_nginx() -> None:
-    pool = DeploymentPool([5, 1, 1])
+async def cycle(pool: Deployments, n: int) -> list[int]:
     picks = []
-    for _ in range(7):
-        index = pool.acquire()
-        pool.release(index, failed=False)
-        picks.append("abc"[index])
-    assert "".join(picks) == "aabacaa"
+    for _ in range(n):
+        index = await pool.acquire()
+        await pool.release(index, failed=False)
+        picks.append(index)
+    return picks
+
+
+async def test_smooth_weighted_round_robin_matches_nginx(kit: PoolKit) -> None:
+    pool = kit.make([5, 1, 1])
+    assert "".join("abc"[i] for i in await cycle(pool, 7)) == "aabacaa"
 
 
 @given(st.lists(st.integers(min_value=1, max_value=9), min_size=1, max_size=5))
 def test_round_robin_gives_each_its_weight_per_cycle(weights: list[int]) -> None:
     pool = DeploymentPool(weights)
-    counts = [0] * len(weights)
-    for _ in range(sum(weights) * 3):
-        index = pool.acquire()
-        pool.release(index, failed=False)
-        counts[index] += 1
-    assert counts == [w * 3 for w in weights]
+    picks = asyncio.run(cycle(pool, sum(weights) * 3))
+    assert [picks.count(i) for i in range(len(weights))] == [w * 3 for w in weights]
 
 
-def test_least_busy_takes_the_idlest_then_the_heavier() -> None:
-    pool = DeploymentPool([1, 3], balance="least-busy")
-    assert pool.acquire() == 1  # tie at 0 in flight: the heavier
-    assert pool.acquire() == 0
-    assert pool.acquire() == 1
-    pool.release(1, failed=False)
-    pool.release(1, failed=False)
-    assert pool.acquire() == 1
+async def test_least_busy_takes_the_idlest_then_the_heavier(kit: PoolKit) -> None:
+    pool = kit.make([1, 3], balance="least-busy")
+    assert await pool.acquire() == 1  # tie at 0 in flight: the heavier
+    assert await pool.acquire() == 0
+    assert await pool.acquire() == 1
+    await pool.release(1, failed=False)
+    await pool.release(1, failed=False)
+    assert await pool.acquire() == 1
 
 
-def test_cooldown_after_repeated_failures_then_back() -> None:
-    clock = Clock()
-    pool = DeploymentPool(
-        [1, 1], balance="least-busy", cooldown=CooldownConfig(failures=2, seconds=30), clock=clock
-    )
+async def test_cooldown_after_repeated_failures_then_back(kit: PoolKit) -> None:
+    pool = kit.make([1, 1], balance="least-busy", cooldown=CooldownConfig(failures=2, seconds=30))
     for _ in range(2):
-        pool.release(pool.acquire(tried=[1]), failed=True)
-    assert pool.cooling() == [0]
-    assert [pool.acquire() for _ in range(3)] == [1, 1, 1]
-    clock.now = 31
-    assert pool.cooling() == []
-    assert pool.acquire() == 0
+        await pool.release(await pool.acquire(tried=[1]), failed=True)
+    assert await pool.cooling() == [0]
+    assert [await pool.acquire() for _ in range(3)] == [1, 1, 1]
+    await kit.advance(31)
+    assert await pool.cooling() == []
+    assert await pool.acquire() == 0
 
 
-def test_a_success_resets_the_failure_count() -> None:
-    pool = DeploymentPool([1], cooldown=CooldownConfig(failures=2))
-    pool.release(pool.acquire(), failed=True)
-    pool.release(pool.acquire(), failed=False)
-    pool.release(pool.acquire(), failed=True)
-    assert pool.cooling() == []
+async def test_a_success_resets_the_failure_count(kit: PoolKit) -> None:
+    pool = kit.make([1], cooldown=CooldownConfig(failures=2))
+    await pool.release(await pool.acquire(), failed=True)
+    await pool.release(await pool.acquire(), failed=False)
+    await pool.release(await pool.acquire(), failed=True)
+    assert await pool.cooling() == []
 
 
-def test_everyone_cooling_uses_the_one_back_soonest() -> None:
-    clock = Clock()
-    pool = DeploymentPool([1, 1], cooldown=CooldownConfig(failures=1, seconds=10), clock=clock)
-    first = pool.acquire()
-    pool.release(first, failed=True)  # cools down until 10
-    clock.now = 5
-    second = pool.acquire()
-    pool.release(second, failed=True)  # until 15
-    assert first != second and sorted(pool.cooling()) == [0, 1]
-    assert pool.acquire() == first
+async def test_everyone_cooling_uses_the_one_back_soonest(kit: PoolKit) -> None:
+    pool = kit.make([1, 1], cooldown=CooldownConfig(failures=1, seconds=10))
+    first = await pool.acquire()
+    await pool.release(first, failed=True)  # cools down until 10
+    await kit.advance(5)
+    second = await pool.acquire()
+    await pool.release(second, failed=True)  # until 15
+    assert first != second and sorted(await pool.cooling()) == [0, 1]
+    assert await pool.acquire() == first
 
 
-def test_a_retry_prefers_an_untried_deployment() -> None:
-    pool = DeploymentPool([9, 1])
-    assert pool.acquire(tried=[0]) == 1
+async def test_a_retry_prefers_an_untried_deployment(kit: PoolKit) -> None:
+    pool = kit.make([9, 1])
+    assert await pool.acquire(tried=[0]) == 1
 
 
 ROUTES = f"""
