@@ -7,7 +7,8 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 HOST   ?= 127.0.0.1
 PORT   ?= 8000
-NODE_HARNESSES := $(wildcard tests/harness/package-lock.json tests/ui_harness/package-lock.json)
+NODE_HARNESSES := $(wildcard tests/harness/package-lock.json tests/ui_harness/package-lock.json \
+                             tests/workflow_harness/package-lock.json)
 
 .PHONY: run test lint bench fuzz clean node-harnesses adapter-venvs
 
