@@ -8,7 +8,8 @@ BIN    := $(VENV)/bin
 HOST   ?= 127.0.0.1
 PORT   ?= 8000
 NODE_HARNESSES := $(wildcard tests/harness/package-lock.json tests/ui_harness/package-lock.json \
-                             tests/workflow_harness/package-lock.json)
+                             tests/workflow_harness/package-lock.json \
+                             examples/copilotkit/package-lock.json)
 
 .PHONY: run test lint bench fuzz clean node-harnesses adapter-venvs
 
