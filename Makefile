@@ -46,7 +46,7 @@ node-harnesses:
 	@for lock in $(NODE_HARNESSES); do \
 	  dir=$$(dirname $$lock); \
 	  echo "npm ci in $$dir"; \
-	  npm ci --prefix $$dir --no-audit --no-fund --loglevel=error || exit 1; \
+	  (cd $$dir && npm ci --no-audit --no-fund --loglevel=error) || exit 1; \
 	done
 
 # Real adapters that cannot share the gateway's venv (conflicting pins) get one each.
