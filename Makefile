@@ -7,7 +7,9 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 HOST   ?= 127.0.0.1
 PORT   ?= 8000
-NODE_HARNESSES := $(wildcard tests/harness/package-lock.json tests/ui_harness/package-lock.json)
+NODE_HARNESSES := $(wildcard tests/harness/package-lock.json tests/ui_harness/package-lock.json \
+                             tests/workflow_harness/package-lock.json \
+                             examples/copilotkit/package-lock.json)
 
 .PHONY: run test lint bench fuzz clean node-harnesses adapter-venvs
 
@@ -44,7 +46,7 @@ node-harnesses:
 	@for lock in $(NODE_HARNESSES); do \
 	  dir=$$(dirname $$lock); \
 	  echo "npm ci in $$dir"; \
-	  npm ci --prefix $$dir --no-audit --no-fund --loglevel=error || exit 1; \
+	  (cd $$dir && npm ci --no-audit --no-fund --loglevel=error) || exit 1; \
 	done
 
 # Real adapters that cannot share the gateway's venv (conflicting pins) get one each.

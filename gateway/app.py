@@ -68,6 +68,7 @@ from .metrics import mark_process_dead
 from .pipeline import RunPipeline
 from .routes import EXCEPTION_HANDLERS, AccessLog, endpoints
 from .routes._http import RUN_HEADERS
+from .routes.workflow import WORKFLOW_HEADERS
 from .runs import RunManager
 from .services import Services
 from .store import RunStore, open_store
@@ -102,7 +103,7 @@ def _middleware(settings: Settings) -> list[Middleware]:
                 allow_origins=origins,
                 allow_methods=["GET", "POST", "DELETE", "OPTIONS"],
                 allow_headers=list(CORS_ALLOW_HEADERS),
-                expose_headers=list(RUN_HEADERS),
+                expose_headers=[*RUN_HEADERS, *WORKFLOW_HEADERS],
                 allow_credentials=False,
                 max_age=600,
             )

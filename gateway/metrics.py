@@ -31,7 +31,8 @@ calls one of the small ``record_*`` / ``track_*`` helpers below. Exposed (text f
     agui_gateway_broker_operation_seconds{operation} broker publish / read round trips
     agui_gateway_broker_errors_total{operation}      broker calls that failed
     agui_gateway_resumes_total{kind}                 streams resumed or re-joined: kind
-                                                     last_event_id | snapshot | ai_sdk
+                                                     last_event_id | snapshot | ai_sdk |
+                                                     start_index (``WorkflowChatTransport``)
     agui_gateway_repairs_total{route,repair}         repairs by the AG-UI normalizer
                                                      (terminal ``metadata.repairs``)
 
@@ -242,7 +243,7 @@ BROKER_ERRORS: Final = Counter(
 )
 RESUMES: Final = Counter(
     "resumes",
-    "Streams resumed (last_event_id, snapshot) or re-joined (ai_sdk).",
+    "Streams resumed (last_event_id, snapshot, start_index) or re-joined (ai_sdk).",
     ["kind"],
     namespace=_NS,
 )

@@ -27,7 +27,7 @@ hold, or another route) are ``409 RUN_ID_TAKEN``.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from ag_ui.core import RunAgentInput
 from starlette.responses import Response
@@ -52,7 +52,7 @@ from ._cursor import cursor_tag
 from ._endpoint import Call
 from ._http import read_json, run_headers, sse_response
 
-__all__ = ["agui", "ai_sdk", "run_metadata"]
+__all__ = ["agui", "ai_sdk", "ai_sdk_chat", "run_metadata"]
 
 
 async def agui(call: Call) -> Response:
@@ -85,6 +85,20 @@ async def ai_sdk(call: Call) -> Response:
     limit = call.services.settings.max_request_bytes
     body_timeout = call.services.settings.body_timeout_seconds
     chat, raw = await read_json(call.request, AiSdkChatRequest, limit=limit, timeout=body_timeout)
+    return await ai_sdk_chat(call, route, chat, raw)
+
+
+async def ai_sdk_chat(
+    call: Call,
+    route: RouteConfig,
+    chat: AiSdkChatRequest,
+    raw: bytes,
+    *,
+    extra_headers: Callable[[RunRecord], Mapping[str, str]] | None = None,
+) -> Response:
+    """Run an AI SDK chat request read from the body (``raw``) on ``route`` -> UIMessageChunk
+    SSE + [DONE]; ``extra_headers`` adds response headers naming the recorded run (the
+    ``WorkflowChatTransport`` POST, :mod:`.workflow`)."""
     check_ids(chat_request_ids(chat))
     run_input = to_run_agent_input(chat, run_id=f"run_{uuid.uuid4().hex}")
     message_id = response_message_id(chat)
@@ -102,7 +116,9 @@ async def ai_sdk(call: Call) -> Response:
             message_id=message_id, ai_sdk_major=route.ai_sdk_major, message_metadata=ids
         )
 
-    return await _stream(call, route, client, encoder, message_id=message_id)
+    return await _stream(
+        call, route, client, encoder, message_id=message_id, extra_headers=extra_headers
+    )
 
 
 async def _rejoined(call: Call, run: RunRecord, prelude: Prelude) -> Response:
@@ -144,6 +160,7 @@ async def _stream(
     make_encoder: Callable[[RunRecord | None], Encoder],
     *,
     message_id: str | None = None,
+    extra_headers: Callable[[RunRecord], Mapping[str, str]] | None = None,
 ) -> Response:
     services = call.services
     settings = services.settings
@@ -174,4 +191,6 @@ async def _stream(
         cursor_tag=cursor_tag(run.id),
     )
     headers = run_headers(run.public_thread_id, run.public_run_id)
+    if extra_headers is not None:
+        headers.update(extra_headers(run))
     return sse_response(body, encoder, settings, headers=headers)

@@ -186,9 +186,15 @@ async def test_cors_origins_answer_the_preflight_and_mark_responses(
     )
     assert reply.status_code == 200
     assert reply.headers["access-control-allow-origin"] == "http://localhost:3000"
-    # only the headers naming the run are readable by the page (Stop, resume: issue 14)
+    # only the headers naming the run are readable by the page (Stop, resume: issue 14), and
+    # the two WorkflowChatTransport reads (@workflow/ai 5.0.0 workflow-chat-transport.js)
     exposed = reply.headers["access-control-expose-headers"].lower()
-    assert sorted(h.strip() for h in exposed.split(",")) == ["x-agui-run-id", "x-agui-thread-id"]
+    assert sorted(h.strip() for h in exposed.split(",")) == [
+        "x-agui-run-id",
+        "x-agui-thread-id",
+        "x-workflow-run-id",
+        "x-workflow-stream-tail-index",
+    ]
 
     refused = await send(
         app, "POST", "/v1/agui/gpt", json=RUN_INPUT, headers={"origin": "https://evil.example"}
