@@ -98,8 +98,9 @@ async def test_deltas_are_written_in_bounded_batches_exactly_once(stack: Stack) 
 
 
 async def test_run_started_is_synthesised_with_the_runs_ids(stack: Stack) -> None:
-    """A missing RUN_STARTED is synthesised with the run's public ids and a late one dropped;
-    RUN_FINISHED is stored as sent (its ids are the decoder's, fixed before it was built:
+    """A missing RUN_STARTED is synthesised with the run's public ids and ``protocolVersion``
+    (AG-UI 1.0 ``RunStartedEvent``) and a late one carrying nothing new absorbed (the store
+    guard, ``agui_codecs.core.guard``); RUN_FINISHED is stored as sent (its ids are the decoder's, fixed before it was built:
     ``tests/gateway/test_runs_streaming.py`` checks them on a renamed run)."""
     run = await new_run(stack)
     upstream = [
@@ -111,7 +112,7 @@ async def test_run_started_is_synthesised_with_the_runs_ids(stack: Stack) -> Non
     ]
     await RunPump(stack.store, stack.broker, run, settings=FAST).run(from_list(upstream))
     assert await stored_events(stack) == [
-        {"type": "RUN_STARTED", "threadId": "thread-1", "runId": "run-1"},
+        {"type": "RUN_STARTED", "threadId": "thread-1", "runId": "run-1", "protocolVersion": "1.0"},
         {"type": "TEXT_MESSAGE_START", "messageId": "m"},
         {"type": "TEXT_MESSAGE_END", "messageId": "m"},
         {"type": "RUN_FINISHED", "threadId": "thread-1", "runId": "run-1"},
