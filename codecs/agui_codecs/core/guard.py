@@ -98,8 +98,8 @@ class StoreGuard:
     Attributes:
         verifier: the :class:`~agui_codecs.transitions.AguiVerifier` of what was let out.
         repairs: repair key (module docstring) -> count.
-        violation: the :class:`~agui_codecs.transitions.Finding` (or chunk rule) that ended
-            the run with RUN_ERROR ``UPSTREAM_PROTOCOL_ERROR``, else None.
+        violation: the kit's rule id (``agui/verify/<fault>``, ``agui/chunks/<rule>``) of the
+            event that ended the run with RUN_ERROR ``UPSTREAM_PROTOCOL_ERROR``, else None.
         ended: True once a terminal event was let out.
     """
 
@@ -107,7 +107,7 @@ class StoreGuard:
         self.thread_id, self.run_id = thread_id, run_id
         self.verifier = AguiVerifier()
         self.repairs: Counter[str] = Counter()
-        self.violation: Finding | None = None
+        self.violation: str | None = None
         self._chunks = ChunkExpander()
         self._openers: dict[tuple[str, str | None, str], JsonObject] = {}
         self._seen: set[tuple[str, str | None, str]] = set()
@@ -176,8 +176,7 @@ class StoreGuard:
         except ChunkError as exc:
             self._chunks = saved[0]
             self.verifier._restore(saved[1])
-            finding = Finding(Fault.FIRST_EVENT, exc.message, exc.ids)
-            self._fail(out, f"agui/chunks/{exc.rule}", finding, str(wire.get("type")))
+            self._fail(out, f"agui/chunks/{exc.rule}", exc.message, exc.ids, wire.get("type"))
             return
         if wire.get("type") not in CHUNK_TYPES:  # lanes closed by the client, then the event
             for end in expanded[:-1]:
@@ -194,7 +193,7 @@ class StoreGuard:
             if found is not None:
                 self._chunks = saved[0]
                 self.verifier._restore(saved[1])
-                self._fail(out, f"agui/verify/{found.fault.value}", found, str(ev.get("type")))
+                self._fail_on(out, found, ev.get("type"))
                 return
             self._track(ev, chunk=True)
         out.append(wire)
@@ -245,7 +244,7 @@ class StoreGuard:
                     self._track(start)
                     out.append(start)
                     return self._push(ev, out, retry=False)
-        self._fail(out, f"agui/verify/{fault.value}", found, etype)
+        self._fail_on(out, found, etype)
         return None
 
     # -- helpers --------------------------------------------------------------------------
@@ -309,15 +308,20 @@ class StoreGuard:
                 let_out.append(closer)
         return let_out
 
-    def _fail(self, out: list[JsonObject], rule: str, found: Finding, etype: str) -> None:
+    def _fail_on(self, out: list[JsonObject], found: Finding, etype: Any) -> None:
+        self._fail(out, f"agui/verify/{found.fault.value}", found.message, found.ids, etype)
+
+    def _fail(
+        self, out: list[JsonObject], rule: str, message: str, ids: tuple[str, ...], etype: Any
+    ) -> None:
         """Close what is open and end the run with RUN_ERROR ``UPSTREAM_PROTOCOL_ERROR``."""
-        self.violation = found
+        self.violation = rule
         out.extend(self._closers())
         error: JsonObject = {
             "type": "RUN_ERROR",
-            "message": f"{rule}: {found.message}",
+            "message": f"{rule}: {message}",
             "code": GUARD_ERROR_CODE,
-            "metadata": {"rule": rule, "eventType": etype, "ids": list(found.ids)},
+            "metadata": {"rule": rule, "eventType": str(etype), "ids": list(ids)},
         }
         self.verifier.step(error)
         out.append(error)
