@@ -1,7 +1,7 @@
 """StoreGuard (``agui_codecs.core.guard``, issue 12 item 3): nothing illegal is stored.
 
 Event sequences are generated from the AG-UI transition tables themselves
-(:data:`~agui_codecs.transitions.LIFECYCLES` and the run-level types of
+(:data:`~agui_codecs.transitions.LIFECYCLES`, also under a subagent, and the run-level types of
 :data:`~agui_codecs.transitions.RUN_TABLE`), legal ones (each next event one the verifier
 accepts) and arbitrary ones, and fed through the guard the way the pump feeds it (until the
 guard lets a terminal event out; an input without one is closed as the pump closes a truncated
@@ -32,26 +32,28 @@ IDS = {
     "messageId": ["m1", "m2"],
     "toolCallId": ["c1", "c2"],
     "stepName": ["s1", "s2"],
+    "subagentRunId": ["sa", "sb"],
 }
 EXTRA: dict[str, dict[str, Any]] = {
     "TEXT_MESSAGE_START": {"role": "assistant"},
     "TOOL_CALL_START": {"toolCallName": "lookup"},
     "REASONING_MESSAGE_START": {"role": "reasoning"},
+    "SUBAGENT_STARTED": {"name": "helper"},
+    "SUBAGENT_ERROR": {"message": "helper failed"},
 }
 RUN_TYPES = sorted({etype for _, etype in RUN_TABLE if etype != "*"})
 """RUN_STARTED, RUN_FINISHED, RUN_ERROR: the run-level types the table names."""
 
 
 def _templates() -> list[dict[str, Any]]:
-    """One event per (lifecycle event type, id) of the tables (subagents aside: their
-    events are 1.0 extensions the kit's schema check treats apart), plus the run-level ones."""
+    """One event per (lifecycle event type, id) of the tables, the same under subagent ``sa``
+    (``subagentRunId``), and the run-level ones, plus a few the tables treat apart."""
     out: list[dict[str, Any]] = []
     for lc in LIFECYCLES:
-        if lc.kind == "subagent":
-            continue
         for etype in (lc.opener, *sorted(lc.continuers), *sorted(lc.closers)):
             for eid in IDS[lc.id_field]:
                 out.append({"type": etype, lc.id_field: eid, **EXTRA.get(etype, {})})
+    out += [{**e, "subagentRunId": "sa"} for e in out if "subagentRunId" not in e]
     for etype in RUN_TYPES:
         if etype == "RUN_ERROR":
             out.append({"type": etype, "message": "upstream failed", "code": "UPSTREAM_ERROR"})
@@ -61,6 +63,10 @@ def _templates() -> list[dict[str, Any]]:
         {"type": "RUN_STARTED", "threadId": "thread-1", "runId": "run-1", "parentRunId": "p"}
     )
     out.append({"type": "TEXT_MESSAGE_START", "messageId": "m1", "role": "user"})
+    out.append(
+        {"type": "SUBAGENT_STARTED", "subagentRunId": "sb", "name": "helper"}
+        | {"parentSubagentRunId": "sa"}
+    )
     out.append({"type": "CUSTOM", "name": "note", "value": 1})
     out.append({"type": "TEXT_MESSAGE_CHUNK", "messageId": "m3", "delta": ""})
     return out
@@ -152,10 +158,17 @@ def legal_runs(draw: st.DrawFn) -> list[dict[str, Any]]:
         ("text-message", "TEXT_MESSAGE_END", "messageId"),
         ("reasoning-message", "REASONING_MESSAGE_END", "messageId"),
         ("reasoning-span", "REASONING_END", "messageId"),
-        ("step", "STEP_FINISHED", "stepName"),
     ):
         for eid in verifier.open_ids(kind):
             run.append({"type": end, field: eid})
+    for key in verifier.open["step"]:
+        tag, name = key.split("\x00", 1)
+        run.append(
+            {"type": "STEP_FINISHED", "stepName": name}
+            | ({"subagentRunId": tag[1:]} if tag else {})
+        )
+    for sid in reversed(verifier.open_ids("subagent")):
+        run.append({"type": "SUBAGENT_FINISHED", "subagentRunId": sid})
     ending = draw(st.sampled_from(["RUN_FINISHED", "RUN_ERROR"]))
     if ending == "RUN_FINISHED":
         run.append({"type": "RUN_FINISHED", "threadId": "thread-1", "runId": "run-1"})
