@@ -49,7 +49,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from ..errors import RemoteProtocolError
-from ..transitions import LIFECYCLE_BY_EVENT, AguiVerifier, Fault, Finding, Phase
+from ..transitions import LIFECYCLE_BY_EVENT, LIFECYCLES, AguiVerifier, Fault, Finding, Phase
 from .chunks import CHUNK_TYPES, ChunkError, ChunkExpander
 
 __all__ = ["GUARD_ERROR_CODE", "PROTOCOL_VERSION", "StoreGuard"]
@@ -72,6 +72,16 @@ _CONTENT_OPENERS: Final[dict[str, tuple[str, str]]] = {
     "REASONING_MESSAGE_CONTENT": ("REASONING_MESSAGE_START", "reasoning"),
 }
 """Content that may be opened first: the START type and its ``role``."""
+
+_STATELESS: Final = frozenset(
+    {t for lc in LIFECYCLES for t in lc.continuers}
+    | {"CUSTOM", "RAW", "STATE_DELTA", "STATE_SNAPSHOT", "ACTIVITY_DELTA"}
+    | {"REASONING_ENCRYPTED_VALUE"}
+)
+"""Event types whose verifier step inside an active run changes no state, legal or not (the
+continuations of :data:`LIFECYCLES` and the events :class:`AguiVerifier` only checks): the
+guard's hot path steps them without the snapshot a refused event needs (deltas are most of a
+run)."""
 
 _CLOSE_ORDER: Final = (
     ("tool-call", "TOOL_CALL_END", "toolCallId", "toolCall"),
@@ -199,7 +209,10 @@ class StoreGuard:
         out.append(wire)
 
     def _push(self, ev: JsonObject, out: list[JsonObject], *, retry: bool = True) -> None:
-        found = self.verifier.step(ev, apply_faulty=False)
+        if self.verifier.phase is Phase.ACTIVE and ev.get("type") in _STATELESS:
+            found = self.verifier.step(ev)  # changes nothing either way: no snapshot needed
+        else:
+            found = self.verifier.step(ev, apply_faulty=False)
         if found is None:
             self._track(ev)
             out.append(ev)
@@ -265,6 +278,8 @@ class StoreGuard:
         if entry is None:
             return
         lc, role = entry
+        if role == "continue":
+            return
         key = self._key(lc.kind, ev)
         if role == "open":
             self._openers[key] = dict(ev)
