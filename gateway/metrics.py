@@ -34,7 +34,8 @@ calls one of the small ``record_*`` / ``track_*`` helpers below. Exposed (text f
                                                      last_event_id | snapshot | ai_sdk |
                                                      start_index (``WorkflowChatTransport``)
     agui_gateway_repairs_total{route,repair}         repairs by the AG-UI normalizer
-                                                     (terminal ``metadata.repairs``)
+                                                     (terminal ``metadata.repairs``) and by
+                                                     the store guard (the pump)
 
 and, per app, the ui_schema compiler's and the decoders' counters (:func:`render_metrics`)::
 
@@ -249,7 +250,8 @@ RESUMES: Final = Counter(
 )
 REPAIRS: Final = Counter(
     "repairs",
-    "Repairs made by the AG-UI normalizer (terminal metadata.repairs), by route and repair.",
+    "Repairs made by the AG-UI normalizer (terminal metadata.repairs) and the store guard, "
+    "by route and repair.",
     ["route", "repair"],
     namespace=_NS,
 )

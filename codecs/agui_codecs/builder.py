@@ -78,6 +78,7 @@ from ag_ui.core import (
     ToolCallStartEvent,
 )
 
+from .core.guard import PROTOCOL_VERSION
 from .core.illegal import guard
 from .cost import price_usage
 from .errors import LocalProtocolError
@@ -85,7 +86,6 @@ from .events import wire_view
 
 __all__ = ["FINISH_REASONS", "RunBuilder"]
 
-PROTOCOL_VERSION = "1.0"
 
 FINISH_REASONS = frozenset({"stop", "length", "tool-calls", "content-filter", "error", "other"})
 """Canonical finish reasons (AI SDK ``FinishReason`` names accepted by ai v5, v6 and v7)."""

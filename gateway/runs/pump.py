@@ -8,11 +8,15 @@
   numbers them, writes and publishes them through a
   :class:`~gateway.runs.writer.RunWriter` (deltas batched by time and count, control events
   written before they are published);
-* guarantees a legal stored run: RUN_STARTED first (synthesised when the upstream starts with
-  something else, or, with ``announce``, before the upstream is read; its ``threadId``/``runId``
-  are the run's public ids, never the store keys of :mod:`gateway.tenancy`), a second
-  RUN_STARTED dropped,
-  nothing after the terminal event, and a terminal event always (``UPSTREAM_TRUNCATED`` when
+* stores nothing illegal (issue 12 item 3): every event passes the run's
+  :class:`~agui_codecs.core.StoreGuard` (the AG-UI transition tables of the semantics core)
+  before it is staged, which holds the lifecycle rules: RUN_STARTED first (synthesised with
+  ``protocolVersion`` and the run's public ids, never the store keys of
+  :mod:`gateway.tenancy`, when the upstream starts with something else, or, with
+  ``announce``, before the upstream is read), a repeat RUN_STARTED absorbed, the other repairs
+  the tables allow, else what is open closed and RUN_ERROR ``UPSTREAM_PROTOCOL_ERROR``; the
+  guard's repairs are counted in ``agui_gateway_repairs_total``;
+* nothing after the terminal event, and a terminal event always (``UPSTREAM_TRUNCATED`` when
   the iterator ends without one, the exception's ``code`` or ``UPSTREAM_ERROR`` when it raises);
 * reads its upstream in a feeder task, a bounded number of events ahead (``2 *
   batch_max_events``), and hands the writer every event already available as one chunk
@@ -43,7 +47,7 @@ from urllib.parse import urlsplit
 
 from ag_ui.core import Event
 
-from agui_codecs.builder import PROTOCOL_VERSION
+from agui_codecs.core import StoreGuard
 from agui_codecs.events import event_to_wire
 
 from .. import metrics
@@ -140,8 +144,9 @@ class RunPump:
         announce: write and publish RUN_STARTED (``protocolVersion`` 1.0, the run's public
             ids) before the upstream is read, so a client's first event does not wait for the
             upstream's first byte (issue 16 item 7); the upstream's own RUN_STARTED is then
-            dropped as a repeat. Only for upstreams whose RUN_STARTED carries nothing else
-            (not the passthrough protocols, whose RUN_STARTED may carry metadata).
+            absorbed by the guard (:meth:`~agui_codecs.core.StoreGuard.announce`). Only for
+            upstreams whose RUN_STARTED carries nothing else (not the passthrough protocols,
+            whose RUN_STARTED may carry metadata).
     """
 
     def __init__(
@@ -156,7 +161,6 @@ class RunPump:
     ) -> None:
         self.settings = settings or RunSettings()
         self.announce = announce
-        self._announced = False
         self.store = store
         self.run_record = run
         self.writer = RunWriter(
@@ -175,6 +179,7 @@ class RunPump:
         self._inbox_space = asyncio.Event()
         self._has_pending = asyncio.Event()
         self._started = False
+        self.guard = StoreGuard(thread_id=run.public_thread_id, run_id=run.public_run_id)
 
     @property
     def run_id(self) -> str:
@@ -245,16 +250,7 @@ class RunPump:
         try:
             try:
                 if self.announce:
-                    run = self.run_record
-                    self._stage(
-                        {
-                            "type": "RUN_STARTED",
-                            "threadId": run.public_thread_id,
-                            "runId": run.public_run_id,
-                            "protocolVersion": PROTOCOL_VERSION,
-                        }
-                    )
-                    self._announced = True
+                    self.writer.stage(self.guard.announce())
                     await self._commit()
                 while not fold.ended:
                     room = self.settings.batch_max_events - len(self.writer.pending)
@@ -299,6 +295,7 @@ class RunPump:
             _log.error("run %s: store failed, giving up (%s)", self.run_id, exc.message)
             await self._announce_store_lost()
             return self._outcome("store_error")
+        self._count_repairs()
         terminal = fold.terminal or {}
         error = None
         if terminal.get("type") == "RUN_ERROR":
@@ -313,14 +310,21 @@ class RunPump:
         fold = self.writer.fold
         if fold.ended:
             return
-        events = [
-            *fold.closing_events(),
-            {"type": "RUN_ERROR", "message": STORE_LOST_MESSAGE, "code": "STORE_UNAVAILABLE"},
-        ]
+        error = {"type": "RUN_ERROR", "message": STORE_LOST_MESSAGE, "code": "STORE_UNAVAILABLE"}
+        events = [out for e in (*fold.closing_events(), error) for out in self.guard.push(e)]
         try:
             await self.writer.announce(events)
         except Exception:  # the broker may be gone too: readers then see the store error
             _log.exception("run %s: could not announce the lost store", self.run_id)
+
+    def _count_repairs(self) -> None:
+        """Count the guard's repairs (``agui_gateway_repairs_total{route,repair}``) and log the
+        violation that ended the run, if any."""
+        route = self.run_record.route or ""
+        for repair, count in self.guard.repairs.items():
+            metrics.REPAIRS.labels(route, repair).inc(count)
+        if self.guard.violation is not None:
+            _log.warning("run %s: ended by the store guard: %s", self.run_id, self.guard.violation)
 
     def _failure(self, cause: BaseException) -> tuple[str, str]:
         """``(code, message)`` of the RUN_ERROR for an upstream iterator that raised.
@@ -390,27 +394,9 @@ class RunPump:
             await self._inbox_ready.wait()
 
     def _stage(self, event: JsonObject) -> None:
-        """Number one upstream event (see the module docstring for what is changed)."""
-        writer = self.writer
-        fold = writer.fold
-        kind = event.get("type")
-        run = self.run_record
-        if kind == "RUN_STARTED":
-            if fold.run_started is not None:
-                if self._announced:
-                    self._announced = False  # the upstream's own, after the announced one
-                else:
-                    _log.warning("run %s: dropped a second RUN_STARTED", self.run_id)
-                return
-        elif fold.run_started is None and kind != "RUN_ERROR":
-            writer.stage(
-                {
-                    "type": "RUN_STARTED",
-                    "threadId": run.public_thread_id,
-                    "runId": run.public_run_id,
-                }
-            )
-        writer.stage(event)
+        """Stage what the guard lets out for one upstream event (see the module docstring)."""
+        for stored in self.guard.push(event):
+            self.writer.stage(stored)
 
     async def _commit(self) -> None:
         await self.writer.commit(flush_at=self.settings.batch_max_events)
@@ -420,9 +406,8 @@ class RunPump:
     async def _close(self, code: str, message: str) -> None:
         """Close what is open and append RUN_ERROR (write-ahead, one transaction)."""
         closing = self.writer.fold.closing_events()
-        await self.writer.control(
-            [*closing, {"type": "RUN_ERROR", "message": message, "code": code}]
-        )
+        error = {"type": "RUN_ERROR", "message": message, "code": code}
+        await self.writer.control([out for e in (*closing, error) for out in self.guard.push(e)])
 
     async def _heartbeat_loop(self) -> None:
         while True:

@@ -6,9 +6,10 @@ through every registered decoder, then both encoders, then the conformance kit:
 
 * nothing raises out of a decoder, an encoder or the kit (``check_bytes`` of the raw body and of
   both encodings);
-* the decoded run and both encodings have no error-level violation for ``@ag-ui/client``
-  1.0.0 and ``ai`` 7 (the kit, whose verdicts ``tests/conformance/test_differential.py``
-  proves against the real clients).
+* the decoded run (the decoder's raw output), the run as the pump stores it (through the store
+  guard, :func:`stored_runs.stored_run`: issue 12 item 3) and both encodings have no error-level
+  violation for ``@ag-ui/client`` 1.0.0 and ``ai`` 7 (the kit, whose verdicts
+  ``tests/conformance/test_differential.py`` proves against the real clients).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from decoder_runs import DECODER_FAMILIES, decoder_names, wire
 from fuzz_inputs import bodies
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from stored_runs import stored_run
 
 from agui_codecs import InternalDecoderError, get_decoder
 from agui_codecs.encoders.agui import AguiEncoder
@@ -44,7 +46,9 @@ def test_hostile_bodies_through_decoder_encoders_and_kit_raise_nothing_illegal(
     decoder = get_decoder(name)
     events = decoder.feed(body) + decoder.close()
     assert not isinstance(decoder.error, InternalDecoderError), repr(decoder.error.__cause__)
-    assert check_events(wire(events)).errors == []
+    decoded = wire(events)
+    assert check_events(decoded).errors == []
+    assert check_events(stored_run(decoded)).errors == []
     check_bytes(body)  # the kit reads any bytes without raising
     for encoder, protocol in ((AguiEncoder(), "agui"), (AiSdkEncoder(), "ai-sdk")):
         out = b"".join(encoder.encode(e) for e in events) + encoder.close()

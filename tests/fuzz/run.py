@@ -13,8 +13,11 @@ Decoders are checked on every input; the encoders and the kit on every eighth.
   exception out of an encoder (``agui``, ``ai-sdk``) given the decoded run, or out of the kit
   (``conformance.check_bytes`` of the raw body, and of both encoders' output);
 * *split-dependent*: the split feeding gave other events, error or trailing count than one feed;
-* *kit rejects*: the decoded run, as the run pump stores it, has an error-level violation
-  of the conformance kit (``@ag-ui/client`` 1.0.0 would reject it).
+* *kit rejects (stored)*: the decoded run as the run pump stores it (through the store guard,
+  :func:`stored_runs.stored_run`; issue 12 item 3 wants 0) has an error-level violation of the
+  conformance kit (``@ag-ui/client`` 1.0.0 would reject it);
+* *kit rejects (raw)*: the decoder's own output has one (a decoder bug the guard repaired or
+  ended the run on), counted apart.
 
 Prints the counts (and the first failures); every failing input is written to
 ``build/fuzz/<kind>-<decoder>-<sha1>.bin`` to become a regression test. Exit status 1 when any
@@ -39,6 +42,7 @@ sys.path.insert(0, str(ROOT / "tests" / "support"))
 
 from decoder_runs import DECODER_FAMILIES, decoder_names, wire  # noqa: E402
 from fuzz_inputs import RandomPicker, body_for, feed_split, random_splits  # noqa: E402
+from stored_runs import stored_run  # noqa: E402
 
 from agui_codecs import InternalDecoderError, get_decoder  # noqa: E402
 from agui_codecs.encoders.agui import AguiEncoder  # noqa: E402
@@ -92,7 +96,10 @@ class Hunt:
             self.record("split", name, body, f"cuts={cuts[:20]} {_diff(whole, split)}")
         report = check_events(whole[0])
         if report.errors:
-            self.record("kit-rejects", name, body, str([v.rule_id for v in report.errors]))
+            self.record("kit-rejects-raw", name, body, str([v.rule_id for v in report.errors]))
+        stored = check_events(stored_run(whole[0]))
+        if stored.errors:
+            self.record("kit-rejects-stored", name, body, str([v.rule_id for v in stored.errors]))
         if self.inputs % 8:
             return self._deadline()
         for encoder_name, encoder in (("agui", AguiEncoder()), ("ai-sdk", AiSdkEncoder())):
@@ -158,7 +165,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     print(f"uncaught exceptions: {hunt.failures['uncaught']}")
     print(f"split-dependent outcomes: {hunt.failures['split']}")
-    print(f"decoded runs the kit rejects: {hunt.failures['kit-rejects']}")
+    print(f"stored runs the kit rejects: {hunt.failures['kit-rejects-stored']}")
+    print(f"decoded runs (raw decoder output) the kit rejects: {hunt.failures['kit-rejects-raw']}")
     if hunt.failures:
         print(f"failing inputs written to {OUT}")
     return 1 if hunt.failures else 0

@@ -98,8 +98,9 @@ async def test_deltas_are_written_in_bounded_batches_exactly_once(stack: Stack) 
 
 
 async def test_run_started_is_synthesised_with_the_runs_ids(stack: Stack) -> None:
-    """A missing RUN_STARTED is synthesised with the run's public ids and a late one dropped;
-    RUN_FINISHED is stored as sent (its ids are the decoder's, fixed before it was built:
+    """A missing RUN_STARTED is synthesised with the run's public ids and ``protocolVersion``
+    (AG-UI 1.0 ``RunStartedEvent``) and a late one carrying nothing new absorbed (the store
+    guard, ``agui_codecs.core.guard``); RUN_FINISHED is stored as sent (its ids are the decoder's, fixed before it was built:
     ``tests/gateway/test_runs_streaming.py`` checks them on a renamed run)."""
     run = await new_run(stack)
     upstream = [
@@ -111,11 +112,47 @@ async def test_run_started_is_synthesised_with_the_runs_ids(stack: Stack) -> Non
     ]
     await RunPump(stack.store, stack.broker, run, settings=FAST).run(from_list(upstream))
     assert await stored_events(stack) == [
-        {"type": "RUN_STARTED", "threadId": "thread-1", "runId": "run-1"},
+        {"type": "RUN_STARTED", "threadId": "thread-1", "runId": "run-1", "protocolVersion": "1.0"},
         {"type": "TEXT_MESSAGE_START", "messageId": "m"},
         {"type": "TEXT_MESSAGE_END", "messageId": "m"},
         {"type": "RUN_FINISHED", "threadId": "thread-1", "runId": "run-1"},
     ]
+
+
+async def test_an_upstream_breaking_the_lifecycle_is_repaired_or_ended_typed(stack: Stack) -> None:
+    """Issue 12 item 3: the pump stores what the store guard (``agui_codecs.core.guard``) lets
+    out. A repeat TEXT_MESSAGE_START equal to the open one is absorbed (verify.ts would reject
+    ``text-start-already-open``) and counted; TOOL_CALL_ARGS of a call never opened (no name to
+    open it with: ``tool-args-without-start``) ends the run: the open message closed, then
+    RUN_ERROR ``UPSTREAM_PROTOCOL_ERROR`` naming the rule."""
+    from gateway import metrics
+
+    run = await new_run(stack)
+    absorbed = metrics.REPAIRS.labels(run.route or "", "duplicate-start-absorbed")
+    before = absorbed._value.get()
+    start = {"type": "TEXT_MESSAGE_START", "messageId": "m", "role": "assistant"}
+    upstream = [
+        {"type": "RUN_STARTED", "threadId": "thread-1", "runId": "run-1"},
+        start,
+        dict(start),
+        {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": "hi"},
+        {"type": "TOOL_CALL_ARGS", "toolCallId": "nobody", "delta": "{}"},
+        {"type": "RUN_FINISHED", "threadId": "thread-1", "runId": "run-1"},
+    ]
+    pump = RunPump(stack.store, stack.broker, run, settings=FAST)
+    outcome = await pump.run(from_list(upstream))
+    stored = await stored_events(stack)
+    assert stored[:4] == [
+        upstream[0],
+        upstream[1],
+        upstream[3],
+        {"type": "TEXT_MESSAGE_END", "messageId": "m"},
+    ]
+    assert stored[4]["type"] == "RUN_ERROR" and len(stored) == 5
+    assert stored[4]["code"] == "UPSTREAM_PROTOCOL_ERROR"
+    assert stored[4]["metadata"]["rule"] == "agui/verify/tool-args-without-start"
+    assert outcome.error is not None and outcome.error["code"] == "UPSTREAM_PROTOCOL_ERROR"
+    assert absorbed._value.get() - before == 1
 
 
 async def test_upstream_ending_early_is_closed_as_truncated(stack: Stack) -> None:

@@ -5,6 +5,9 @@
 * :mod:`.fold`: :class:`RunFold`, the one reducer of a run's wire events (open items, history
   parts, state, the closing events), used by the gateway's pump, reaper, snapshot prelude and
   history;
+* :mod:`.guard`: :class:`StoreGuard`, the producer-side guard before the store: what of a
+  run's events may be stored (legal events unchanged, repairs the tables allow, else the open
+  items closed and RUN_ERROR ``UPSTREAM_PROTOCOL_ERROR``), used by the gateway's pump;
 * :mod:`.illegal`: :class:`IllegalEventError`, what a producer raises when it is asked for an
   event the transition tables (:mod:`agui_codecs.transitions`) forbid.
 
@@ -27,6 +30,7 @@ from .chunks import (
     Lane,
 )
 from .fold import JsonObject, OpenReasoning, OpenText, OpenTool, RunFold, parse_json_text
+from .guard import GUARD_ERROR_CODE, StoreGuard
 from .illegal import IllegalEventError, TransitionGuard, check_transition, guard, strict
 
 __all__ = [
@@ -35,6 +39,7 @@ __all__ = [
     "CLOSE_ALL_LANES",
     "CLOSE_OWN_LANE",
     "CLOSE_SUBAGENT_LANE",
+    "GUARD_ERROR_CODE",
     "KEEP_LANES",
     "ChunkError",
     "ChunkExpander",
@@ -46,6 +51,7 @@ __all__ = [
     "OpenText",
     "OpenTool",
     "RunFold",
+    "StoreGuard",
     "TransitionGuard",
     "check_transition",
     "guard",

@@ -9,7 +9,9 @@ reference is silent, the behaviour of ``@ai-sdk/openai`` (vercel/ai
 ``type`` decides (JSONL dumps have no SSE ``event:`` name). Output items are keyed by
 ``output_index``, which stays stable while some compatible proxies rotate ``item_id`` on every
 event (GitHub Copilot); an event without ``output_index`` joins the item its ``item_id`` was
-last seen with, else is keyed by that id.
+last seen with, else is keyed by that id, and an item keyed by its id keeps that key when its
+later events bring an ``output_index`` (an ``output_item.added`` without one, then its
+``.done`` with one, is one item: one TOOL_CALL_START, one TOOL_CALL_END).
 
 Output items → AG-UI (through :class:`~agui_codecs.builder.RunBuilder`):
 
@@ -140,6 +142,7 @@ class OpenAIResponsesDecoder(ToolCalls):
         """Forget the per-response state (a new response begins)."""
         self._items: dict[Hashable, ItemState] = {}
         self._indexes: dict[str, int] = {}  # item id -> output_index, for events lacking one
+        self._keyed_by_id: dict[int, str] = {}  # output_index -> the item id it was keyed by
         self._response_id: str | None = None
         self._last_seq: int | None = None
         self._client_calls = False
@@ -212,10 +215,15 @@ class OpenAIResponsesDecoder(ToolCalls):
             item_id = None
         if isinstance(index, int) and not isinstance(index, bool):
             if item_id is not None:
+                if item_id not in self._indexes and item_id in self._items:
+                    # first seen without output_index (keyed by its id): it keeps that key,
+                    # so its later events do not open the same item a second time
+                    self._keyed_by_id.setdefault(index, item_id)
                 self._indexes[item_id] = index
-            return index
+            return self._keyed_by_id.get(index, index)
         if item_id is not None:
-            return self._indexes.get(item_id, item_id)
+            known = self._indexes.get(item_id)
+            return item_id if known is None else self._keyed_by_id.get(known, known)
         raise MalformedUpstreamError(f"{payload.get('type')} has no output_index or item_id")
 
     def _state(self, key: Hashable) -> ItemState:
