@@ -5,8 +5,9 @@
 * :mod:`.fold`: :class:`RunFold`, the one reducer of a run's wire events (open items, history
   parts, state, the closing events), used by the gateway's pump, reaper, snapshot prelude and
   history;
-* :mod:`.illegal`: :class:`IllegalEventError`, what a producer raises when it is asked for an
-  event the transition tables (:mod:`agui_codecs.transitions`) forbid.
+* :mod:`.illegal`: :class:`IllegalEventError`, what a producer raises in strict mode when it is
+  asked for (or fed) an event the transition tables (:mod:`agui_codecs.transitions`) forbid,
+  and :class:`Repairs`, what it counts instead outside strict mode.
 
 The legality rules themselves (which event may follow which) are the tables of
 :mod:`agui_codecs.transitions.agui`; ARCHITECTURE.md lists where each lifecycle rule lives.
@@ -27,7 +28,15 @@ from .chunks import (
     Lane,
 )
 from .fold import JsonObject, OpenReasoning, OpenText, OpenTool, RunFold, parse_json_text
-from .illegal import IllegalEventError, TransitionGuard, check_transition, guard, strict
+from .illegal import (
+    IllegalEventError,
+    Repairs,
+    TransitionGuard,
+    check_transition,
+    guard,
+    lifecycle_fault,
+    strict,
+)
 
 __all__ = [
     "CHUNKS",
@@ -45,10 +54,12 @@ __all__ = [
     "OpenReasoning",
     "OpenText",
     "OpenTool",
+    "Repairs",
     "RunFold",
     "TransitionGuard",
     "check_transition",
     "guard",
+    "lifecycle_fault",
     "parse_json_text",
     "strict",
 ]

@@ -24,7 +24,11 @@ TOOL_CALL_END               ``tool-input-error`` {input: the raw partial text, e
  {metadata.incomplete}      :data:`INCOMPLETE_TOOL_INPUT`} (a call cut off by a failed run)
 TOOL_CALL_RESULT            ``tool-output-available`` {output} (only for a call this stream began);
                             when it carries a ui_schema (delivery ``metadata`` / ``seed``), then
-                            ``data-ui-schema`` {id: toolCallId, data: ui_schema}
+                            ``data-ui-schema`` {id: toolCallId, data: ui_schema}. A result of a
+                            call whose arguments still stream (before its TOOL_CALL_END) is
+                            held and sent right after that call's ``tool-input-available``
+                            (or ``tool-input-error``): the client has no input to attach it to
+                            before, and the arguments after it are not lost
 ACTIVITY_SNAPSHOT of a      ``data-ui-schema`` {id: toolCallId, data: ui_schema} (delivery
  compiled surface           ``activity``: it follows its TOOL_CALL_RESULT); other activities are
                             not sent (``agui_codecs.ui.delivery.ui_schema_of``)
@@ -33,7 +37,8 @@ CUSTOM ``data-<name>``      ``data-<name>`` {id?, data, transient?}
 CUSTOM ``file``             ``file`` {url, mediaType, providerMetadata?}
 CUSTOM ``message-metadata`` ``message-metadata`` {messageMetadata}
 CUSTOM                      ``tool-output-available`` {toolCallId, output, preliminary: true}
- ``tool-output-preliminary`` (only for a call this stream began whose input is complete)
+ ``tool-output-preliminary`` (only for a call this stream began; held like a result while the
+                            call's input still streams)
 RUN_FINISHED                open parts closed, ``finish-step``, ``finish`` {finishReason,
                             messageMetadata: {usage, cost, currency, costSource, ...} and the
                             upstream's own ``metadata.messageMetadata`` (its keys win)}
@@ -64,6 +69,23 @@ Options (:class:`AiSdkEncoder`):
   (or later) for the client's own major: ``>= 6`` sends ``tool-approval-request``; ``>= 7``
   adds its ``reason`` / ``isAutomatic`` and relays CUSTOM ``reasoning-file`` and ``custom``
   (ai v7 chunk types).
+
+Lifecycle (``agui_codecs.core.illegal``): in strict mode (``AGUI_CODECS_STRICT=1``) every input
+event is first checked against the AG-UI transition tables (a ``TransitionGuard``: the
+``@ag-ui/client`` 1.0.0 ``verifyEvents`` rules), and an event they forbid raises
+``IllegalEventError`` naming the rule. Outside strict mode such an event is repaired without
+losing content and counted in :attr:`AiSdkEncoder.repairs` under the fault the tables name
+(``lifecycle_fault``), with one ``agui_codecs`` log line:
+
+* a START of an open text / reasoning message or tool call: nothing sent (it is open);
+* an END of one that is not open: nothing to close, nothing sent;
+* CONTENT of a text / reasoning message that is not open: its ``*-start`` first;
+* TOOL_CALL_ARGS of a call that is not open: the call is (re)opened first, ``tool-input-start``
+  with its known name (``unknown`` for a call never started) and, for a call closed before,
+  its earlier arguments as one ``tool-input-delta``, so ``tool-input-available`` has them all;
+* any event after RUN_ERROR, or after RUN_FINISHED but a RUN_STARTED: not sent (the client
+  holds a finished message); counted under the run-level fault, or ``after-finish`` for the
+  events AG-UI allows there (RUN_ERROR after RUN_FINISHED, a new run after RUN_ERROR).
 
 Other events (state, snapshots, steps, raw, upstream activities) have no UIMessageChunk
 equivalent in all three versions and are not sent. ``data-*`` chunks are accepted by ai v5, v6
@@ -99,9 +121,11 @@ from ag_ui.core import (
 )
 
 from ..builder import FINISH_REASONS
+from ..core.illegal import Repairs, guard, lifecycle_fault
 from ..cost import COST_KEYS
 from ..errors import LocalProtocolError
 from ..events import wire_view
+from ..transitions import Fault
 from ..ui.delivery import ai_sdk_ui_chunk, wire_ui_schema
 from ._ai_sdk_parts import (
     DONE_FRAME,
@@ -122,6 +146,12 @@ _PRELIMINARY: Final = "tool-output-preliminary"
 """CUSTOM name of a preliminary tool output (``ai-sdk`` and ``openai-responses`` decoders)."""
 
 _Chunks = list[dict[str, Any]]
+
+_AFTER_FINISH: Final = "after-finish"
+""":attr:`AiSdkEncoder.repairs` key of a legal AG-UI event the finished message cannot carry."""
+
+_UNKNOWN_TOOL: Final = "unknown"
+"""``toolName`` of a call whose arguments came without any TOOL_CALL_START (a repair)."""
 
 
 class _Tool:
@@ -199,6 +229,10 @@ class AiSdkEncoder(Encoder):
         self._known_tools: dict[str, _Tool] = {}  # every tool call this stream announced
         self._metadata_sent = False  # a message-metadata chunk went out
         self._metadata_object = True  # ...and the client holds an object (ours can merge in)
+        self._held: dict[str, list[WireEvent]] = {}  # open call -> its results, held
+        self._guard = guard()
+        self.repairs = Repairs("ai-sdk encoder")
+        """What was repaired outside strict mode, by fault (see the module docstring)."""
 
     @property
     def ended(self) -> bool:
@@ -220,11 +254,13 @@ class AiSdkEncoder(Encoder):
         read as a wire dict (:func:`~agui_codecs.events.wire_view`), so the model is never
         serialized as a whole. The encoder contract suite checks both against ``encode_wire``.
         """
+        if self._guard is not None and not self._closed:
+            self._guard.check(wire_view(event))
         fast = _MODEL_HANDLERS.get(type(event))
         if fast is not None and self._started and not self._ended and not self._closed:
             chunks = fast(self, event)
         else:
-            chunks = self.wire_chunks(wire_view(event))
+            chunks = self._wire_chunks(wire_view(event))
         if len(chunks) == 1:
             return chunk_bytes(chunks[0])
         return b"".join([chunk_bytes(c) for c in chunks])
@@ -238,12 +274,19 @@ class AiSdkEncoder(Encoder):
 
         Raises:
             LocalProtocolError: the encoder was closed.
+            IllegalEventError: strict mode only: the transition tables forbid ``wire`` here.
         """
+        if self._guard is not None and not self._closed:
+            self._guard.check(wire)
+        return self._wire_chunks(wire)
+
+    def _wire_chunks(self, wire: WireEvent) -> _Chunks:
         if self._closed:
             raise LocalProtocolError("AiSdkEncoder.encode() called after close()")
         kind = wire["type"]
         if self._ended:
             if not (self._finished and kind == "RUN_STARTED"):
+                self._after_end(kind)
                 return []
             # One more run after RUN_FINISHED: the same UI message goes on as a new step (a
             # second ``start`` would rename the message).
@@ -277,42 +320,100 @@ class AiSdkEncoder(Encoder):
             self._ended = True
         return out + DONE_FRAME
 
+    def _after_end(self, kind: str) -> None:
+        """An event after the message's ``finish``: not sent, counted (module docstring)."""
+        try:
+            fault: Fault | str = lifecycle_fault(
+                kind, ended=self._finished, errored=not self._finished
+            )
+        except KeyError:  # legal AG-UI (RUN_ERROR after RUN_FINISHED, a run after RUN_ERROR)
+            fault = _AFTER_FINISH
+        self.repairs.note(fault, kind, (), "not sent: the message is finished")
+
     # -- parts ----------------------------------------------------------------------------
     def _text_start(self, mid: str) -> _Chunks:
         if mid in self._text:
+            self.repairs.note(Fault.TEXT_START_OPEN, "TEXT_MESSAGE_START", (mid,), "already open")
             return []
         self._text.add(mid)
         return [{"type": "text-start", "id": mid}]
 
-    def _reasoning_start(self, mid: str) -> _Chunks:
+    def _reasoning_start(self, mid: str, *, repair: bool = True) -> _Chunks:
         if mid in self._reasoning:
+            if repair:
+                self.repairs.note(
+                    Fault.REASONING_MESSAGE_START_OPEN,
+                    "REASONING_MESSAGE_START",
+                    (mid,),
+                    "already open",
+                )
             return []
         self._reasoning.add(mid)
         return [{"type": "reasoning-start", "id": mid}]
 
     def _text_delta(self, mid: str, delta: str) -> _Chunks:
         chunk = {"type": "text-delta", "id": mid, "delta": delta}
-        return [chunk] if mid in self._text else [*self._text_start(mid), chunk]
+        if mid in self._text:
+            return [chunk]
+        self.repairs.note(
+            Fault.TEXT_CONTENT_NOT_OPEN, "TEXT_MESSAGE_CONTENT", (mid,), "text-start sent first"
+        )
+        return [*self._text_start(mid), chunk]
 
     def _text_end(self, mid: str) -> _Chunks:
         if mid not in self._text:
+            self.repairs.note(Fault.TEXT_END_NOT_OPEN, "TEXT_MESSAGE_END", (mid,), "not open")
             return []
         self._text.discard(mid)
         return [{"type": "text-end", "id": mid}]
 
     def _reasoning_delta(self, mid: str, delta: str) -> _Chunks:
         chunk = {"type": "reasoning-delta", "id": mid, "delta": delta}
-        return [chunk] if mid in self._reasoning else [*self._reasoning_start(mid), chunk]
+        if mid in self._reasoning:
+            return [chunk]
+        self.repairs.note(
+            Fault.REASONING_MESSAGE_CONTENT_NOT_OPEN,
+            "REASONING_MESSAGE_CONTENT",
+            (mid,),
+            "reasoning-start sent first",
+        )
+        return [*self._reasoning_start(mid, repair=False), chunk]
 
     def _tool_args(self, tid: str, delta: str) -> _Chunks:
         tool = self._tools.get(tid)
-        if tool is None or not delta:
+        if tool is None:
+            return self._tool_reopen(tid, delta)
+        if not delta:
             return []
         tool.args.append(delta)
         return [{"type": "tool-input-delta", "toolCallId": tid, "inputTextDelta": delta}]
 
+    def _tool_reopen(self, tid: str, delta: str) -> _Chunks:
+        """TOOL_CALL_ARGS of a call that is not open (a repair, see the module docstring)."""
+        known = self._known_tools.get(tid)
+        name = known.name if known is not None else _UNKNOWN_TOOL
+        self.repairs.note(
+            Fault.TOOL_ARGS_NOT_OPEN, "TOOL_CALL_ARGS", (tid,), f"call reopened as {name!r}"
+        )
+        tool = _Tool(name, False, False)
+        if known is not None:
+            tool.provider_executed, tool.dynamic = known.provider_executed, known.dynamic
+            tool.args = list(known.args)
+        self._tools[tid] = self._known_tools[tid] = tool
+        out = [tool.flags({"type": "tool-input-start", "toolCallId": tid, "toolName": name})]
+        earlier = "".join(tool.args)
+        if earlier:
+            out.append({"type": "tool-input-delta", "toolCallId": tid, "inputTextDelta": earlier})
+        if delta:
+            tool.args.append(delta)
+            out.append({"type": "tool-input-delta", "toolCallId": tid, "inputTextDelta": delta})
+        return out
+
     def _reasoning_end(self, mid: str) -> _Chunks:
         if mid not in self._reasoning:
+            self.repairs.note(
+                Fault.REASONING_MESSAGE_END_NOT_OPEN, "REASONING_MESSAGE_END", (mid,), "not open"
+            )
             return []
         self._reasoning.discard(mid)
         return [{"type": "reasoning-end", "id": mid}]
@@ -419,6 +520,7 @@ class AiSdkEncoder(Encoder):
 
     def _tool_open(self, tid: str, name: str, meta: Mapping[str, Any]) -> _Chunks:
         if tid in self._tools:
+            self.repairs.note(Fault.TOOL_START_OPEN, "TOOL_CALL_START", (tid,), "already open")
             return []
         tool = _Tool(name, meta.get("providerExecuted") is True, meta.get("dynamic") is True)
         self._tools[tid] = self._known_tools[tid] = tool
@@ -426,9 +528,11 @@ class AiSdkEncoder(Encoder):
 
     def _tool_end(self, tid: str, *, incomplete: bool = False) -> _Chunks:
         """The chunk closing a tool input: ``tool-input-available`` with the parsed input, or
-        ``tool-input-error`` with the raw text when it is not JSON or ``incomplete``."""
+        ``tool-input-error`` with the raw text when it is not JSON or ``incomplete``; then the
+        call's held results, in the order they came."""
         tool = self._tools.pop(tid, None)
         if tool is None:
+            self.repairs.note(Fault.TOOL_END_NOT_OPEN, "TOOL_CALL_END", (tid,), "not open")
             return []
         raw = "".join(tool.args)
         chunk: dict[str, Any] = {
@@ -448,7 +552,13 @@ class AiSdkEncoder(Encoder):
         tool.flags(chunk)
         if tool.provider_metadata:
             chunk["providerMetadata"] = tool.provider_metadata
-        return [chunk]
+        held = self._held.pop(tid, None)
+        if held is None:
+            return [chunk]
+        out = [chunk]
+        for w in held:
+            out += _HANDLERS[w["type"]](self, w)
+        return out
 
     def _tool_result(self, w: WireEvent) -> _Chunks:
         tid = w["toolCallId"]
@@ -457,7 +567,10 @@ class AiSdkEncoder(Encoder):
             # The client has no tool part for it (the output chunk would be rejected); a
             # surface is a data part of its own and still goes out.
             return self._ui(w)
-        out = self._tool_end(tid) if tid in self._tools else []
+        if tid in self._tools:  # its arguments still stream: held until its TOOL_CALL_END
+            self._held.setdefault(tid, []).append(w)
+            return []
+        out: _Chunks = []
         content = w["content"]
         output: Any = content  # content parts: their wire dicts
         if isinstance(content, str):
@@ -502,9 +615,14 @@ class AiSdkEncoder(Encoder):
             return []
         tid: str = value["toolCallId"]
         tool = self._known_tools.get(tid)
-        if tool is None or tid in self._tools:
-            # No tool part, or its input still streams (an OpenAI Responses partial image
-            # comes before the call's arguments): the client could not place an output.
+        if tool is None:
+            return []  # no tool part: the client could not place an output
+        if tid in self._tools:
+            # Its input still streams (an OpenAI Responses partial image comes before the
+            # call's arguments): held until the input is available, like a result.
+            self._held.setdefault(tid, []).append(
+                {"type": "CUSTOM", "name": _PRELIMINARY, "value": value}
+            )
             return []
         chunk = {"type": "tool-output-available", "toolCallId": tid, "output": value.get("output")}
         return [tool.flags({**chunk, "preliminary": True})]
