@@ -94,6 +94,9 @@ kept). Every chunk is sanitized for ``secureJsonParse`` (``__proto__`` keys rena
 ``_proto_``, ``prototype`` in a ``constructor`` object renamed ``_prototype_``; see
 :func:`sanitize_proto`).
 
+The tool parts (and the holding of results) are in :mod:`agui_codecs.encoders._ai_sdk_tools`,
+the other non-event parts and the sanitizer in :mod:`agui_codecs.encoders._ai_sdk_parts`.
+
 The encoder reads AG-UI wire dicts (:mod:`agui_codecs.encoders.base`): ``encode(event)`` is
 ``encode_wire(event_to_wire(event))``, and a durable run's stored events are encoded as they
 were read, with no model built. ``id=`` is accepted and not written: the AI SDK resumes by
@@ -106,7 +109,6 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, Final
 
-import orjson
 from ag_ui.core import (
     Event,
     ReasoningMessageContentEvent,
@@ -126,7 +128,6 @@ from ..cost import COST_KEYS
 from ..errors import LocalProtocolError
 from ..events import wire_view
 from ..transitions import Fault
-from ..ui.delivery import ai_sdk_ui_chunk, wire_ui_schema
 from ._ai_sdk_parts import (
     DONE_FRAME,
     chunk_bytes,
@@ -135,51 +136,20 @@ from ._ai_sdk_parts import (
     part_chunk,
     sanitize_proto,
 )
+from ._ai_sdk_tools import INCOMPLETE_TOOL_INPUT, PRELIMINARY, ToolParts
+from ._ai_sdk_tools import metadata as _metadata
 from .base import Encoder, WireEvent
 
 __all__ = ["INCOMPLETE_TOOL_INPUT", "AiSdkEncoder", "sanitize_proto"]
 
-INCOMPLETE_TOOL_INPUT: Final = "tool call interrupted before its arguments completed"
-"""``errorText`` of the ``tool-input-error`` sent for a tool call cut off by a failed run."""
-
-_PRELIMINARY: Final = "tool-output-preliminary"
-"""CUSTOM name of a preliminary tool output (``ai-sdk`` and ``openai-responses`` decoders)."""
 
 _Chunks = list[dict[str, Any]]
 
 _AFTER_FINISH: Final = "after-finish"
 """:attr:`AiSdkEncoder.repairs` key of a legal AG-UI event the finished message cannot carry."""
 
-_UNKNOWN_TOOL: Final = "unknown"
-"""``toolName`` of a call whose arguments came without any TOOL_CALL_START (a repair)."""
 
-
-class _Tool:
-    __slots__ = ("args", "dynamic", "name", "provider_executed", "provider_metadata")
-
-    def __init__(self, name: str, provider_executed: bool, dynamic: bool) -> None:
-        self.name = name
-        self.provider_executed = provider_executed
-        self.dynamic = dynamic
-        self.args: list[str] = []
-        self.provider_metadata: dict[str, dict[str, str]] = {}
-
-    def flags(self, chunk: dict[str, Any]) -> dict[str, Any]:
-        """Add ``providerExecuted`` / ``dynamic`` to a chunk of this call (v5 finds a dynamic
-        tool part only through chunks flagged ``dynamic``)."""
-        if self.provider_executed:
-            chunk["providerExecuted"] = True
-        if self.dynamic:
-            chunk["dynamic"] = True
-        return chunk
-
-
-def _metadata(wire: WireEvent) -> Mapping[str, Any]:
-    meta = wire.get("metadata")
-    return meta if isinstance(meta, Mapping) else {}
-
-
-class AiSdkEncoder(Encoder):
+class AiSdkEncoder(ToolParts, Encoder):
     """Stateful AG-UI → UIMessageChunk SSE encoder; one instance per response stream.
 
     Args:
@@ -225,8 +195,8 @@ class AiSdkEncoder(Encoder):
         self._closed = False
         self._text: set[str] = set()
         self._reasoning: set[str] = set()
-        self._tools: dict[str, _Tool] = {}  # open tool inputs
-        self._known_tools: dict[str, _Tool] = {}  # every tool call this stream announced
+        self._tools = {}
+        self._known_tools = {}
         self._metadata_sent = False  # a message-metadata chunk went out
         self._metadata_object = True  # ...and the client holds an object (ours can merge in)
         self._held: dict[str, list[WireEvent]] = {}  # open call -> its results, held
@@ -379,36 +349,6 @@ class AiSdkEncoder(Encoder):
         )
         return [*self._reasoning_start(mid, repair=False), chunk]
 
-    def _tool_args(self, tid: str, delta: str) -> _Chunks:
-        tool = self._tools.get(tid)
-        if tool is None:
-            return self._tool_reopen(tid, delta)
-        if not delta:
-            return []
-        tool.args.append(delta)
-        return [{"type": "tool-input-delta", "toolCallId": tid, "inputTextDelta": delta}]
-
-    def _tool_reopen(self, tid: str, delta: str) -> _Chunks:
-        """TOOL_CALL_ARGS of a call that is not open (a repair, see the module docstring)."""
-        known = self._known_tools.get(tid)
-        name = known.name if known is not None else _UNKNOWN_TOOL
-        self.repairs.note(
-            Fault.TOOL_ARGS_NOT_OPEN, "TOOL_CALL_ARGS", (tid,), f"call reopened as {name!r}"
-        )
-        tool = _Tool(name, False, False)
-        if known is not None:
-            tool.provider_executed, tool.dynamic = known.provider_executed, known.dynamic
-            tool.args = list(known.args)
-        self._tools[tid] = self._known_tools[tid] = tool
-        out = [tool.flags({"type": "tool-input-start", "toolCallId": tid, "toolName": name})]
-        earlier = "".join(tool.args)
-        if earlier:
-            out.append({"type": "tool-input-delta", "toolCallId": tid, "inputTextDelta": earlier})
-        if delta:
-            tool.args.append(delta)
-            out.append({"type": "tool-input-delta", "toolCallId": tid, "inputTextDelta": delta})
-        return out
-
     def _reasoning_end(self, mid: str) -> _Chunks:
         if mid not in self._reasoning:
             self.repairs.note(
@@ -514,88 +454,13 @@ class AiSdkEncoder(Encoder):
             {"type": "reasoning-end", "id": mid, "providerMetadata": provider_metadata},
         ]
 
-    # -- tools ----------------------------------------------------------------------------
-    def _tool_start(self, w: WireEvent) -> _Chunks:
-        return self._tool_open(w["toolCallId"], w["toolCallName"], _metadata(w))
-
-    def _tool_open(self, tid: str, name: str, meta: Mapping[str, Any]) -> _Chunks:
-        if tid in self._tools:
-            self.repairs.note(Fault.TOOL_START_OPEN, "TOOL_CALL_START", (tid,), "already open")
-            return []
-        tool = _Tool(name, meta.get("providerExecuted") is True, meta.get("dynamic") is True)
-        self._tools[tid] = self._known_tools[tid] = tool
-        return [tool.flags({"type": "tool-input-start", "toolCallId": tid, "toolName": tool.name})]
-
-    def _tool_end(self, tid: str, *, incomplete: bool = False) -> _Chunks:
-        """The chunk closing a tool input: ``tool-input-available`` with the parsed input, or
-        ``tool-input-error`` with the raw text when it is not JSON or ``incomplete``; then the
-        call's held results, in the order they came."""
-        tool = self._tools.pop(tid, None)
-        if tool is None:
-            self.repairs.note(Fault.TOOL_END_NOT_OPEN, "TOOL_CALL_END", (tid,), "not open")
-            return []
-        raw = "".join(tool.args)
-        chunk: dict[str, Any] = {
-            "type": "tool-input-error",
-            "toolCallId": tid,
-            "toolName": tool.name,
-        }
-        if incomplete:
-            chunk.update(input=raw, errorText=INCOMPLETE_TOOL_INPUT)
-        else:
-            try:
-                value = orjson.loads(raw) if raw.strip() else {}
-            except orjson.JSONDecodeError as exc:
-                chunk.update(input=raw, errorText=f"tool arguments are not valid JSON: {exc}")
-            else:
-                chunk.update(type="tool-input-available", input=value)
-        tool.flags(chunk)
-        if tool.provider_metadata:
-            chunk["providerMetadata"] = tool.provider_metadata
-        held = self._held.pop(tid, None)
-        if held is None:
-            return [chunk]
-        out = [chunk]
-        for w in held:
-            out += _HANDLERS[w["type"]](self, w)
-        return out
-
-    def _tool_result(self, w: WireEvent) -> _Chunks:
-        tid = w["toolCallId"]
-        tool = self._known_tools.get(tid)
-        if tool is None:
-            # The client has no tool part for it (the output chunk would be rejected); a
-            # surface is a data part of its own and still goes out.
-            return self._ui(w)
-        if tid in self._tools:  # its arguments still stream: held until its TOOL_CALL_END
-            self._held.setdefault(tid, []).append(w)
-            return []
-        out: _Chunks = []
-        content = w["content"]
-        output: Any = content  # content parts: their wire dicts
-        if isinstance(content, str):
-            try:
-                output = orjson.loads(content)
-            except orjson.JSONDecodeError:
-                output = content
-        out.append(
-            tool.flags({"type": "tool-output-available", "toolCallId": tid, "output": output})
-        )
-        out += self._ui(w)
-        return out
-
-    def _ui(self, w: WireEvent) -> _Chunks:
-        """``data-ui-schema`` for an event carrying a compiled ui_schema (any delivery)."""
-        ui_schema = wire_ui_schema(w)
-        return [] if ui_schema is None else [ai_sdk_ui_chunk(ui_schema)]
-
     # -- custom parts ---------------------------------------------------------------------
     def _custom(self, w: WireEvent) -> _Chunks:
         name, value = w["name"], w.get("value")
         if name == "message-metadata":
             return self._message_metadata_chunk(value)
-        if name == _PRELIMINARY:
-            return self._preliminary(value)
+        if name == PRELIMINARY:
+            return self._preliminary(w)
         chunk = part_chunk(name, value, self.ai_sdk_major)
         return [] if chunk is None else [chunk]
 
@@ -608,24 +473,6 @@ class AiSdkEncoder(Encoder):
             self._metadata_object = False
         self._metadata_sent = True
         return [{"type": "message-metadata", "messageMetadata": metadata}]
-
-    def _preliminary(self, value: Any) -> _Chunks:
-        """CUSTOM ``tool-output-preliminary`` {toolCallId, output} → a preliminary output."""
-        if not isinstance(value, dict) or not isinstance(value.get("toolCallId"), str):
-            return []
-        tid: str = value["toolCallId"]
-        tool = self._known_tools.get(tid)
-        if tool is None:
-            return []  # no tool part: the client could not place an output
-        if tid in self._tools:
-            # Its input still streams (an OpenAI Responses partial image comes before the
-            # call's arguments): held until the input is available, like a result.
-            self._held.setdefault(tid, []).append(
-                {"type": "CUSTOM", "name": _PRELIMINARY, "value": value}
-            )
-            return []
-        chunk = {"type": "tool-output-available", "toolCallId": tid, "output": value.get("output")}
-        return [tool.flags({**chunk, "preliminary": True})]
 
     # -- the end of a run -----------------------------------------------------------------
     def _close_parts(self, *, incomplete: bool = False) -> _Chunks:
