@@ -317,11 +317,12 @@ class RunFold:
         if tool is None:
             return
         part = self._tool_parts.get(tool.tool_call_id)
-        if part is not None and part["state"] == "input-streaming":
+        if part is not None and "inputText" not in part:
             raw = "".join(tool.args)
             part["input"] = parse_json_text(raw) if raw.strip() else {}
             part["inputText"] = raw
-            part["state"] = "input-available"
+            if part["state"] == "input-streaming":  # else its result came first
+                part["state"] = "input-available"
 
     def _tool_result(self, event: JsonObject) -> None:
         tool_call_id = str(event.get("toolCallId", ""))
@@ -334,8 +335,8 @@ class RunFold:
             part = {"type": "tool-result", "toolCallId": tool_call_id}
             self.parts.append(part)
         else:
-            if tool_call_id in self.open_tools:  # a result closes the input (AI SDK encoder too)
-                self._tool_end({"toolCallId": tool_call_id})
+            # A result while the arguments still stream leaves the call open: its END (or
+            # closing_events) completes the input (the AI SDK encoder holds such a result).
             part["state"] = "output-available"
         part["output"] = output
         if isinstance(content, str):
