@@ -83,8 +83,9 @@ losing content and counted in :attr:`AiSdkEncoder.repairs` under the fault the t
 * TOOL_CALL_ARGS of a call that is not open: the call is (re)opened first, ``tool-input-start``
   with its known name (``unknown`` for a call never started) and, for a call closed before,
   its earlier arguments as one ``tool-input-delta``, so ``tool-input-available`` has them all;
-* any event after RUN_ERROR, or after RUN_FINISHED but a RUN_STARTED: not sent (the client
-  holds a finished message); counted under the run-level fault, or ``after-finish`` for the
+* any event after RUN_ERROR (the client stops reading at ``error``, ``docs/protocols.md`` §3.3
+  rule 5), or after RUN_FINISHED but a RUN_STARTED: not sent (the client holds a finished
+  message); counted under the run-level fault, or ``after-finish`` for the
   events AG-UI allows there (RUN_ERROR after RUN_FINISHED, a new run after RUN_ERROR).
 
 Other events (state, snapshots, steps, raw, upstream activities) have no UIMessageChunk
@@ -161,6 +162,10 @@ class AiSdkEncoder(ToolParts, Encoder):
             the assistant ``UIMessage.metadata``, ``src/ui/process-ui-message-stream.ts``),
             e.g. the gateway's ``{threadId, runId}``; later metadata merges into it.
 
+    Attributes:
+        repairs: :class:`~agui_codecs.core.Repairs`, the illegal input events repaired
+            outside strict mode, by fault (see the module docstring).
+
     Raises:
         ValueError: ``ai_sdk_major`` is not ``None`` or an int >= 5.
     """
@@ -202,7 +207,6 @@ class AiSdkEncoder(ToolParts, Encoder):
         self._held: dict[str, list[WireEvent]] = {}  # open call -> its results, held
         self._guard = guard()
         self.repairs = Repairs("ai-sdk encoder")
-        """What was repaired outside strict mode, by fault (see the module docstring)."""
 
     @property
     def ended(self) -> bool:
