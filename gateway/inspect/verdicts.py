@@ -7,27 +7,26 @@ live run is checked without the end-of-stream checks (``agui/hygiene/no-terminal
 not a finding while the run goes on); an ended run gets them. Nothing of the rules is ported
 to the page: this is their one home.
 
-The state is the one a client holds after these events (AG-UI 1.0 ``STATE_SNAPSHOT`` replaces
-it, ``STATE_DELTA`` applies an RFC 6902 patch; a patch that does not apply leaves the state as
-it was, as ``@ag-ui/client`` does, and the kit reports ``agui/hygiene/state-patch-failed``).
+The state is the one a client holds after these events, as the codec library's one reducer
+folds it (:meth:`agui_codecs.core.RunFold.state`: AG-UI 1.0 ``STATE_SNAPSHOT`` replaces it,
+``STATE_DELTA`` applies an RFC 6902 patch; a patch that does not apply leaves the state as it
+was, as ``@ag-ui/client`` does, and the kit reports ``agui/hygiene/state-patch-failed``).
 """
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 import jsonpatch
 
+from agui_codecs.core import RunFold
 from conformance import AguiChecker, Violation
 
 from ..types import JsonObject, RunEvent
 
 __all__ = ["RunVerdicts", "run_verdicts"]
-
-_NO_STATE: Any = object()
 
 
 @dataclass(slots=True)
@@ -97,20 +96,19 @@ def run_verdicts(
     checker = AguiChecker("<stored run>")
     verdicts = RunVerdicts(profile=checker.report.profile)
     cursors: list[str] = []
-    state: Any = _NO_STATE
+    fold = RunFold()
     for run_event in events:
         cursor = wire_cursor(run_event)
         cursors.append(cursor)
         for violation in checker.feed_payload(run_event.event):
             verdicts.findings.append((_at(cursors, violation), violation))
-        state = _fold_state(state, run_event.event)
+        fold.apply(run_event.event)
     if ended:
         for violation in checker.finish():
             verdicts.findings.append((_at(cursors, violation), violation))
     verdicts.events = len(cursors)
     verdicts.last_cursor = cursors[-1] if cursors else None
-    if state is not _NO_STATE:
-        verdicts.state, verdicts.has_state = state, True
+    verdicts.has_state, verdicts.state = fold.state(_patch)
     return verdicts
 
 
@@ -119,14 +117,10 @@ def _at(cursors: list[str], violation: Violation) -> str | None:
     return cursors[index] if index is not None and 0 <= index < len(cursors) else None
 
 
-def _fold_state(state: Any, event: JsonObject) -> Any:
-    kind = event.get("type")
-    if kind == "STATE_SNAPSHOT":
-        return copy.deepcopy(event.get("snapshot"))
-    if kind != "STATE_DELTA" or state is _NO_STATE or not isinstance(event.get("delta"), list):
-        return state
+def _patch(state: Any, delta: list[Any]) -> Any:
+    """RFC 6902 for :meth:`RunFold.state`: python-json-patch, its failures as ValueError."""
     try:
-        return jsonpatch.JsonPatch(event["delta"]).apply(copy.deepcopy(state))
+        return jsonpatch.JsonPatch(delta).apply(state, in_place=True)
     except (
         jsonpatch.JsonPatchException,
         jsonpatch.JsonPointerException,
@@ -134,5 +128,5 @@ def _fold_state(state: Any, event: JsonObject) -> Any:
         KeyError,
         IndexError,
         ValueError,
-    ):
-        return state  # the client keeps the old state (the kit reports the failed patch)
+    ) as exc:
+        raise ValueError(str(exc)) from exc

@@ -14,8 +14,9 @@ name and checked against the real clients (``ai`` 7.0.173, 6.0.326, 5.0.277 thro
 
 from __future__ import annotations
 
+import contextlib
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import orjson
@@ -38,6 +39,7 @@ from corpus import require_corpus
 from decoder_checks import decode_all, wire
 from real_clients import AI_SDK_CLIENTS, ReplayResult, replay, require_harness
 
+from agui_codecs.core import IllegalEventError, strict
 from agui_codecs.encoders.agui import AguiEncoder
 from agui_codecs.encoders.ai_sdk import INCOMPLETE_TOOL_INPUT, AiSdkEncoder, sanitize_proto
 from conformance.framing import has_proto_key
@@ -47,6 +49,17 @@ MAJOR = {"ai-v7": 7, "ai-v6": 6, "ai-v5": 5}
 
 
 # -- helpers ----------------------------------------------------------------------------------
+@contextlib.contextmanager
+def lenient() -> Iterator[None]:
+    """Encoders built inside run outside strict mode (their documented repairs)."""
+    before = strict()
+    strict(False)
+    try:
+        yield
+    finally:
+        strict(before)
+
+
 def encode(events: Sequence[Event], **options: Any) -> bytes:
     encoder = AiSdkEncoder(**options)
     return b"".join(encoder.encode(e) for e in events) + encoder.close()
@@ -588,7 +601,12 @@ def test_call_still_open_at_run_error_or_truncation_is_an_incomplete_input_error
         assert sent[-3]["type"] == "tool-input-error"
         assert (sent[-3]["input"], sent[-3]["errorText"]) == ('{"a":', INCOMPLETE_TOOL_INPUT)
         assert [c["type"] for c in sent[-2:]] == ["error", "finish"]
-    # a call still open at a successful finish is complete (the run says so)
+    # a call still open at a successful finish: illegal AG-UI (strict mode names the rule); the
+    # repair outside strict mode takes the input as complete (the run says so)
     done = [*tool_call("c1", "f", '{"a":1}')[:2], RunFinishedEvent(thread_id="t", run_id="r")]
-    sent = chunks(encode([started(), *done]))
+    with pytest.raises(IllegalEventError) as caught:
+        encode([started(), *done])
+    assert (caught.value.fault, caught.value.ids) == ("run-finished-while-open", ("c1",))
+    with lenient():
+        sent = chunks(encode([started(), *done]))
     assert [c["input"] for c in sent if c["type"] == "tool-input-available"] == [{"a": 1}]

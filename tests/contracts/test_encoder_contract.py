@@ -17,12 +17,19 @@ sequences hypothesis draws from every ``ag_ui.core`` event type (``event_strateg
 * ``close()`` is idempotent and ends the encoder; the response headers keep proxies from
   buffering (§1.2).
 
+The sequences are of any shape (encoders must cope), so these tests build their encoders
+outside strict mode (``agui_codecs.core.illegal``: an encoder refusing an illegal event is
+not what they are about); one more test holds that in strict mode ``encode`` and
+``encode_wire`` refuse the same events with the same fault, and refusing leaves the encoder
+as it was.
+
 A new encoder gets all of it by registering.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import orjson
@@ -32,7 +39,8 @@ from event_strategies import EVENT_TYPES, event_sequences, models
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agui_codecs import ENCODERS, Encoder, LocalProtocolError
+from agui_codecs import ENCODERS, Encoder, IllegalEventError, LocalProtocolError
+from agui_codecs.core import strict
 from agui_codecs.events import event_to_wire
 from agui_codecs.sse import SSEDecoder
 
@@ -41,6 +49,14 @@ SETTINGS = settings(
     deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
 )
 FIELDS = (b"data", b"id", b"event")
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _lenient() -> Iterator[None]:
+    before = strict()
+    strict(False)
+    yield
+    strict(before)
 
 
 def _encode_all(
@@ -72,6 +88,39 @@ def test_encode_is_encode_wire_of_the_wire_form(name: str, events: list[Event]) 
         assert by_json.encode_wire(stored, id=cursor, json=orjson.dumps(stored)) == expected
     closes = {by_model.close(), by_wire.close(), by_stored.close(), by_json.close()}
     assert len(closes) == 1
+
+
+def _outcome(call: Callable[[], bytes]) -> bytes | str:
+    """The bytes of ``call``, or the fault of the ``IllegalEventError`` it raised."""
+    try:
+        return call()
+    except IllegalEventError as exc:
+        return f"refused: {exc.fault}"
+
+
+@pytest.mark.parametrize("name", NAMES)
+@SETTINGS
+@given(events=event_sequences())
+def test_strict_mode_refuses_the_same_events_from_the_model_and_the_wire_form(
+    name: str, events: list[Event]
+) -> None:
+    """Strict mode checks the input against the AG-UI transition tables on both paths; a
+    refused event changes nothing (the next one is encoded as if it had not come)."""
+    cls = ENCODERS[name]
+    strict(True)
+    try:
+        by_model, by_wire, skipping = cls(), cls(), cls()
+    finally:
+        strict(False)
+    start = RunStartedEvent(thread_id="t", run_id="r")
+    for index, event in enumerate([start, *events]):
+        cursor = f"1.{index + 1}"
+        wire = event_to_wire(event)
+        expected = _outcome(lambda: by_model.encode(event, id=cursor))  # noqa: B023
+        assert _outcome(lambda: by_wire.encode_wire(wire, id=cursor)) == expected  # noqa: B023
+        if isinstance(expected, bytes):  # the same encoder never shown the refused events
+            assert skipping.encode_wire(wire, id=cursor) == expected
+    assert by_model.close() == by_wire.close() == skipping.close()
 
 
 @pytest.mark.parametrize("event_type", EVENT_TYPES, ids=lambda cls: cls.__name__)

@@ -8,8 +8,9 @@
 * :mod:`.guard`: :class:`StoreGuard`, the producer-side guard before the store: what of a
   run's events may be stored (legal events unchanged, repairs the tables allow, else the open
   items closed and RUN_ERROR ``UPSTREAM_PROTOCOL_ERROR``), used by the gateway's pump;
-* :mod:`.illegal`: :class:`IllegalEventError`, what a producer raises when it is asked for an
-  event the transition tables (:mod:`agui_codecs.transitions`) forbid.
+* :mod:`.illegal`: :class:`IllegalEventError`, what a producer raises in strict mode when it is
+  asked for (or fed) an event the transition tables (:mod:`agui_codecs.transitions`) forbid,
+  and :class:`Repairs`, what it counts instead outside strict mode.
 
 The legality rules themselves (which event may follow which) are the tables of
 :mod:`agui_codecs.transitions.agui`; ARCHITECTURE.md lists where each lifecycle rule lives.
@@ -31,7 +32,15 @@ from .chunks import (
 )
 from .fold import JsonObject, OpenReasoning, OpenText, OpenTool, RunFold, parse_json_text
 from .guard import GUARD_ERROR_CODE, StoreGuard
-from .illegal import IllegalEventError, TransitionGuard, check_transition, guard, strict
+from .illegal import (
+    IllegalEventError,
+    Repairs,
+    TransitionGuard,
+    check_transition,
+    guard,
+    lifecycle_fault,
+    strict,
+)
 
 __all__ = [
     "CHUNKS",
@@ -50,11 +59,13 @@ __all__ = [
     "OpenReasoning",
     "OpenText",
     "OpenTool",
+    "Repairs",
     "RunFold",
     "StoreGuard",
     "TransitionGuard",
     "check_transition",
     "guard",
+    "lifecycle_fault",
     "parse_json_text",
     "strict",
 ]

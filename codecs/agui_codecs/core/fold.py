@@ -29,7 +29,9 @@ them itself on the next event, and a second END would break verify).
 
 from __future__ import annotations
 
+import copy
 import itertools
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -98,7 +100,8 @@ class RunFold:
         open_steps: active step names -> opening order.
         parts: the assistant output as ordered history parts.
         aliases: AG-UI message ids this run created (text, reasoning, tool owners, results).
-        state_events: the last STATE_SNAPSHOT and the STATE_DELTAs after it.
+        state_events: the last STATE_SNAPSHOT and the STATE_DELTAs after it (:meth:`state`
+            applies them).
         activity_events: ACTIVITY_* events, replayed verbatim by the snapshot prelude.
         count: number of events applied.
     """
@@ -150,6 +153,34 @@ class RunFold:
         for step in reversed(list(self.open_steps)):
             out.append({"type": "STEP_FINISHED", "stepName": step})
         return out
+
+    def state(self, patch: Callable[[Any, list[Any]], Any]) -> tuple[bool, Any]:
+        """The state a client holds after the folded events: ``(has_state, state)``.
+
+        AG-UI 1.0 (``@ag-ui/client`` 1.0.0 ``src/apply/default.ts``): STATE_SNAPSHOT replaces
+        the state, STATE_DELTA applies its RFC 6902 ``delta``; a delta that does not apply
+        leaves the state as it was. Deltas before the first snapshot are not applied (the
+        state they patch is not in the run). ``has_state`` is False when no snapshot came.
+
+        Args:
+            patch: ``patch(state, delta) -> new state``, an RFC 6902 implementation (the codec
+                library has none; e.g. ``jsonpatch.JsonPatch(delta).apply(state)``); it may
+                change ``state`` (a copy) and raises ``ValueError`` when the delta does not
+                apply.
+        """
+        has_state, state = False, None
+        for event in self.state_events:
+            if event.get("type") == "STATE_SNAPSHOT":
+                has_state, state = True, copy.deepcopy(event.get("snapshot"))
+                continue
+            delta = event.get("delta")
+            if not has_state or not isinstance(delta, list):
+                continue
+            try:
+                state = patch(copy.deepcopy(state), delta)
+            except ValueError:
+                continue  # the client keeps the old state
+        return has_state, state
 
     # -- folding --------------------------------------------------------------------------
     def apply(self, event: JsonObject) -> None:
@@ -286,11 +317,12 @@ class RunFold:
         if tool is None:
             return
         part = self._tool_parts.get(tool.tool_call_id)
-        if part is not None and part["state"] == "input-streaming":
+        if part is not None and "inputText" not in part:
             raw = "".join(tool.args)
             part["input"] = parse_json_text(raw) if raw.strip() else {}
             part["inputText"] = raw
-            part["state"] = "input-available"
+            if part["state"] == "input-streaming":  # else its result came first
+                part["state"] = "input-available"
 
     def _tool_result(self, event: JsonObject) -> None:
         tool_call_id = str(event.get("toolCallId", ""))
@@ -303,8 +335,8 @@ class RunFold:
             part = {"type": "tool-result", "toolCallId": tool_call_id}
             self.parts.append(part)
         else:
-            if tool_call_id in self.open_tools:  # a result closes the input (AI SDK encoder too)
-                self._tool_end({"toolCallId": tool_call_id})
+            # A result while the arguments still stream leaves the call open: its END (or
+            # closing_events) completes the input (the AI SDK encoder holds such a result).
             part["state"] = "output-available"
         part["output"] = output
         if isinstance(content, str):

@@ -8,6 +8,14 @@ the ``id:`` is the event's cursor, ``docs/runs.md`` §1).
 
 The frame is the wire dict as it is (:mod:`agui_codecs.encoders.base`), so a stored event is
 framed from its dict, or from its JSON when the caller passes it.
+
+Lifecycle (``agui_codecs.core.illegal``): the encoder keeps no open/close bookkeeping of its
+own. In strict mode (``AGUI_CODECS_STRICT=1``) it checks each event against the AG-UI
+transition tables (a ``TransitionGuard``: ``@ag-ui/client`` 1.0.0 ``verifyEvents``, chunks
+expanded first) and raises ``IllegalEventError`` naming the rule instead of framing an event
+the client would reject; checking starts at the first RUN_STARTED, since a stream resumed from
+a cursor (``docs/runs.md`` §1) begins inside a run. Outside strict mode every event is framed
+as it is (the decoders and the run writer make the stream legal; nothing is repaired here).
 """
 
 from __future__ import annotations
@@ -17,6 +25,7 @@ from typing import ClassVar
 import orjson
 from ag_ui.core import Event
 
+from ..core.illegal import guard
 from ..errors import LocalProtocolError
 from ..events import event_to_wire
 from ..sse import encode_data, encode_json
@@ -30,6 +39,10 @@ class AguiEncoder(Encoder):
 
     Args:
         event_lines: also write ``event: <TYPE>`` lines (off by default).
+
+    Raises:
+        IllegalEventError: from ``encode`` / ``encode_wire``, strict mode only (see the
+            module docstring).
     """
 
     name: ClassVar[str] = "agui"
@@ -43,12 +56,15 @@ class AguiEncoder(Encoder):
     def __init__(self, *, event_lines: bool = False) -> None:
         self.event_lines = event_lines
         self._closed = False
+        self._guard = guard(from_run_started=True)
 
     def encode(self, event: Event, *, id: str | None = None) -> bytes:
         """The SSE frame of one event (``id`` adds an ``id:`` line)."""
         if self._closed:
             raise LocalProtocolError("AguiEncoder.encode() called after close()")
         wire = event_to_wire(event)
+        if self._guard is not None:
+            self._guard.check(wire)
         if id is None and not self.event_lines:
             return encode_json(orjson.dumps(wire))
         return encode_data(
@@ -61,6 +77,8 @@ class AguiEncoder(Encoder):
         """The SSE frame of one wire event: ``[event: <type>]``, ``[id: <id>]``, ``data:``."""
         if self._closed:
             raise LocalProtocolError("AguiEncoder.encode() called after close()")
+        if self._guard is not None:
+            self._guard.check(wire)
         if json is None:
             data = orjson.dumps(wire)
             if id is None and not self.event_lines:

@@ -24,7 +24,11 @@ TOOL_CALL_END               ``tool-input-error`` {input: the raw partial text, e
  {metadata.incomplete}      :data:`INCOMPLETE_TOOL_INPUT`} (a call cut off by a failed run)
 TOOL_CALL_RESULT            ``tool-output-available`` {output} (only for a call this stream began);
                             when it carries a ui_schema (delivery ``metadata`` / ``seed``), then
-                            ``data-ui-schema`` {id: toolCallId, data: ui_schema}
+                            ``data-ui-schema`` {id: toolCallId, data: ui_schema}. A result of a
+                            call whose arguments still stream (before its TOOL_CALL_END) is
+                            held and sent right after that call's ``tool-input-available``
+                            (or ``tool-input-error``): the client has no input to attach it to
+                            before, and the arguments after it are not lost
 ACTIVITY_SNAPSHOT of a      ``data-ui-schema`` {id: toolCallId, data: ui_schema} (delivery
  compiled surface           ``activity``: it follows its TOOL_CALL_RESULT); other activities are
                             not sent (``agui_codecs.ui.delivery.ui_schema_of``)
@@ -33,7 +37,8 @@ CUSTOM ``data-<name>``      ``data-<name>`` {id?, data, transient?}
 CUSTOM ``file``             ``file`` {url, mediaType, providerMetadata?}
 CUSTOM ``message-metadata`` ``message-metadata`` {messageMetadata}
 CUSTOM                      ``tool-output-available`` {toolCallId, output, preliminary: true}
- ``tool-output-preliminary`` (only for a call this stream began whose input is complete)
+ ``tool-output-preliminary`` (only for a call this stream began; held like a result while the
+                            call's input still streams)
 RUN_FINISHED                open parts closed, ``finish-step``, ``finish`` {finishReason,
                             messageMetadata: {usage, cost, currency, costSource, ...} and the
                             upstream's own ``metadata.messageMetadata`` (its keys win)}
@@ -65,12 +70,33 @@ Options (:class:`AiSdkEncoder`):
   adds its ``reason`` / ``isAutomatic`` and relays CUSTOM ``reasoning-file`` and ``custom``
   (ai v7 chunk types).
 
+Lifecycle (``agui_codecs.core.illegal``): in strict mode (``AGUI_CODECS_STRICT=1``) every input
+event is first checked against the AG-UI transition tables (a ``TransitionGuard``: the
+``@ag-ui/client`` 1.0.0 ``verifyEvents`` rules), and an event they forbid raises
+``IllegalEventError`` naming the rule. Outside strict mode such an event is repaired without
+losing content and counted in :attr:`AiSdkEncoder.repairs` under the fault the tables name
+(``lifecycle_fault``), with one ``agui_codecs`` log line:
+
+* a START of an open text / reasoning message or tool call: nothing sent (it is open);
+* an END of one that is not open: nothing to close, nothing sent;
+* CONTENT of a text / reasoning message that is not open: its ``*-start`` first;
+* TOOL_CALL_ARGS of a call that is not open: the call is (re)opened first, ``tool-input-start``
+  with its known name (``unknown`` for a call never started) and, for a call closed before,
+  its earlier arguments as one ``tool-input-delta``, so ``tool-input-available`` has them all;
+* any event after RUN_ERROR (the client stops reading at ``error``, ``docs/protocols.md`` §3.3
+  rule 5), or after RUN_FINISHED but a RUN_STARTED: not sent (the client holds a finished
+  message); counted under the run-level fault, or ``after-finish`` for the
+  events AG-UI allows there (RUN_ERROR after RUN_FINISHED, a new run after RUN_ERROR).
+
 Other events (state, snapshots, steps, raw, upstream activities) have no UIMessageChunk
 equivalent in all three versions and are not sent. ``data-*`` chunks are accepted by ai v5, v6
 and v7 and kept as a data part of the message (same type and id: replaced; ``transient``: not
 kept). Every chunk is sanitized for ``secureJsonParse`` (``__proto__`` keys renamed
 ``_proto_``, ``prototype`` in a ``constructor`` object renamed ``_prototype_``; see
 :func:`sanitize_proto`).
+
+The tool parts (and the holding of results) are in :mod:`agui_codecs.encoders._ai_sdk_tools`,
+the other non-event parts and the sanitizer in :mod:`agui_codecs.encoders._ai_sdk_parts`.
 
 The encoder reads AG-UI wire dicts (:mod:`agui_codecs.encoders.base`): ``encode(event)`` is
 ``encode_wire(event_to_wire(event))``, and a durable run's stored events are encoded as they
@@ -84,7 +110,6 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, Final
 
-import orjson
 from ag_ui.core import (
     Event,
     ReasoningMessageContentEvent,
@@ -99,10 +124,11 @@ from ag_ui.core import (
 )
 
 from ..builder import FINISH_REASONS
+from ..core.illegal import Repairs, guard, lifecycle_fault
 from ..cost import COST_KEYS
 from ..errors import LocalProtocolError
 from ..events import wire_view
-from ..ui.delivery import ai_sdk_ui_chunk, wire_ui_schema
+from ..transitions import Fault
 from ._ai_sdk_parts import (
     DONE_FRAME,
     chunk_bytes,
@@ -111,45 +137,20 @@ from ._ai_sdk_parts import (
     part_chunk,
     sanitize_proto,
 )
+from ._ai_sdk_tools import INCOMPLETE_TOOL_INPUT, PRELIMINARY, ToolParts
+from ._ai_sdk_tools import metadata as _metadata
 from .base import Encoder, WireEvent
 
 __all__ = ["INCOMPLETE_TOOL_INPUT", "AiSdkEncoder", "sanitize_proto"]
 
-INCOMPLETE_TOOL_INPUT: Final = "tool call interrupted before its arguments completed"
-"""``errorText`` of the ``tool-input-error`` sent for a tool call cut off by a failed run."""
-
-_PRELIMINARY: Final = "tool-output-preliminary"
-"""CUSTOM name of a preliminary tool output (``ai-sdk`` and ``openai-responses`` decoders)."""
 
 _Chunks = list[dict[str, Any]]
 
-
-class _Tool:
-    __slots__ = ("args", "dynamic", "name", "provider_executed", "provider_metadata")
-
-    def __init__(self, name: str, provider_executed: bool, dynamic: bool) -> None:
-        self.name = name
-        self.provider_executed = provider_executed
-        self.dynamic = dynamic
-        self.args: list[str] = []
-        self.provider_metadata: dict[str, dict[str, str]] = {}
-
-    def flags(self, chunk: dict[str, Any]) -> dict[str, Any]:
-        """Add ``providerExecuted`` / ``dynamic`` to a chunk of this call (v5 finds a dynamic
-        tool part only through chunks flagged ``dynamic``)."""
-        if self.provider_executed:
-            chunk["providerExecuted"] = True
-        if self.dynamic:
-            chunk["dynamic"] = True
-        return chunk
+_AFTER_FINISH: Final = "after-finish"
+""":attr:`AiSdkEncoder.repairs` key of a legal AG-UI event the finished message cannot carry."""
 
 
-def _metadata(wire: WireEvent) -> Mapping[str, Any]:
-    meta = wire.get("metadata")
-    return meta if isinstance(meta, Mapping) else {}
-
-
-class AiSdkEncoder(Encoder):
+class AiSdkEncoder(ToolParts, Encoder):
     """Stateful AG-UI → UIMessageChunk SSE encoder; one instance per response stream.
 
     Args:
@@ -160,6 +161,10 @@ class AiSdkEncoder(Encoder):
         message_metadata: an object sent as ``start.messageMetadata`` (``ai`` keeps it as
             the assistant ``UIMessage.metadata``, ``src/ui/process-ui-message-stream.ts``),
             e.g. the gateway's ``{threadId, runId}``; later metadata merges into it.
+
+    Attributes:
+        repairs: :class:`~agui_codecs.core.Repairs`, the illegal input events repaired
+            outside strict mode, by fault (see the module docstring).
 
     Raises:
         ValueError: ``ai_sdk_major`` is not ``None`` or an int >= 5.
@@ -195,10 +200,13 @@ class AiSdkEncoder(Encoder):
         self._closed = False
         self._text: set[str] = set()
         self._reasoning: set[str] = set()
-        self._tools: dict[str, _Tool] = {}  # open tool inputs
-        self._known_tools: dict[str, _Tool] = {}  # every tool call this stream announced
+        self._tools = {}
+        self._known_tools = {}
         self._metadata_sent = False  # a message-metadata chunk went out
         self._metadata_object = True  # ...and the client holds an object (ours can merge in)
+        self._held: dict[str, list[WireEvent]] = {}  # open call -> its results, held
+        self._guard = guard()
+        self.repairs = Repairs("ai-sdk encoder")
 
     @property
     def ended(self) -> bool:
@@ -220,11 +228,13 @@ class AiSdkEncoder(Encoder):
         read as a wire dict (:func:`~agui_codecs.events.wire_view`), so the model is never
         serialized as a whole. The encoder contract suite checks both against ``encode_wire``.
         """
+        if self._guard is not None and not self._closed:
+            self._guard.check(wire_view(event))
         fast = _MODEL_HANDLERS.get(type(event))
         if fast is not None and self._started and not self._ended and not self._closed:
             chunks = fast(self, event)
         else:
-            chunks = self.wire_chunks(wire_view(event))
+            chunks = self._wire_chunks(wire_view(event))
         if len(chunks) == 1:
             return chunk_bytes(chunks[0])
         return b"".join([chunk_bytes(c) for c in chunks])
@@ -238,12 +248,19 @@ class AiSdkEncoder(Encoder):
 
         Raises:
             LocalProtocolError: the encoder was closed.
+            IllegalEventError: strict mode only: the transition tables forbid ``wire`` here.
         """
+        if self._guard is not None and not self._closed:
+            self._guard.check(wire)
+        return self._wire_chunks(wire)
+
+    def _wire_chunks(self, wire: WireEvent) -> _Chunks:
         if self._closed:
             raise LocalProtocolError("AiSdkEncoder.encode() called after close()")
         kind = wire["type"]
         if self._ended:
             if not (self._finished and kind == "RUN_STARTED"):
+                self._after_end(kind)
                 return []
             # One more run after RUN_FINISHED: the same UI message goes on as a new step (a
             # second ``start`` would rename the message).
@@ -277,42 +294,70 @@ class AiSdkEncoder(Encoder):
             self._ended = True
         return out + DONE_FRAME
 
+    def _after_end(self, kind: str) -> None:
+        """An event after the message's ``finish``: not sent, counted (module docstring)."""
+        try:
+            fault: Fault | str = lifecycle_fault(
+                kind, ended=self._finished, errored=not self._finished
+            )
+        except KeyError:  # legal AG-UI (RUN_ERROR after RUN_FINISHED, a run after RUN_ERROR)
+            fault = _AFTER_FINISH
+        self.repairs.note(fault, kind, (), "not sent: the message is finished")
+
     # -- parts ----------------------------------------------------------------------------
     def _text_start(self, mid: str) -> _Chunks:
         if mid in self._text:
+            self.repairs.note(Fault.TEXT_START_OPEN, "TEXT_MESSAGE_START", (mid,), "already open")
             return []
         self._text.add(mid)
         return [{"type": "text-start", "id": mid}]
 
-    def _reasoning_start(self, mid: str) -> _Chunks:
+    def _reasoning_start(self, mid: str, *, repair: bool = True) -> _Chunks:
         if mid in self._reasoning:
+            if repair:
+                self.repairs.note(
+                    Fault.REASONING_MESSAGE_START_OPEN,
+                    "REASONING_MESSAGE_START",
+                    (mid,),
+                    "already open",
+                )
             return []
         self._reasoning.add(mid)
         return [{"type": "reasoning-start", "id": mid}]
 
     def _text_delta(self, mid: str, delta: str) -> _Chunks:
         chunk = {"type": "text-delta", "id": mid, "delta": delta}
-        return [chunk] if mid in self._text else [*self._text_start(mid), chunk]
+        if mid in self._text:
+            return [chunk]
+        self.repairs.note(
+            Fault.TEXT_CONTENT_NOT_OPEN, "TEXT_MESSAGE_CONTENT", (mid,), "text-start sent first"
+        )
+        return [*self._text_start(mid), chunk]
 
     def _text_end(self, mid: str) -> _Chunks:
         if mid not in self._text:
+            self.repairs.note(Fault.TEXT_END_NOT_OPEN, "TEXT_MESSAGE_END", (mid,), "not open")
             return []
         self._text.discard(mid)
         return [{"type": "text-end", "id": mid}]
 
     def _reasoning_delta(self, mid: str, delta: str) -> _Chunks:
         chunk = {"type": "reasoning-delta", "id": mid, "delta": delta}
-        return [chunk] if mid in self._reasoning else [*self._reasoning_start(mid), chunk]
-
-    def _tool_args(self, tid: str, delta: str) -> _Chunks:
-        tool = self._tools.get(tid)
-        if tool is None or not delta:
-            return []
-        tool.args.append(delta)
-        return [{"type": "tool-input-delta", "toolCallId": tid, "inputTextDelta": delta}]
+        if mid in self._reasoning:
+            return [chunk]
+        self.repairs.note(
+            Fault.REASONING_MESSAGE_CONTENT_NOT_OPEN,
+            "REASONING_MESSAGE_CONTENT",
+            (mid,),
+            "reasoning-start sent first",
+        )
+        return [*self._reasoning_start(mid, repair=False), chunk]
 
     def _reasoning_end(self, mid: str) -> _Chunks:
         if mid not in self._reasoning:
+            self.repairs.note(
+                Fault.REASONING_MESSAGE_END_NOT_OPEN, "REASONING_MESSAGE_END", (mid,), "not open"
+            )
             return []
         self._reasoning.discard(mid)
         return [{"type": "reasoning-end", "id": mid}]
@@ -413,76 +458,13 @@ class AiSdkEncoder(Encoder):
             {"type": "reasoning-end", "id": mid, "providerMetadata": provider_metadata},
         ]
 
-    # -- tools ----------------------------------------------------------------------------
-    def _tool_start(self, w: WireEvent) -> _Chunks:
-        return self._tool_open(w["toolCallId"], w["toolCallName"], _metadata(w))
-
-    def _tool_open(self, tid: str, name: str, meta: Mapping[str, Any]) -> _Chunks:
-        if tid in self._tools:
-            return []
-        tool = _Tool(name, meta.get("providerExecuted") is True, meta.get("dynamic") is True)
-        self._tools[tid] = self._known_tools[tid] = tool
-        return [tool.flags({"type": "tool-input-start", "toolCallId": tid, "toolName": tool.name})]
-
-    def _tool_end(self, tid: str, *, incomplete: bool = False) -> _Chunks:
-        """The chunk closing a tool input: ``tool-input-available`` with the parsed input, or
-        ``tool-input-error`` with the raw text when it is not JSON or ``incomplete``."""
-        tool = self._tools.pop(tid, None)
-        if tool is None:
-            return []
-        raw = "".join(tool.args)
-        chunk: dict[str, Any] = {
-            "type": "tool-input-error",
-            "toolCallId": tid,
-            "toolName": tool.name,
-        }
-        if incomplete:
-            chunk.update(input=raw, errorText=INCOMPLETE_TOOL_INPUT)
-        else:
-            try:
-                value = orjson.loads(raw) if raw.strip() else {}
-            except orjson.JSONDecodeError as exc:
-                chunk.update(input=raw, errorText=f"tool arguments are not valid JSON: {exc}")
-            else:
-                chunk.update(type="tool-input-available", input=value)
-        tool.flags(chunk)
-        if tool.provider_metadata:
-            chunk["providerMetadata"] = tool.provider_metadata
-        return [chunk]
-
-    def _tool_result(self, w: WireEvent) -> _Chunks:
-        tid = w["toolCallId"]
-        tool = self._known_tools.get(tid)
-        if tool is None:
-            # The client has no tool part for it (the output chunk would be rejected); a
-            # surface is a data part of its own and still goes out.
-            return self._ui(w)
-        out = self._tool_end(tid) if tid in self._tools else []
-        content = w["content"]
-        output: Any = content  # content parts: their wire dicts
-        if isinstance(content, str):
-            try:
-                output = orjson.loads(content)
-            except orjson.JSONDecodeError:
-                output = content
-        out.append(
-            tool.flags({"type": "tool-output-available", "toolCallId": tid, "output": output})
-        )
-        out += self._ui(w)
-        return out
-
-    def _ui(self, w: WireEvent) -> _Chunks:
-        """``data-ui-schema`` for an event carrying a compiled ui_schema (any delivery)."""
-        ui_schema = wire_ui_schema(w)
-        return [] if ui_schema is None else [ai_sdk_ui_chunk(ui_schema)]
-
     # -- custom parts ---------------------------------------------------------------------
     def _custom(self, w: WireEvent) -> _Chunks:
         name, value = w["name"], w.get("value")
         if name == "message-metadata":
             return self._message_metadata_chunk(value)
-        if name == _PRELIMINARY:
-            return self._preliminary(value)
+        if name == PRELIMINARY:
+            return self._preliminary(w)
         chunk = part_chunk(name, value, self.ai_sdk_major)
         return [] if chunk is None else [chunk]
 
@@ -495,19 +477,6 @@ class AiSdkEncoder(Encoder):
             self._metadata_object = False
         self._metadata_sent = True
         return [{"type": "message-metadata", "messageMetadata": metadata}]
-
-    def _preliminary(self, value: Any) -> _Chunks:
-        """CUSTOM ``tool-output-preliminary`` {toolCallId, output} → a preliminary output."""
-        if not isinstance(value, dict) or not isinstance(value.get("toolCallId"), str):
-            return []
-        tid: str = value["toolCallId"]
-        tool = self._known_tools.get(tid)
-        if tool is None or tid in self._tools:
-            # No tool part, or its input still streams (an OpenAI Responses partial image
-            # comes before the call's arguments): the client could not place an output.
-            return []
-        chunk = {"type": "tool-output-available", "toolCallId": tid, "output": value.get("output")}
-        return [tool.flags({**chunk, "preliminary": True})]
 
     # -- the end of a run -----------------------------------------------------------------
     def _close_parts(self, *, incomplete: bool = False) -> _Chunks:

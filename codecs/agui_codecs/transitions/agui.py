@@ -233,6 +233,8 @@ class AguiVerifier:
         reports the next fault on its own).
         """
         if not apply_faulty:
+            if self.phase is Phase.ACTIVE and event.get("type") not in _MUTATING:
+                return self.step(event)  # reads the state only: nothing to restore
             saved = self._snapshot()
             found = self.step(event)
             if found is not None:
@@ -475,6 +477,13 @@ class AguiVerifier:
 
 
 _ABSENT: Final = object()
+_MUTATING: Final = frozenset(
+    {lc.opener for lc in LIFECYCLES}
+    | {t for lc in LIFECYCLES for t in lc.closers}
+    | {"RUN_STARTED", "MESSAGES_SNAPSHOT", "TOOL_CALL_RESULT", "ACTIVITY_SNAPSHOT"}
+    | AGUI_TERMINAL
+)
+"""Event types whose step may change the state of an active run (the others only read it)."""
 _RUN_MESSAGES: Final[dict[Fault, str]] = {
     Fault.FIRST_EVENT: "first event is {type}, not RUN_STARTED",
     Fault.RUN_STARTED_WHILE_ACTIVE: "RUN_STARTED while a run is still active",
