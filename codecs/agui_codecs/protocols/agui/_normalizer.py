@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import typing
 from collections import Counter
-from typing import Any
+from typing import Any, Final
 
 import orjson
 from ag_ui.core import Event
@@ -22,7 +22,7 @@ from ...errors import MalformedUpstreamError
 from ...events import event_to_wire, parse_event
 from ...transitions import AGUI_TERMINAL, LIFECYCLE_BY_EVENT, AguiVerifier, Fault
 
-__all__ = ["AguiNormalizer", "Wire"]
+__all__ = ["HOLD_EVENTS", "HOLD_RESULT_BYTES", "AguiNormalizer", "Wire"]
 
 Wire = dict[str, Any]
 
@@ -48,6 +48,45 @@ _END = {
     "reasoning-span": "REASONING_END",
 }
 _ARG_KEYS = ("args", "arguments", "input", "toolCallArgs", "tool_call_args")
+_KIND_OF_END = {end: kind for kind, end in _END.items() if kind != "reasoning-span"}
+_START_OF = {
+    "text-message": "TEXT_MESSAGE_START",
+    "tool-call": "TOOL_CALL_START",
+    "reasoning-message": "REASONING_MESSAGE_START",
+}
+_PHASE: dict[str, frozenset[str]] = {  # held END of this kind -> events that keep it held
+    "tool-call": frozenset(
+        {
+            "TOOL_CALL_START",
+            "TOOL_CALL_ARGS",
+            "TOOL_CALL_END",
+            "TOOL_CALL_CHUNK",
+            "TOOL_CALL_RESULT",
+        }
+    )
+    | KEEP_LANES,
+    "text-message": frozenset(
+        {"TEXT_MESSAGE_START", "TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_END", "TEXT_MESSAGE_CHUNK"}
+    )
+    | KEEP_LANES,
+    "reasoning-message": frozenset(
+        {
+            "REASONING_MESSAGE_START",
+            "REASONING_MESSAGE_CONTENT",
+            "REASONING_MESSAGE_END",
+            "REASONING_MESSAGE_CHUNK",
+        }
+    )
+    | KEEP_LANES,
+}
+
+HOLD_EVENTS: Final = 4096
+"""A held END (see :class:`AguiNormalizer`) is sent at the latest this many upstream events
+after it arrived."""
+
+HOLD_RESULT_BYTES: Final = 1 << 20
+"""Bytes (compact JSON) of TOOL_CALL_RESULT events held while their calls' arguments stream;
+one more is :class:`~agui_codecs.errors.MalformedUpstreamError` (``UPSTREAM_MALFORMED``)."""
 
 
 def _fields(model: type[BaseModel]) -> dict[str, tuple[str, bool]]:
@@ -139,6 +178,25 @@ class AguiNormalizer:
     """Sans-I/O AG-UI repair: wire dicts in, legal wire dicts out (repair keys:
     :mod:`agui_codecs.protocols.agui.decoder`).
 
+    Order repairs hold, never drop (issue 11): an upstream TOOL_CALL_END, TEXT_MESSAGE_END or
+    REASONING_MESSAGE_END is *held* (not sent yet) while that item's phase goes on, so
+    arguments or content arriving after it (pydantic-ai sends a call's TOOL_CALL_ARGS after
+    its END when parallel calls' deltas interleave) join the item in order
+    (``late-tool-args-held``, ``late-content-held``). A held END is sent before the first event
+    outside its phase: for a tool call anything but TOOL_CALL_START / ARGS / END / CHUNK, the
+    RESULT of another call and the lane-keeping events of
+    :data:`~agui_codecs.core.chunks.KEEP_LANES` (RAW, ACTIVITY_*, REASONING_ENCRYPTED_VALUE,
+    SUBAGENT_STARTED); for a text (reasoning) message anything but
+    TEXT_MESSAGE_* (REASONING_MESSAGE_*) and those; also before the call's own
+    TOOL_CALL_RESULT, an opener reusing its id, the terminal, and at the latest
+    :data:`HOLD_EVENTS` upstream events after it arrived. Past the hold, text content opens a
+    new message (``text-reopened``) and tool arguments raise
+    :class:`~agui_codecs.errors.MalformedUpstreamError` (the client cannot re-open a call).
+    A TOOL_CALL_RESULT arriving while its call's arguments still stream (before the call's
+    END) is held and sent right after that END (``tool-result-held``), at most
+    :data:`HOLD_RESULT_BYTES` in all (one more: MalformedUpstreamError). Holding costs one
+    event per open item; the terminal, or a typed error, sends everything held first.
+
     Args:
         thread_id / run_id: the gateway's ids; when given, RUN_STARTED and RUN_FINISHED carry
             them (``run-id-mismatch`` counts an upstream that echoed others).
@@ -149,7 +207,8 @@ class AguiNormalizer:
 
     Raises (from :meth:`push`):
         MalformedUpstreamError: an event that is not an object with a type, or whose known
-            fields are malformed beyond repair.
+            fields are malformed beyond repair; tool arguments after the call's END was sent;
+            held results past :data:`HOLD_RESULT_BYTES`.
     """
 
     def __init__(self, *, thread_id: str | None = None, run_id: str | None = None) -> None:
@@ -163,7 +222,12 @@ class AguiNormalizer:
         self._seq: Counter[str] = Counter()
         self._chunk_open: dict[str, dict[str, None]] = {k: {} for k, *_ in _CHUNKS.values()}
         self._args: dict[str, bool] = {}  # open call -> got ARGS
-        self._held: dict[str, Wire] = {}  # call id -> START, END held until args turn up
+        self._held: dict[str, Wire] = {}  # call id -> END of a call without ARGS, held
+        # until a result or snapshot carries its arguments
+        self._ended: dict[tuple[str, str], tuple[Wire, int]] = {}  # (kind, id) -> (END, at)
+        self._results: dict[str, list[Wire]] = {}  # open call -> results held until its END
+        self._result_bytes = 0
+        self._count = 0  # upstream events pushed
         self._starts: dict[str, Wire] = {}
         self._pending_calls: dict[str, None] = {}
         self._thinking: dict[str, str | None] = {"span": None, "message": None}
@@ -177,6 +241,7 @@ class AguiNormalizer:
         event = self._clean(raw)
         if event is None:
             return []
+        self._count += 1
         out: list[Wire] = []
         if not self.started and event["type"] != "RUN_STARTED":
             self.repairs["run-started-synthesized"] += 1
@@ -190,8 +255,11 @@ class AguiNormalizer:
         return out + self._sequence(event)
 
     def close_open(self) -> list[Wire]:
-        """Close everything open (held tool calls get their END), innermost kinds first."""
+        """Close everything open (held ENDs are sent, then held results), innermost kinds
+        first."""
         out: list[Wire] = []
+        for kind, eid in list(self._ended):
+            out += self._send_end(kind, eid)
         for cid in list(self._held):
             out += self._flush_held(cid, None)
         for kind in ("tool-call", "text-message", "reasoning-message", "reasoning-span"):
@@ -199,6 +267,9 @@ class AguiNormalizer:
                 self.repairs["closed-before-terminal"] += 1
                 key = "toolCallId" if kind == "tool-call" else "messageId"
                 out += self._emit({"type": _END[kind], key: eid})
+            if kind == "tool-call":
+                for cid in list(self._results):
+                    out += self._send_results(cid)
         for owner_name in list(self.verifier.open["step"]):
             owner, name = owner_name.split("\x00", 1)
             self.repairs["closed-before-terminal"] += 1
@@ -340,11 +411,14 @@ class AguiNormalizer:
     # -- sequencing ----------------------------------------------------------------------------
     def _sequence(self, ev: Wire) -> list[Wire]:
         etype = ev["type"]
+        if etype == "TOOL_CALL_RESULT" and self._streaming(ev["toolCallId"]):
+            return self._hold_result(ev)
         if etype in _CHUNKS:
-            return self._chunk(ev)
+            return self._release(ev) + self._chunk(ev)
         out: list[Wire] = []
         if etype not in KEEP_LANES:
             out += self._close_chunks()
+        out += self._release(ev)
         if etype == "RUN_STARTED":
             if self.started:
                 self.repairs["run-started-dropped"] += 1
@@ -373,6 +447,76 @@ class AguiNormalizer:
             return out + self._guard_step(ev)
         lc, role = entry
         return out + self._bracket(lc.kind, lc.id_field, role, ev)
+
+    # -- holds ----------------------------------------------------------------------------------
+    def _release(self, ev: Wire) -> list[Wire]:
+        """Send the held ENDs ``ev`` ends the hold of (see the class docstring), oldest first."""
+        etype, out = ev["type"], []
+        for (kind, eid), (_, at) in list(self._ended.items()):
+            id_field = "toolCallId" if kind == "tool-call" else "messageId"
+            reopens = etype == _START_OF[kind] and (
+                self._alias.get((kind, ev[id_field]), ev[id_field]) == eid
+            )
+            own_result = etype == "TOOL_CALL_RESULT" and ev["toolCallId"] == eid
+            if (
+                etype not in _PHASE[kind]
+                or reopens
+                or own_result
+                or self._count - at >= HOLD_EVENTS
+            ):
+                out += self._send_end(kind, eid)
+        return out
+
+    def _send_end(self, kind: str, eid: str) -> list[Wire]:
+        """Send the held END of ``(kind, eid)``: a call that got no ARGS gets one from its
+        raw events or held results first (``tool-args-synthesized``), its held results
+        follow."""
+        end, _ = self._ended.pop((kind, eid))
+        if kind != "tool-call":
+            return self._emit(end)
+        out: list[Wire] = []
+        if not self._args.get(eid) and (args := self._carried_args(eid, end)) is not None:
+            self.repairs["tool-args-synthesized"] += 1
+            out += self._emit({"type": "TOOL_CALL_ARGS", "toolCallId": eid, "delta": args})
+        return out + self._emit(end) + self._send_results(eid)
+
+    def _carried_args(self, eid: str, end: Wire) -> str | None:
+        """Arguments of call ``eid`` in its START's or END's raw event or a held result."""
+        args = _args_in(self._starts[eid].get("rawEvent"), eid) or _args_in(
+            end.get("rawEvent"), eid
+        )
+        for result in self._results.get(eid, ()):
+            args = args or _args_in(result.get("rawEvent"), eid) or _args_in(result, eid)
+        return args
+
+    def _send_results(self, cid: str) -> list[Wire]:
+        out: list[Wire] = []
+        for result in self._results.pop(cid, ()):
+            self._result_bytes -= len(orjson.dumps(result))
+            self._pending_calls.pop(cid, None)
+            out += self._emit(result)
+        return out
+
+    def _streaming(self, cid: str) -> bool:
+        """Whether call ``cid`` is open and its upstream END has not arrived."""
+        return (
+            cid in self.verifier.open["tool-call"]
+            and cid not in self._held
+            and ("tool-call", cid) not in self._ended
+        )
+
+    def _hold_result(self, ev: Wire) -> list[Wire]:
+        """Hold a TOOL_CALL_RESULT that arrived while its call's arguments still stream."""
+        size = len(orjson.dumps(ev))
+        if self._result_bytes + size > HOLD_RESULT_BYTES:
+            raise MalformedUpstreamError(
+                f"TOOL_CALL_RESULT for {ev['toolCallId']!r} while its arguments stream: more "
+                f"than {HOLD_RESULT_BYTES} bytes of results held"
+            )
+        self.repairs["tool-result-held"] += 1
+        self._result_bytes += size
+        self._results.setdefault(ev["toolCallId"], []).append(ev)
+        return []
 
     def _guard_step(self, ev: Wire) -> list[Wire]:
         entry = LIFECYCLE_BY_EVENT.get(ev["type"])
@@ -411,30 +555,40 @@ class AguiNormalizer:
             return self._emit(ev)
         if role == "continue":
             if kind == "tool-call":
-                if not is_open or eid in self._held:
+                if not is_open:
+                    if (kind, eid) in self._closed:
+                        raise MalformedUpstreamError(
+                            f"TOOL_CALL_ARGS for {eid!r} after its TOOL_CALL_END was sent "
+                            "(the hold of a call's END ended)"
+                        )
                     self.repairs["stray-tool-args-dropped"] += 1
                     return []
+                if eid in self._held:  # the END of a call without ARGS: hold it as late args
+                    self._ended[(kind, eid)] = (self._held.pop(eid), self._count)
+                if (kind, eid) in self._ended:
+                    self.repairs["late-tool-args-held"] += 1
                 self._args[eid] = self._args[eid] or bool(ev["delta"])
                 return self._emit(ev)
             if is_open:
+                if (kind, eid) in self._ended:
+                    self.repairs["late-content-held"] += 1
                 return self._emit(ev)
             return self._reopen(kind, id_field, up, ev)
-        if not is_open or eid in self._held:
+        if not is_open or eid in self._held or (kind, eid) in self._ended:
             self.repairs["orphan-end-dropped"] += 1
             return []
-        self._closed.add((kind, eid))
-        if kind == "tool-call" and not self._args.get(eid):
-            args = _args_in(self._starts[eid].get("rawEvent"), eid) or _args_in(
-                ev.get("rawEvent"), eid
-            )
-            if args is None:
-                self._held[eid] = ev
-                return []
-            self.repairs["tool-args-synthesized"] += 1
-            return self._emit({"type": "TOOL_CALL_ARGS", "toolCallId": eid, "delta": args}) + (
-                self._emit(ev)
-            )
-        return self._emit(ev)
+        if kind not in _PHASE:
+            return self._emit(ev)
+        if (
+            kind == "tool-call"
+            and not self._args.get(eid)
+            and eid not in self._results
+            and self._carried_args(eid, ev) is None
+        ):
+            self._held[eid] = ev  # no arguments yet: wait for a result or snapshot carrying them
+            return []
+        self._ended[(kind, eid)] = (ev, self._count)
+        return []
 
     def _reopen(self, kind: str, id_field: str, up: str, ev: Wire) -> list[Wire]:
         """CONTENT for a message that is not open: open one (a fresh id if the old one closed)."""
@@ -481,6 +635,11 @@ class AguiNormalizer:
         out: list[Wire] = []
         if eid is None or eid not in self.verifier.open[kind]:
             closed = eid is not None and (kind, eid) in self._closed
+            if kind == "tool-call" and closed and ev.get("delta"):
+                raise MalformedUpstreamError(
+                    f"TOOL_CALL_CHUNK for {eid!r} after its TOOL_CALL_END was sent "
+                    "(the hold of a call's END ended)"
+                )
             if kind == "tool-call" and (eid is None or "toolCallName" not in ev or closed):
                 self.repairs["chunk-dropped"] += 1
                 return []
@@ -509,6 +668,8 @@ class AguiNormalizer:
         for kind, opened in self._chunk_open.items():
             id_field = "toolCallId" if kind == "tool-call" else "messageId"
             for eid in list(opened):
+                if (kind, eid) in self._ended or eid in self._held:
+                    continue  # its END arrived (held): a chunk continued it
                 out += self._bracket(kind, id_field, "close", {"type": _END[kind], id_field: eid})
             opened.clear()
         return out
@@ -529,6 +690,10 @@ class AguiNormalizer:
         for key in ("messageId", "toolCallId"):
             if isinstance(ev.get(key), str):
                 self._used.add(ev[key])
+        if ev["type"] in _KIND_OF_END:
+            self._closed.add(
+                (_KIND_OF_END[ev["type"]], ev["messageId" if "messageId" in ev else "toolCallId"])
+            )
         if ev["type"] == "RUN_STARTED":
             self.started = True
         elif ev["type"] in AGUI_TERMINAL:
