@@ -10,7 +10,10 @@ The generator builds random interleavings of parallel calls' START / ARGS / END 
 ARGS after END, results during the arguments and late text content. Properties: every text
 and argument byte and every result of the input reaches the output exactly once and in order,
 the kit accepts the output, and the real client accepts it with the same arguments (batched:
-many generated streams per Node invocation).
+many generated streams per Node invocation). Calls come as START / ARGS / END or as
+TOOL_CALL_CHUNKs, which the normalizer expands with the client's own
+:class:`~agui_codecs.core.chunks.ChunkExpander` (issue 10): a chunk stream another call's
+events closed is adopted again when its chunks go on.
 """
 
 from __future__ import annotations
@@ -54,6 +57,13 @@ def call_events(draw: st.DrawFn, cid: str) -> list[Wire]:
         body.append(result)
     elif where == "during":
         body.insert(draw(st.integers(0, end_at)), result)  # before the END
+    if draw(st.booleans()):  # the same call as TOOL_CALL_CHUNKs (no END: the lane closes)
+        chunks = [{"type": "TOOL_CALL_CHUNK", "toolCallId": cid, "delta": p} for p in pieces]
+        chunks[0]["toolCallName"] = f"f{cid}"
+        if where != "none":
+            at = len(chunks) if where == "after" else draw(st.integers(1, len(chunks)))
+            chunks.insert(at, result)
+        return chunks
     return [{"type": "TOOL_CALL_START", "toolCallId": cid, "toolCallName": f"f{cid}"}, *body]
 
 
@@ -98,7 +108,7 @@ def _decode(events: list[Wire]) -> tuple[list[Wire], AguiDecoder]:
 def _args(events: list[Wire]) -> dict[str, str]:
     out: dict[str, str] = {}
     for e in events:
-        if e["type"] == "TOOL_CALL_ARGS":
+        if e["type"] in ("TOOL_CALL_ARGS", "TOOL_CALL_CHUNK"):
             out[e["toolCallId"]] = out.get(e["toolCallId"], "") + e["delta"]
     return out
 

@@ -17,7 +17,7 @@ import orjson
 from ag_ui.core import Event
 from pydantic import BaseModel, ValidationError
 
-from ...core.chunks import CHUNKS, KEEP_LANES
+from ...core.chunks import CHUNKS, KEEP_LANES, ChunkError, ChunkExpander, ChunkSpec
 from ...errors import MalformedUpstreamError
 from ...events import event_to_wire, parse_event
 from ...transitions import AGUI_TERMINAL, LIFECYCLE_BY_EVENT, AguiVerifier, Fault
@@ -37,10 +37,6 @@ _THINKING = {
     "THINKING_TEXT_MESSAGE_END": "REASONING_MESSAGE_END",
 }
 _LIFECYCLE_KIND = {"text": "text-message", "tool": "tool-call", "reasoning": "reasoning-message"}
-_CHUNKS = {  # chunk type -> (lifecycle kind, id field, START, CONTENT), from the core's table
-    etype: (_LIFECYCLE_KIND[spec.kind], spec.id_field, spec.start, spec.content)
-    for etype, spec in CHUNKS.items()
-}
 _END = {
     "text-message": "TEXT_MESSAGE_END",
     "tool-call": "TOOL_CALL_END",
@@ -220,11 +216,12 @@ class AguiNormalizer:
         self._alias: dict[tuple[str, str], str] = {}  # (kind, upstream id) -> output id
         self._closed: set[tuple[str, str]] = set()
         self._seq: Counter[str] = Counter()
-        self._chunk_open: dict[str, dict[str, None]] = {k: {} for k, *_ in _CHUNKS.values()}
+        self._chunks = ChunkExpander(adopt=self._adopt)
         self._args: dict[str, bool] = {}  # open call -> got ARGS
         self._held: dict[str, Wire] = {}  # call id -> END of a call without ARGS, held
         # until a result or snapshot carries its arguments
-        self._ended: dict[tuple[str, str], tuple[Wire, int]] = {}  # (kind, id) -> (END, at)
+        # (kind, id) -> (held END, upstream event count when held, whether the upstream sent it)
+        self._ended: dict[tuple[str, str], tuple[Wire, int, bool]] = {}
         self._results: dict[str, list[Wire]] = {}  # open call -> results held until its END
         self._result_bytes = 0
         self._count = 0  # upstream events pushed
@@ -280,8 +277,7 @@ class AguiNormalizer:
         for sid in list(self.verifier.open["subagent"]):
             self.repairs["closed-before-terminal"] += 1
             out += self._emit({"type": "SUBAGENT_FINISHED", "subagentRunId": sid})
-        for kind in self._chunk_open:
-            self._chunk_open[kind].clear()
+        self._chunks.lanes.clear()
         return out
 
     def terminal_metadata(self, event: Wire | None = None) -> dict[str, Any]:
@@ -413,11 +409,15 @@ class AguiNormalizer:
         etype = ev["type"]
         if etype == "TOOL_CALL_RESULT" and self._streaming(ev["toolCallId"]):
             return self._hold_result(ev)
-        if etype in _CHUNKS:
-            return self._release(ev) + self._chunk(ev)
-        out: list[Wire] = []
-        if etype not in KEEP_LANES:
-            out += self._close_chunks()
+        if etype in CHUNKS:
+            out = self._release(ev)
+            for generated in self._expand(ev):
+                out += self._from_chunk(generated)
+            return out
+        out = []
+        for generated in self._chunks.expand(ev):  # the ENDs of the lanes ``ev`` closes, ``ev``
+            if generated is not ev:
+                out += self._from_chunk(generated)
         out += self._release(ev)
         if etype == "RUN_STARTED":
             if self.started:
@@ -452,7 +452,7 @@ class AguiNormalizer:
     def _release(self, ev: Wire) -> list[Wire]:
         """Send the held ENDs ``ev`` ends the hold of (see the class docstring), oldest first."""
         etype, out = ev["type"], []
-        for (kind, eid), (_, at) in list(self._ended.items()):
+        for (kind, eid), (_, at, _) in list(self._ended.items()):
             id_field = "toolCallId" if kind == "tool-call" else "messageId"
             reopens = etype == _START_OF[kind] and (
                 self._alias.get((kind, ev[id_field]), ev[id_field]) == eid
@@ -471,7 +471,7 @@ class AguiNormalizer:
         """Send the held END of ``(kind, eid)``: a call that got no ARGS gets one from its
         raw events or held results first (``tool-args-synthesized``), its held results
         follow."""
-        end, _ = self._ended.pop((kind, eid))
+        end, *_ = self._ended.pop((kind, eid))
         if kind != "tool-call":
             return self._emit(end)
         out: list[Wire] = []
@@ -498,11 +498,12 @@ class AguiNormalizer:
         return out
 
     def _streaming(self, cid: str) -> bool:
-        """Whether call ``cid`` is open and its upstream END has not arrived."""
+        """Whether call ``cid`` is open and its upstream END has not arrived (a chunk stream
+        whose lane closed may go on)."""
         return (
             cid in self.verifier.open["tool-call"]
             and cid not in self._held
-            and ("tool-call", cid) not in self._ended
+            and not self._late("tool-call", cid)
         )
 
     def _hold_result(self, ev: Wire) -> list[Wire]:
@@ -536,7 +537,14 @@ class AguiNormalizer:
             return []
         return self._emit(ev)
 
-    def _bracket(self, kind: str, id_field: str, role: str, ev: Wire) -> list[Wire]:
+    def _late(self, kind: str, eid: str) -> bool:
+        """Whether ``(kind, eid)`` has an END the upstream sent, held."""
+        held = self._ended.get((kind, eid))
+        return held is not None and held[2]
+
+    def _bracket(
+        self, kind: str, id_field: str, role: str, ev: Wire, *, upstream: bool = True
+    ) -> list[Wire]:
         up: str = ev[id_field]
         eid: str = self._alias.get((kind, up), up)
         is_open = eid in self.verifier.open[kind] or (kind == "tool-call" and eid in self._held)
@@ -564,13 +572,13 @@ class AguiNormalizer:
                     self.repairs["stray-tool-args-dropped"] += 1
                     return []
                 if eid in self._held:  # the END of a call without ARGS: hold it as late args
-                    self._ended[(kind, eid)] = (self._held.pop(eid), self._count)
-                if (kind, eid) in self._ended:
+                    self._ended[(kind, eid)] = (self._held.pop(eid), self._count, True)
+                if self._late(kind, eid):
                     self.repairs["late-tool-args-held"] += 1
                 self._args[eid] = self._args[eid] or bool(ev["delta"])
                 return self._emit(ev)
             if is_open:
-                if (kind, eid) in self._ended:
+                if self._late(kind, eid):
                     self.repairs["late-content-held"] += 1
                 return self._emit(ev)
             return self._reopen(kind, id_field, up, ev)
@@ -587,7 +595,7 @@ class AguiNormalizer:
         ):
             self._held[eid] = ev  # no arguments yet: wait for a result or snapshot carrying them
             return []
-        self._ended[(kind, eid)] = (ev, self._count)
+        self._ended[(kind, eid)] = (ev, self._count, upstream)
         return []
 
     def _reopen(self, kind: str, id_field: str, up: str, ev: Wire) -> list[Wire]:
@@ -625,54 +633,83 @@ class AguiNormalizer:
         return ev
 
     # -- chunks ---------------------------------------------------------------------------------
-    def _chunk(self, ev: Wire) -> list[Wire]:
-        """Expand a ``*_CHUNK``: a chunk continues the open stream its id names (or, without
-        an id, the last one of its kind), so interleaved parallel chunks stay apart."""
-        kind, id_field, start, content = _CHUNKS[ev["type"]]
-        opened = self._chunk_open[kind]
-        up: str | None = ev.get(id_field) or next(reversed(opened), None)
-        eid: str | None = None if up is None else self._alias.get((kind, up), up)
-        out: list[Wire] = []
-        if eid is None or eid not in self.verifier.open[kind]:
-            closed = eid is not None and (kind, eid) in self._closed
-            if kind == "tool-call" and closed and ev.get("delta"):
+    def _adopt(self, chunk_kind: str, entity: str) -> Wire | None:
+        """:class:`ChunkExpander` hook: a chunk naming an item that is open here (a non-chunk
+        START opened it, or its END is held) continues it rather than opening another."""
+        kind = _LIFECYCLE_KIND[chunk_kind]
+        return {} if self._alias.get((kind, entity), entity) in self.verifier.open[kind] else None
+
+    def _expand(self, ev: Wire) -> list[Wire]:
+        """Expand a ``*_CHUNK`` with the client's :class:`ChunkExpander`, repairing what the
+        client rejects (:meth:`_repair_chunk`); interleaved parallel chunk streams stay apart
+        (the END of a stream another chunk replaced is held and the stream adopted again)."""
+        spec = CHUNKS[ev["type"]]
+        kind = _LIFECYCLE_KIND[spec.kind]
+        if ev.get(spec.id_field) == "":
+            ev = {k: v for k, v in ev.items() if k != spec.id_field}
+        eid = ev.get(spec.id_field)
+        if (
+            kind == "tool-call"
+            and isinstance(eid, str)
+            and (kind, eid) in self._closed
+            and eid not in self.verifier.open[kind]
+        ):
+            if ev.get("delta"):
                 raise MalformedUpstreamError(
                     f"TOOL_CALL_CHUNK for {eid!r} after its TOOL_CALL_END was sent "
                     "(the hold of a call's END ended)"
                 )
-            if kind == "tool-call" and (eid is None or "toolCallName" not in ev or closed):
-                self.repairs["chunk-dropped"] += 1
-                return []
-            if up is None or eid is None:
-                up = eid = self._mint(kind)
-            elif closed:
-                self.repairs["text-reopened"] += 1
-                eid = self._fresh(up)
-                self._alias[(kind, up)] = eid
-            opener = {k: v for k, v in ev.items() if k not in ("delta", "rawEvent", id_field)}
-            out += self._bracket(kind, id_field, "open", {**opener, "type": start, id_field: eid})
-            if not out:
-                return []
-        opened.pop(eid, None)
-        opened[eid] = None
-        self.repairs["chunk-expanded"] += 1
-        if ev.get("delta"):
-            body = {"type": content, id_field: eid, "delta": ev["delta"]}
-            if "subagentRunId" in ev:
-                body["subagentRunId"] = ev["subagentRunId"]
-            out += self._bracket(kind, id_field, "continue", body)
-        return out
+            self.repairs["chunk-dropped"] += 1
+            return []
+        closed: list[Wire] = []
+        for _ in range(6):
+            try:
+                out = self._chunks.expand(ev)
+            except ChunkError as exc:
+                closed += exc.closed
+                repaired = self._repair_chunk(ev, spec, exc)
+                if repaired is None:
+                    break
+                ev = repaired
+                continue
+            self.repairs["chunk-expanded"] += 1
+            return closed + out
+        self.repairs["chunk-dropped"] += 1
+        return closed
 
-    def _close_chunks(self) -> list[Wire]:
-        out: list[Wire] = []
-        for kind, opened in self._chunk_open.items():
-            id_field = "toolCallId" if kind == "tool-call" else "messageId"
-            for eid in list(opened):
-                if (kind, eid) in self._ended or eid in self._held:
-                    continue  # its END arrived (held): a chunk continued it
-                out += self._bracket(kind, id_field, "close", {"type": _END[kind], id_field: eid})
-            opened.clear()
-        return out
+    def _repair_chunk(self, ev: Wire, spec: ChunkSpec, exc: ChunkError) -> Wire | None:
+        """The chunk retried after :class:`ChunkError` ``exc``, or None to drop it: a first
+        text / reasoning chunk without an id gets a minted one, a disagreeing opener field or
+        subagent tag is dropped (``subagent-tag-dropped``), an id-less chunk among several
+        lanes continues the newest; a tool chunk that can open nothing (no id, no name) is
+        dropped (``chunk-dropped``)."""
+        if exc.rule == "first-chunk-without-id" and spec.kind != "tool":
+            return {**ev, spec.id_field: self._mint(_LIFECYCLE_KIND[spec.kind])}
+        if exc.rule == "field-disagrees-with-opener":
+            return {k: v for k, v in ev.items() if k not in spec.agree}
+        if exc.rule == "subagent-mismatch":
+            self.repairs["subagent-tag-dropped"] += 1
+            return {k: v for k, v in ev.items() if k != "subagentRunId"}
+        if exc.rule == "ambiguous-continuation":
+            lanes = [lane for lane in self._chunks.lanes.values() if lane.kind == spec.kind]
+            return {**ev, spec.id_field: lanes[-1].entity}
+        return None
+
+    def _from_chunk(self, ev: Wire) -> list[Wire]:
+        """Sequence one event :class:`ChunkExpander` made (opener, content or lane END)."""
+        lc, role = LIFECYCLE_BY_EVENT[ev["type"]]
+        kind, id_field = lc.kind, lc.id_field
+        up: str = ev[id_field]
+        eid = self._alias.get((kind, up), up)
+        if role == "open" and (kind, eid) in self._closed and eid not in self.verifier.open[kind]:
+            self.repairs["text-reopened"] += 1  # the chunk stream resumes: a new message
+            eid = self._fresh(up)
+            self._alias[(kind, up)] = eid
+        elif role == "continue" and not ev.get("delta"):
+            return []
+        elif role == "close" and ((kind, eid) in self._ended or eid in self._held):
+            return []  # the item's END is held already
+        return self._bracket(kind, id_field, role, ev, upstream=False)
 
     # -- the guard --------------------------------------------------------------------------------
     def _emit(self, ev: Wire) -> list[Wire]:
