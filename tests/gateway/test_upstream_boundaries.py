@@ -121,5 +121,10 @@ def test_a_cut_anywhere_is_retried_exactly_at_safe_boundaries(
         assert_legal_run(out, allowed_warnings=CUT_CALL_WARNINGS)
         assert route.call_count == 1
         assert kinds[-1] == "RUN_ERROR" and out[-1]["code"] == "UPSTREAM_DISCONNECTED"
-        # everything the upstream sent reached the client, in order, then the closings
-        assert out[1 : 1 + len(sent)] == sent
+        # everything the upstream sent reached the client, in order, then the closings; only
+        # ENDs move later (the agui decoder holds an END while its item's phase goes on, so
+        # that late content can still join it: issue 11)
+        ends = ("TOOL_CALL_END", "TEXT_MESSAGE_END")
+        body = [e for e in sent if e["type"] not in ends]
+        assert [e for e in out[1:] if e["type"] not in ends][: len(body)] == body
+        assert all(e in out for e in sent if e["type"] in ends)

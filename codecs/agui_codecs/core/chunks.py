@@ -17,13 +17,15 @@ by its ``subagentRunId``.
   SUBAGENT_FINISHED / SUBAGENT_ERROR. Other events (RAW, ACTIVITY_*, REASONING_ENCRYPTED_VALUE,
   SUBAGENT_STARTED) leave the lanes open.
 
-Used by the conformance kit (which reports :class:`ChunkError` as a rule violation) and by
-:class:`agui_codecs.core.RunFold`; the ``agui`` decoder's repair
-(:mod:`agui_codecs.protocols.agui`) shares the tables.
+Used by the conformance kit (which reports :class:`ChunkError` as a rule violation), by
+:class:`agui_codecs.core.RunFold` and by the ``agui`` decoder's repair
+(:mod:`agui_codecs.protocols.agui`), which repairs the :class:`ChunkError` cases on top and
+passes an ``adopt`` hook (an item it still holds open continues instead of re-opening).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -140,11 +142,14 @@ class ChunkError(Exception):
             ``first-chunk-without-id``, ``first-tool-chunk-without-name``.
         message: one line.
         ids: the ids involved.
+        closed: the END events of the lane the chunk would have replaced, closed before the
+            error (as in transform.ts); a repairing caller sends them.
     """
 
     def __init__(self, rule: str, message: str, ids: tuple[str, ...] = ()) -> None:
         super().__init__(message)
         self.rule, self.message, self.ids = rule, message, ids
+        self.closed: list[Wire] = []
 
 
 @dataclass(slots=True)
@@ -159,16 +164,24 @@ class Lane:
 class ChunkExpander:
     """``transformChunks`` over AG-UI wire dicts (see the module docstring).
 
+    Args:
+        adopt: ``(kind, entity) -> opener fields or None``, asked before a chunk opens a lane
+            for ``entity``: fields (possibly empty) mean the caller already has that item open
+            (opened by a non-chunk START, or its END held), so the lane takes it over with no
+            opener and the chunk continues it. The client has no such hook: the kit and
+            :class:`~agui_codecs.core.RunFold` pass none.
+
     Attributes:
         lanes: lane key (``None`` or a subagentRunId) -> its pending :class:`Lane`.
         resumed: set by :meth:`expand` to the id of an item a chunk re-opened after another
             chunk stream had closed it (the client opens a second item with that id), else None.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, adopt: Callable[[str, str], Wire | None] | None = None) -> None:
         self.lanes: dict[str | None, Lane] = {}
         self.resumed: str | None = None
         self._closed_by_chunk: set[tuple[str, str]] = set()
+        self._adopt = adopt
 
     def expand(self, ev: Wire) -> list[Wire]:
         """The events the client's reducer gets for ``ev`` (END events closing lanes first).
@@ -204,29 +217,7 @@ class ChunkExpander:
                     )
         else:
             result += self.close_lane(lane_key, by_chunk=True)
-            if entity is None:
-                raise ChunkError(
-                    "first-chunk-without-id", f"first {etype} of a stream has no {id_field}"
-                )
-            if kind == "tool" and "toolCallName" not in ev:
-                raise ChunkError(
-                    "first-tool-chunk-without-name",
-                    "first TOOL_CALL_CHUNK has no toolCallName",
-                    (entity,),
-                )
-            if (kind, entity) in self._closed_by_chunk:
-                self.resumed = entity
-            fields: Wire = {k: ev[k] for k in _KEPT if k in ev}
-            if kind == "text":
-                fields["role"] = ev.get("role", "assistant")
-            if kind == "reasoning":
-                fields["role"] = "reasoning"
-            lane = Lane(kind, entity, fields)
-            self.lanes[lane_key] = lane
-            opener: Wire = {"type": spec.start, id_field: entity, **fields}
-            if "metadata" in ev:
-                opener["metadata"] = ev["metadata"]
-            result.append(opener)
+            lane = self._open(ev, spec, lane_key, result)
         if "delta" in ev or "rawEvent" in ev or (not result and "metadata" in ev):
             body: Wire = {"type": spec.content, id_field: lane.entity, "delta": ev.get("delta", "")}
             owner = tag if tag is not None else lane.fields.get("subagentRunId")
@@ -234,6 +225,48 @@ class ChunkExpander:
                 body["subagentRunId"] = owner
             result.append(body)
         return result
+
+    def _open(self, ev: Wire, spec: ChunkSpec, lane_key: str | None, result: list[Wire]) -> Lane:
+        """The lane a chunk opens (its opener appended to ``result``), or the item the
+        ``adopt`` hook hands over (no opener).
+
+        Raises:
+            ChunkError: no id, or a first tool chunk without a name; its ``closed`` holds
+                ``result`` (the replaced lane's END).
+        """
+        kind, id_field = spec.kind, spec.id_field
+        entity: Any = ev.get(id_field)
+        adopted = None if entity is None or self._adopt is None else self._adopt(kind, entity)
+        if adopted is not None:
+            lane = self.lanes[lane_key] = Lane(kind, entity, adopted)
+            return lane
+        error: ChunkError | None = None
+        if entity is None:
+            error = ChunkError(
+                "first-chunk-without-id", f"first {ev['type']} of a stream has no {id_field}"
+            )
+        elif kind == "tool" and "toolCallName" not in ev:
+            error = ChunkError(
+                "first-tool-chunk-without-name",
+                "first TOOL_CALL_CHUNK has no toolCallName",
+                (entity,),
+            )
+        if error is not None:
+            error.closed = result
+            raise error
+        if (kind, entity) in self._closed_by_chunk:
+            self.resumed = entity
+        fields: Wire = {k: ev[k] for k in _KEPT if k in ev}
+        if kind == "text":
+            fields["role"] = ev.get("role", "assistant")
+        if kind == "reasoning":
+            fields["role"] = "reasoning"
+        lane = self.lanes[lane_key] = Lane(kind, entity, fields)
+        opener: Wire = {"type": spec.start, id_field: entity, **fields}
+        if "metadata" in ev:
+            opener["metadata"] = ev["metadata"]
+        result.append(opener)
+        return lane
 
     def close_lane(self, owner: str | None, *, by_chunk: bool = False) -> list[Wire]:
         """The END event closing lane ``owner``'s pending stream (none when it has none)."""

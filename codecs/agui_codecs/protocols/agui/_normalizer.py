@@ -1,46 +1,30 @@
 """Sans-I/O AG-UI repair behind the ``agui`` decoder: upstream wire dicts in, legal wire dicts out.
 
-:class:`AguiNormalizer` cleans each event against ``ag_ui.core`` (unknown events and fields,
-snake_case, nulls, THINKING_*, reshaped TOOL_CALL_RESULT / RUN_ERROR), expands ``*_CHUNK``
-events, repairs the bracket sequence and passes every output through
-:class:`~agui_codecs.transitions.AguiVerifier`. The repair keys it counts are listed in
-:mod:`agui_codecs.protocols.agui.decoder`, which wraps it as a :class:`StreamDecoder`.
+:class:`AguiNormalizer` cleans each event against ``ag_ui.core`` (:mod:`._cleaning`), expands
+``*_CHUNK`` events with the client's :class:`~agui_codecs.core.chunks.ChunkExpander` (the one
+the conformance kit and RunFold use; its rejections repaired on top), repairs the bracket
+sequence, holding ENDs so that late content is reordered rather than dropped, and passes every
+output through :class:`~agui_codecs.transitions.AguiVerifier`. The repair keys it counts are
+listed in :mod:`agui_codecs.protocols.agui.decoder`, which wraps it as a :class:`StreamDecoder`.
 """
 
 from __future__ import annotations
 
-import typing
 from collections import Counter
-from typing import Any
+from typing import Any, Final
 
 import orjson
-from ag_ui.core import Event
-from pydantic import BaseModel, ValidationError
 
-from ...core.chunks import CHUNKS, KEEP_LANES
+from ...core.chunks import CHUNKS, KEEP_LANES, ChunkError, ChunkExpander, ChunkSpec
 from ...errors import MalformedUpstreamError
-from ...events import event_to_wire, parse_event
 from ...transitions import AGUI_TERMINAL, LIFECYCLE_BY_EVENT, AguiVerifier, Fault
+from ._cleaning import AguiCleaner
 
-__all__ = ["AguiNormalizer", "Wire"]
+__all__ = ["HOLD_EVENTS", "HOLD_RESULT_BYTES", "AguiNormalizer", "Wire"]
 
 Wire = dict[str, Any]
 
-_MODELS: dict[str, type[BaseModel]] = {
-    str(m.model_fields["type"].default.value): m for m in typing.get_args(typing.get_args(Event)[0])
-}
-_THINKING = {
-    "THINKING_START": "REASONING_START",
-    "THINKING_END": "REASONING_END",
-    "THINKING_TEXT_MESSAGE_START": "REASONING_MESSAGE_START",
-    "THINKING_TEXT_MESSAGE_CONTENT": "REASONING_MESSAGE_CONTENT",
-    "THINKING_TEXT_MESSAGE_END": "REASONING_MESSAGE_END",
-}
 _LIFECYCLE_KIND = {"text": "text-message", "tool": "tool-call", "reasoning": "reasoning-message"}
-_CHUNKS = {  # chunk type -> (lifecycle kind, id field, START, CONTENT), from the core's table
-    etype: (_LIFECYCLE_KIND[spec.kind], spec.id_field, spec.start, spec.content)
-    for etype, spec in CHUNKS.items()
-}
 _END = {
     "text-message": "TEXT_MESSAGE_END",
     "tool-call": "TOOL_CALL_END",
@@ -48,19 +32,45 @@ _END = {
     "reasoning-span": "REASONING_END",
 }
 _ARG_KEYS = ("args", "arguments", "input", "toolCallArgs", "tool_call_args")
+_KIND_OF_END = {end: kind for kind, end in _END.items() if kind != "reasoning-span"}
+_START_OF = {
+    "text-message": "TEXT_MESSAGE_START",
+    "tool-call": "TOOL_CALL_START",
+    "reasoning-message": "REASONING_MESSAGE_START",
+}
+_PHASE: dict[str, frozenset[str]] = {  # held END of this kind -> events that keep it held
+    "tool-call": frozenset(
+        {
+            "TOOL_CALL_START",
+            "TOOL_CALL_ARGS",
+            "TOOL_CALL_END",
+            "TOOL_CALL_CHUNK",
+            "TOOL_CALL_RESULT",
+        }
+    )
+    | KEEP_LANES,
+    "text-message": frozenset(
+        {"TEXT_MESSAGE_START", "TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_END", "TEXT_MESSAGE_CHUNK"}
+    )
+    | KEEP_LANES,
+    "reasoning-message": frozenset(
+        {
+            "REASONING_MESSAGE_START",
+            "REASONING_MESSAGE_CONTENT",
+            "REASONING_MESSAGE_END",
+            "REASONING_MESSAGE_CHUNK",
+        }
+    )
+    | KEEP_LANES,
+}
 
+HOLD_EVENTS: Final = 4096
+"""A held END (see :class:`AguiNormalizer`) is sent at the latest this many upstream events
+after it arrived."""
 
-def _fields(model: type[BaseModel]) -> dict[str, tuple[str, bool]]:
-    """wire name -> (wire name, optional); python names map to the wire name too."""
-    out: dict[str, tuple[str, bool]] = {}
-    for name, info in model.model_fields.items():
-        wire = info.alias or name
-        entry = (wire, not info.is_required() and info.default is None)
-        out[wire] = out[name] = entry
-    return out
-
-
-_FIELDS = {t: _fields(m) for t, m in _MODELS.items()}
+HOLD_RESULT_BYTES: Final = 1 << 20
+"""Bytes (compact JSON) of TOOL_CALL_RESULT events held while their calls' arguments stream;
+one more is :class:`~agui_codecs.errors.MalformedUpstreamError` (``UPSTREAM_MALFORMED``)."""
 
 
 def _arg_text(value: Any) -> str | None:
@@ -95,49 +105,28 @@ def _args_in(obj: Any, call_id: str, depth: int = 0) -> str | None:
     )
 
 
-def _without(
-    event: Wire, loc: tuple[Any, ...], fields: dict[str, tuple[str, bool]], error: str
-) -> Wire | None:
-    """``event`` minus the part a validation error points at, or None when nothing may go.
-
-    An unknown union tag removes the nearest enclosing list element (or optional field);
-    any other error removes only an optional top-level field.
-    """
-    if not loc or not isinstance(loc[0], str) or loc[0] not in event:
-        return None
-    if error == "union_tag_invalid":
-        path: list[Any] = []
-        node: Any = event
-        cut: list[Any] | None = None
-        for step in loc:
-            if isinstance(node, list) and isinstance(step, int) and step < len(node):
-                cut = [*path, step]
-            elif not isinstance(node, dict) or step not in node:
-                if isinstance(step, str):
-                    continue  # a union branch label pydantic puts in the path
-                break
-            path.append(step)
-            node = node[step]
-        if cut is not None:
-            copy = orjson.loads(orjson.dumps(event))
-            parent = copy
-            for step in cut[:-1]:
-                parent = parent[step]
-            del parent[cut[-1]]
-            return dict(copy)
-    name = str(loc[0])
-    if (
-        len(loc) >= 1
-        and fields.get(name, ("", False))[1]
-        and (len(loc) == 1 or error == "union_tag_invalid")
-    ):
-        return {k: v for k, v in event.items() if k != name}
-    return None
-
-
-class AguiNormalizer:
+class AguiNormalizer(AguiCleaner):
     """Sans-I/O AG-UI repair: wire dicts in, legal wire dicts out (repair keys:
     :mod:`agui_codecs.protocols.agui.decoder`).
+
+    Order repairs hold, never drop (issue 11): an upstream TOOL_CALL_END, TEXT_MESSAGE_END or
+    REASONING_MESSAGE_END is *held* (not sent yet) while that item's phase goes on, so
+    arguments or content arriving after it (pydantic-ai sends a call's TOOL_CALL_ARGS after
+    its END when parallel calls' deltas interleave) join the item in order
+    (``late-tool-args-held``, ``late-content-held``). A held END is sent before the first event
+    outside its phase: for a tool call anything but TOOL_CALL_START / ARGS / END / CHUNK, the
+    RESULT of another call and the lane-keeping events of
+    :data:`~agui_codecs.core.chunks.KEEP_LANES` (RAW, ACTIVITY_*, REASONING_ENCRYPTED_VALUE,
+    SUBAGENT_STARTED); for a text (reasoning) message anything but
+    TEXT_MESSAGE_* (REASONING_MESSAGE_*) and those; also before the call's own
+    TOOL_CALL_RESULT, an opener reusing its id, the terminal, and at the latest
+    :data:`HOLD_EVENTS` upstream events after it arrived. Past the hold, text content opens a
+    new message (``text-reopened``) and tool arguments raise
+    :class:`~agui_codecs.errors.MalformedUpstreamError` (the client cannot re-open a call).
+    A TOOL_CALL_RESULT arriving while its call's arguments still stream (before the call's
+    END) is held and sent right after that END (``tool-result-held``), at most
+    :data:`HOLD_RESULT_BYTES` in all (one more: MalformedUpstreamError). Holding costs one
+    event per open item; the terminal, or a typed error, sends everything held first.
 
     Args:
         thread_id / run_id: the gateway's ids; when given, RUN_STARTED and RUN_FINISHED carry
@@ -149,7 +138,8 @@ class AguiNormalizer:
 
     Raises (from :meth:`push`):
         MalformedUpstreamError: an event that is not an object with a type, or whose known
-            fields are malformed beyond repair.
+            fields are malformed beyond repair; tool arguments after the call's END was sent;
+            held results past :data:`HOLD_RESULT_BYTES`.
     """
 
     def __init__(self, *, thread_id: str | None = None, run_id: str | None = None) -> None:
@@ -161,9 +151,15 @@ class AguiNormalizer:
         self._alias: dict[tuple[str, str], str] = {}  # (kind, upstream id) -> output id
         self._closed: set[tuple[str, str]] = set()
         self._seq: Counter[str] = Counter()
-        self._chunk_open: dict[str, dict[str, None]] = {k: {} for k, *_ in _CHUNKS.values()}
+        self._chunks = ChunkExpander(adopt=self._adopt)
         self._args: dict[str, bool] = {}  # open call -> got ARGS
-        self._held: dict[str, Wire] = {}  # call id -> START, END held until args turn up
+        self._held: dict[str, Wire] = {}  # call id -> END of a call without ARGS, held
+        # until a result or snapshot carries its arguments
+        # (kind, id) -> (held END, upstream event count when held, whether the upstream sent it)
+        self._ended: dict[tuple[str, str], tuple[Wire, int, bool]] = {}
+        self._results: dict[str, list[Wire]] = {}  # open call -> results held until its END
+        self._result_bytes = 0
+        self._count = 0  # upstream events pushed
         self._starts: dict[str, Wire] = {}
         self._pending_calls: dict[str, None] = {}
         self._thinking: dict[str, str | None] = {"span": None, "message": None}
@@ -177,6 +173,7 @@ class AguiNormalizer:
         event = self._clean(raw)
         if event is None:
             return []
+        self._count += 1
         out: list[Wire] = []
         if not self.started and event["type"] != "RUN_STARTED":
             self.repairs["run-started-synthesized"] += 1
@@ -190,8 +187,11 @@ class AguiNormalizer:
         return out + self._sequence(event)
 
     def close_open(self) -> list[Wire]:
-        """Close everything open (held tool calls get their END), innermost kinds first."""
+        """Close everything open (held ENDs are sent, then held results), innermost kinds
+        first."""
         out: list[Wire] = []
+        for kind, eid in list(self._ended):
+            out += self._send_end(kind, eid)
         for cid in list(self._held):
             out += self._flush_held(cid, None)
         for kind in ("tool-call", "text-message", "reasoning-message", "reasoning-span"):
@@ -199,6 +199,9 @@ class AguiNormalizer:
                 self.repairs["closed-before-terminal"] += 1
                 key = "toolCallId" if kind == "tool-call" else "messageId"
                 out += self._emit({"type": _END[kind], key: eid})
+            if kind == "tool-call":
+                for cid in list(self._results):
+                    out += self._send_results(cid)
         for owner_name in list(self.verifier.open["step"]):
             owner, name = owner_name.split("\x00", 1)
             self.repairs["closed-before-terminal"] += 1
@@ -209,8 +212,7 @@ class AguiNormalizer:
         for sid in list(self.verifier.open["subagent"]):
             self.repairs["closed-before-terminal"] += 1
             out += self._emit({"type": "SUBAGENT_FINISHED", "subagentRunId": sid})
-        for kind in self._chunk_open:
-            self._chunk_open[kind].clear()
+        self._chunks.lanes.clear()
         return out
 
     def terminal_metadata(self, event: Wire | None = None) -> dict[str, Any]:
@@ -231,101 +233,6 @@ class AguiNormalizer:
             meta["repairs"] = dict(sorted(self.repairs.items()))
         return meta
 
-    # -- cleaning: one upstream dict -> one valid wire dict (or None) ---------------------------
-    def _clean(self, raw: Any) -> Wire | None:
-        if not isinstance(raw, dict) or not isinstance(raw.get("type"), str):
-            raise MalformedUpstreamError("AG-UI event is not a JSON object with a string type")
-        etype = raw["type"]
-        if etype in _THINKING:
-            self.repairs["thinking-converted"] += 1
-            raw = self._from_thinking(raw)
-            etype = raw["type"]
-        fields = _FIELDS.get(etype)
-        if fields is None:
-            self.repairs["unknown-event-dropped"] += 1
-            return None
-        event: Wire = {}
-        for key, value in raw.items():
-            if key not in fields:
-                self.repairs["unknown-field-dropped"] += 1
-                continue
-            wire, optional = fields[key]
-            if wire != key:
-                self.repairs["snake-case-field"] += 1
-            if value is None and optional:
-                self.repairs["null-field-dropped"] += 1
-                continue
-            event[wire] = value
-        if etype == "TOOL_CALL_RESULT":
-            self._reshape_result(raw, event)
-        elif etype in ("RUN_STARTED", "RUN_FINISHED"):
-            for key, mine in (("threadId", self.thread_id), ("runId", self.run_id)):
-                if not isinstance(event.get(key), str):
-                    self.repairs["run-id-mismatch"] += 1
-                    event[key] = mine or ("thread_agui" if key == "threadId" else "run_agui")
-        elif etype == "RUN_ERROR" and not isinstance(event.get("message"), str):
-            error = raw.get("error")
-            text = error.get("message") if isinstance(error, dict) else error
-            event["message"] = str(text) if text else "upstream run error"
-            self.repairs["run-error-reshaped"] += 1
-        if etype == "RUN_ERROR" and not event.get("code"):
-            # AG-UI makes code optional; the gateway promises every RUN_ERROR carries one.
-            event["code"] = "UPSTREAM_ERROR"
-            self.repairs["run-error-code-added"] += 1
-        return self._validated(event)
-
-    def _validated(self, event: Wire) -> Wire:
-        """Validate with ``ag_ui.core``; a union member with an unknown tag (as ``strip.ts`` of
-        the TS client removes) or a malformed optional top-level field is dropped and counted
-        (``invalid-part-dropped``); anything else is malformed."""
-        for _ in range(64):
-            try:
-                return event_to_wire(parse_event(event))
-            except ValidationError as exc:
-                errors = exc.errors()
-                first = next((e for e in errors if e["type"] == "union_tag_invalid"), errors[0])
-                loc = first["loc"][1:]
-                trimmed = _without(event, loc, _fields(_MODELS[event["type"]]), first["type"])
-                if trimmed is None:
-                    where = ".".join(map(str, loc)) or event["type"]
-                    raise MalformedUpstreamError(
-                        f"{event['type']}: {where}: {first['msg']}"
-                    ) from exc
-                event = trimmed
-                self.repairs["invalid-part-dropped"] += 1
-        raise MalformedUpstreamError(f"{event['type']}: too many invalid parts")
-
-    def _reshape_result(self, raw: Wire, event: Wire) -> None:
-        changed = False
-        if "content" not in event and "result" in raw:
-            event["content"] = raw["result"]
-            changed = True
-        if "content" in event and not isinstance(event["content"], str | list):
-            event["content"] = orjson.dumps(event["content"]).decode()
-            changed = True
-        if "messageId" not in event and isinstance(event.get("toolCallId"), str):
-            event["messageId"] = f"{event['toolCallId']}-result"
-            changed = True
-        if changed:
-            self.repairs["tool-result-reshaped"] += 1
-
-    def _from_thinking(self, raw: Wire) -> Wire:
-        etype, state = raw["type"], self._thinking
-        event = {k: v for k, v in raw.items() if k not in ("title",)}
-        event["type"] = _THINKING[etype]
-        if etype == "THINKING_START":
-            state["span"] = event["messageId"] = self._mint("reasoning")
-        elif etype == "THINKING_TEXT_MESSAGE_START":
-            state["message"] = event["messageId"] = state["span"] or self._mint("reasoning")
-            event["role"] = "reasoning"
-        elif etype == "THINKING_TEXT_MESSAGE_CONTENT":
-            event["messageId"] = state["message"] or self._mint("reasoning")
-        elif etype == "THINKING_TEXT_MESSAGE_END":
-            event["messageId"], state["message"] = state["message"] or self._mint("reasoning"), None
-        else:
-            event["messageId"], state["span"] = state["span"] or self._mint("reasoning"), None
-        return event
-
     def _fresh(self, base: str) -> str:
         """A new id ``<base>-<n>`` that no emitted entity has used."""
         while True:
@@ -340,11 +247,18 @@ class AguiNormalizer:
     # -- sequencing ----------------------------------------------------------------------------
     def _sequence(self, ev: Wire) -> list[Wire]:
         etype = ev["type"]
-        if etype in _CHUNKS:
-            return self._chunk(ev)
-        out: list[Wire] = []
-        if etype not in KEEP_LANES:
-            out += self._close_chunks()
+        if etype == "TOOL_CALL_RESULT" and self._streaming(ev["toolCallId"]):
+            return self._hold_result(ev)
+        if etype in CHUNKS:
+            out = self._release(ev)
+            for generated in self._expand(ev):
+                out += self._from_chunk(generated)
+            return out
+        out = []
+        for generated in self._chunks.expand(ev):  # the ENDs of the lanes ``ev`` closes, ``ev``
+            if generated is not ev:
+                out += self._from_chunk(generated)
+        out += self._release(ev)
         if etype == "RUN_STARTED":
             if self.started:
                 self.repairs["run-started-dropped"] += 1
@@ -374,6 +288,77 @@ class AguiNormalizer:
         lc, role = entry
         return out + self._bracket(lc.kind, lc.id_field, role, ev)
 
+    # -- holds ----------------------------------------------------------------------------------
+    def _release(self, ev: Wire) -> list[Wire]:
+        """Send the held ENDs ``ev`` ends the hold of (see the class docstring), oldest first."""
+        etype, out = ev["type"], []
+        for (kind, eid), (_, at, _) in list(self._ended.items()):
+            id_field = "toolCallId" if kind == "tool-call" else "messageId"
+            reopens = etype == _START_OF[kind] and (
+                self._alias.get((kind, ev[id_field]), ev[id_field]) == eid
+            )
+            own_result = etype == "TOOL_CALL_RESULT" and ev["toolCallId"] == eid
+            if (
+                etype not in _PHASE[kind]
+                or reopens
+                or own_result
+                or self._count - at >= HOLD_EVENTS
+            ):
+                out += self._send_end(kind, eid)
+        return out
+
+    def _send_end(self, kind: str, eid: str) -> list[Wire]:
+        """Send the held END of ``(kind, eid)``: a call that got no ARGS gets one from its
+        raw events or held results first (``tool-args-synthesized``), its held results
+        follow."""
+        end, *_ = self._ended.pop((kind, eid))
+        if kind != "tool-call":
+            return self._emit(end)
+        out: list[Wire] = []
+        if not self._args.get(eid) and (args := self._carried_args(eid, end)) is not None:
+            self.repairs["tool-args-synthesized"] += 1
+            out += self._emit({"type": "TOOL_CALL_ARGS", "toolCallId": eid, "delta": args})
+        return out + self._emit(end) + self._send_results(eid)
+
+    def _carried_args(self, eid: str, end: Wire) -> str | None:
+        """Arguments of call ``eid`` in its START's or END's raw event or a held result."""
+        args = _args_in(self._starts[eid].get("rawEvent"), eid) or _args_in(
+            end.get("rawEvent"), eid
+        )
+        for result in self._results.get(eid, ()):
+            args = args or _args_in(result.get("rawEvent"), eid) or _args_in(result, eid)
+        return args
+
+    def _send_results(self, cid: str) -> list[Wire]:
+        out: list[Wire] = []
+        for result in self._results.pop(cid, ()):
+            self._result_bytes -= len(orjson.dumps(result))
+            self._pending_calls.pop(cid, None)
+            out += self._emit(result)
+        return out
+
+    def _streaming(self, cid: str) -> bool:
+        """Whether call ``cid`` is open and its upstream END has not arrived (a chunk stream
+        whose lane closed may go on)."""
+        return (
+            cid in self.verifier.open["tool-call"]
+            and cid not in self._held
+            and not self._late("tool-call", cid)
+        )
+
+    def _hold_result(self, ev: Wire) -> list[Wire]:
+        """Hold a TOOL_CALL_RESULT that arrived while its call's arguments still stream."""
+        size = len(orjson.dumps(ev))
+        if self._result_bytes + size > HOLD_RESULT_BYTES:
+            raise MalformedUpstreamError(
+                f"TOOL_CALL_RESULT for {ev['toolCallId']!r} while its arguments stream: more "
+                f"than {HOLD_RESULT_BYTES} bytes of results held"
+            )
+        self.repairs["tool-result-held"] += 1
+        self._result_bytes += size
+        self._results.setdefault(ev["toolCallId"], []).append(ev)
+        return []
+
     def _guard_step(self, ev: Wire) -> list[Wire]:
         entry = LIFECYCLE_BY_EVENT.get(ev["type"])
         if entry is None:
@@ -392,7 +377,14 @@ class AguiNormalizer:
             return []
         return self._emit(ev)
 
-    def _bracket(self, kind: str, id_field: str, role: str, ev: Wire) -> list[Wire]:
+    def _late(self, kind: str, eid: str) -> bool:
+        """Whether ``(kind, eid)`` has an END the upstream sent, held."""
+        held = self._ended.get((kind, eid))
+        return held is not None and held[2]
+
+    def _bracket(
+        self, kind: str, id_field: str, role: str, ev: Wire, *, upstream: bool = True
+    ) -> list[Wire]:
         up: str = ev[id_field]
         eid: str = self._alias.get((kind, up), up)
         is_open = eid in self.verifier.open[kind] or (kind == "tool-call" and eid in self._held)
@@ -411,30 +403,40 @@ class AguiNormalizer:
             return self._emit(ev)
         if role == "continue":
             if kind == "tool-call":
-                if not is_open or eid in self._held:
+                if not is_open:
+                    if (kind, eid) in self._closed:
+                        raise MalformedUpstreamError(
+                            f"TOOL_CALL_ARGS for {eid!r} after its TOOL_CALL_END was sent "
+                            "(the hold of a call's END ended)"
+                        )
                     self.repairs["stray-tool-args-dropped"] += 1
                     return []
+                if eid in self._held:  # the END of a call without ARGS: hold it as late args
+                    self._ended[(kind, eid)] = (self._held.pop(eid), self._count, True)
+                if self._late(kind, eid):
+                    self.repairs["late-tool-args-held"] += 1
                 self._args[eid] = self._args[eid] or bool(ev["delta"])
                 return self._emit(ev)
             if is_open:
+                if self._late(kind, eid):
+                    self.repairs["late-content-held"] += 1
                 return self._emit(ev)
             return self._reopen(kind, id_field, up, ev)
-        if not is_open or eid in self._held:
+        if not is_open or eid in self._held or (kind, eid) in self._ended:
             self.repairs["orphan-end-dropped"] += 1
             return []
-        self._closed.add((kind, eid))
-        if kind == "tool-call" and not self._args.get(eid):
-            args = _args_in(self._starts[eid].get("rawEvent"), eid) or _args_in(
-                ev.get("rawEvent"), eid
-            )
-            if args is None:
-                self._held[eid] = ev
-                return []
-            self.repairs["tool-args-synthesized"] += 1
-            return self._emit({"type": "TOOL_CALL_ARGS", "toolCallId": eid, "delta": args}) + (
-                self._emit(ev)
-            )
-        return self._emit(ev)
+        if kind not in _PHASE:
+            return self._emit(ev)
+        if (
+            kind == "tool-call"
+            and not self._args.get(eid)
+            and eid not in self._results
+            and self._carried_args(eid, ev) is None
+        ):
+            self._held[eid] = ev  # no arguments yet: wait for a result or snapshot carrying them
+            return []
+        self._ended[(kind, eid)] = (ev, self._count, upstream)
+        return []
 
     def _reopen(self, kind: str, id_field: str, up: str, ev: Wire) -> list[Wire]:
         """CONTENT for a message that is not open: open one (a fresh id if the old one closed)."""
@@ -471,47 +473,83 @@ class AguiNormalizer:
         return ev
 
     # -- chunks ---------------------------------------------------------------------------------
-    def _chunk(self, ev: Wire) -> list[Wire]:
-        """Expand a ``*_CHUNK``: a chunk continues the open stream its id names (or, without
-        an id, the last one of its kind), so interleaved parallel chunks stay apart."""
-        kind, id_field, start, content = _CHUNKS[ev["type"]]
-        opened = self._chunk_open[kind]
-        up: str | None = ev.get(id_field) or next(reversed(opened), None)
-        eid: str | None = None if up is None else self._alias.get((kind, up), up)
-        out: list[Wire] = []
-        if eid is None or eid not in self.verifier.open[kind]:
-            closed = eid is not None and (kind, eid) in self._closed
-            if kind == "tool-call" and (eid is None or "toolCallName" not in ev or closed):
-                self.repairs["chunk-dropped"] += 1
-                return []
-            if up is None or eid is None:
-                up = eid = self._mint(kind)
-            elif closed:
-                self.repairs["text-reopened"] += 1
-                eid = self._fresh(up)
-                self._alias[(kind, up)] = eid
-            opener = {k: v for k, v in ev.items() if k not in ("delta", "rawEvent", id_field)}
-            out += self._bracket(kind, id_field, "open", {**opener, "type": start, id_field: eid})
-            if not out:
-                return []
-        opened.pop(eid, None)
-        opened[eid] = None
-        self.repairs["chunk-expanded"] += 1
-        if ev.get("delta"):
-            body = {"type": content, id_field: eid, "delta": ev["delta"]}
-            if "subagentRunId" in ev:
-                body["subagentRunId"] = ev["subagentRunId"]
-            out += self._bracket(kind, id_field, "continue", body)
-        return out
+    def _adopt(self, chunk_kind: str, entity: str) -> Wire | None:
+        """:class:`ChunkExpander` hook: a chunk naming an item that is open here (a non-chunk
+        START opened it, or its END is held) continues it rather than opening another."""
+        kind = _LIFECYCLE_KIND[chunk_kind]
+        return {} if self._alias.get((kind, entity), entity) in self.verifier.open[kind] else None
 
-    def _close_chunks(self) -> list[Wire]:
-        out: list[Wire] = []
-        for kind, opened in self._chunk_open.items():
-            id_field = "toolCallId" if kind == "tool-call" else "messageId"
-            for eid in list(opened):
-                out += self._bracket(kind, id_field, "close", {"type": _END[kind], id_field: eid})
-            opened.clear()
-        return out
+    def _expand(self, ev: Wire) -> list[Wire]:
+        """Expand a ``*_CHUNK`` with the client's :class:`ChunkExpander`, repairing what the
+        client rejects (:meth:`_repair_chunk`); interleaved parallel chunk streams stay apart
+        (the END of a stream another chunk replaced is held and the stream adopted again)."""
+        spec = CHUNKS[ev["type"]]
+        kind = _LIFECYCLE_KIND[spec.kind]
+        if ev.get(spec.id_field) == "":
+            ev = {k: v for k, v in ev.items() if k != spec.id_field}
+        eid = ev.get(spec.id_field)
+        if (
+            kind == "tool-call"
+            and isinstance(eid, str)
+            and (kind, eid) in self._closed
+            and eid not in self.verifier.open[kind]
+        ):
+            if ev.get("delta"):
+                raise MalformedUpstreamError(
+                    f"TOOL_CALL_CHUNK for {eid!r} after its TOOL_CALL_END was sent "
+                    "(the hold of a call's END ended)"
+                )
+            self.repairs["chunk-dropped"] += 1
+            return []
+        closed: list[Wire] = []
+        for _ in range(6):
+            try:
+                out = self._chunks.expand(ev)
+            except ChunkError as exc:
+                closed += exc.closed
+                repaired = self._repair_chunk(ev, spec, exc)
+                if repaired is None:
+                    break
+                ev = repaired
+                continue
+            self.repairs["chunk-expanded"] += 1
+            return closed + out
+        self.repairs["chunk-dropped"] += 1
+        return closed
+
+    def _repair_chunk(self, ev: Wire, spec: ChunkSpec, exc: ChunkError) -> Wire | None:
+        """The chunk retried after :class:`ChunkError` ``exc``, or None to drop it: a first
+        text / reasoning chunk without an id gets a minted one, a disagreeing opener field or
+        subagent tag is dropped (``subagent-tag-dropped``), an id-less chunk among several
+        lanes continues the newest; a tool chunk that can open nothing (no id, no name) is
+        dropped (``chunk-dropped``)."""
+        if exc.rule == "first-chunk-without-id" and spec.kind != "tool":
+            return {**ev, spec.id_field: self._mint(_LIFECYCLE_KIND[spec.kind])}
+        if exc.rule == "field-disagrees-with-opener":
+            return {k: v for k, v in ev.items() if k not in spec.agree}
+        if exc.rule == "subagent-mismatch":
+            self.repairs["subagent-tag-dropped"] += 1
+            return {k: v for k, v in ev.items() if k != "subagentRunId"}
+        if exc.rule == "ambiguous-continuation":
+            lanes = [lane for lane in self._chunks.lanes.values() if lane.kind == spec.kind]
+            return {**ev, spec.id_field: lanes[-1].entity}
+        return None
+
+    def _from_chunk(self, ev: Wire) -> list[Wire]:
+        """Sequence one event :class:`ChunkExpander` made (opener, content or lane END)."""
+        lc, role = LIFECYCLE_BY_EVENT[ev["type"]]
+        kind, id_field = lc.kind, lc.id_field
+        up: str = ev[id_field]
+        eid = self._alias.get((kind, up), up)
+        if role == "open" and (kind, eid) in self._closed and eid not in self.verifier.open[kind]:
+            self.repairs["text-reopened"] += 1  # the chunk stream resumes: a new message
+            eid = self._fresh(up)
+            self._alias[(kind, up)] = eid
+        elif role == "continue" and not ev.get("delta"):
+            return []
+        elif role == "close" and ((kind, eid) in self._ended or eid in self._held):
+            return []  # the item's END is held already
+        return self._bracket(kind, id_field, role, ev, upstream=False)
 
     # -- the guard --------------------------------------------------------------------------------
     def _emit(self, ev: Wire) -> list[Wire]:
@@ -529,6 +567,10 @@ class AguiNormalizer:
         for key in ("messageId", "toolCallId"):
             if isinstance(ev.get(key), str):
                 self._used.add(ev[key])
+        if ev["type"] in _KIND_OF_END:
+            self._closed.add(
+                (_KIND_OF_END[ev["type"]], ev["messageId" if "messageId" in ev else "toolCallId"])
+            )
         if ev["type"] == "RUN_STARTED":
             self.started = True
         elif ev["type"] in AGUI_TERMINAL:

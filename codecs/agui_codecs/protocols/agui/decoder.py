@@ -28,12 +28,21 @@ Each repair is counted in :attr:`AguiDecoder.repairs` (key -> count) and reporte
 ``orphan-end-dropped``          an END / STEP_FINISHED / SUBAGENT end for nothing open
 ``text-start-synthesized``      CONTENT for a message never opened (a START is sent first)
 ``text-reopened``               CONTENT after END of the same id: a new message id is opened
-``stray-tool-args-dropped``     TOOL_CALL_ARGS after END (or for a call never opened)
+``stray-tool-args-dropped``     TOOL_CALL_ARGS for a call never opened
+``late-tool-args-held``         TOOL_CALL_ARGS after the call's END: the END was held, the
+                                ARGS go before it (pydantic-ai's interleaved parallel calls)
+``late-content-held``           TEXT/REASONING_MESSAGE_CONTENT after its END, which was held
+``tool-result-held``            TOOL_CALL_RESULT while the call's arguments stream: sent after
+                                the call's END
 ``tool-args-synthesized``       START..END with no ARGS: one ARGS from the raw event or a result
 ``closed-before-terminal``      a message, call, reasoning block, step or subagent left open
 ``run-error-synthesized``       the upstream ended without RUN_FINISHED or RUN_ERROR
 ``illegal-event-dropped``       anything else the verifier rejects (e.g. subagent tag clash)
 ==============================  ==================================================================
+
+Order repairs hold and reorder, never drop: the hold, its bounds and what happens past them
+are in :class:`AguiNormalizer` (tool arguments past the hold end
+the run with ``UPSTREAM_MALFORMED``).
 
 Ids the decoder mints are derived from the upstream's (``<id>-2``) or the run id, so the same
 bytes give the same events in any split. RUN_FINISHED ``metadata`` gains ``finishReason``
