@@ -89,12 +89,15 @@ def read_events(
 async def _stored(schema: str, run_id: str) -> tuple[RunRecord, list[StoredEvent]]:
     store = await open_store(PG_URL, schema=schema, migrate=False)
     try:
+        # the record first: a run closed (status and terminal event in one transaction) is
+        # then read with its terminal event, even while a reaper is closing it
+        record = await store.get_run(run_id)
         events: list[StoredEvent] = []
         while True:
             page = await store.read_events(run_id, after=events[-1].cursor if events else None)
             events += page
             if len(page) < 500:
-                return await store.get_run(run_id), events
+                return record, events
     finally:
         await store.close()
 
