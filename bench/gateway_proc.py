@@ -40,6 +40,15 @@ PACED = {
 }
 """Routes into the mock: ``{upstream}/<segment>/v1`` (the mock reads its pacing from the path)."""
 
+QUOTAS_OFF = {
+    "GATEWAY_QUOTA_CONCURRENT_RUNS": "0",
+    "GATEWAY_QUOTA_RATE": "",
+    "GATEWAY_QUOTA_STORED_BYTES": "0",
+}
+"""Per-tenant quotas off (0 / empty): every bench request is the one anonymous tenant, whose
+defaults (32 concurrent runs, 600 requests a minute) would answer 429 under the load the
+benches make."""
+
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -58,15 +67,8 @@ def main() -> int:
     )
     os.environ["GATEWAY_CONFIG"] = str(routes)
     os.environ["GATEWAY_AUTH"] = "off"
-    # Per-tenant quotas off (0 / empty): every bench request is the one anonymous tenant, whose
-    # defaults (32 concurrent runs, 600 requests a minute) would answer 429 under the load
-    # the benches make. A variant may set them back.
-    for quota in (
-        "GATEWAY_QUOTA_CONCURRENT_RUNS",
-        "GATEWAY_QUOTA_RATE",
-        "GATEWAY_QUOTA_STORED_BYTES",
-    ):
-        os.environ.setdefault(quota, "0" if "RATE" not in quota else "")
+    for quota, value in QUOTAS_OFF.items():  # a variant may set them back
+        os.environ.setdefault(quota, value)
     schema = None
     if args.store == "sqlite":
         os.environ["GATEWAY_DATABASE_URL"] = f"sqlite+aiosqlite:///{tmp / 'runs.db'}"

@@ -227,7 +227,9 @@ class RunWriter:
            deltas after the last control event are queued for the next write.
 
         Then, when ``flush_at`` is given and at least that many deltas are pending, they are
-        written (:meth:`flush`).
+        written, with the retries (and the outage grace) of a control write: the caller waits,
+        so a store outage shorter than ``outage_grace`` holds the pump back instead of ending
+        the run (:meth:`flush` alone tries once).
 
         Raises:
             WriteRejectedError: the run no longer accepts this writer (fenced or closed).
@@ -259,7 +261,7 @@ class RunWriter:
                 self._queue(staged[last + 1 :])
                 await self._publish(staged[first:])
         if flush_at is not None and len(self.pending) >= flush_at:
-            await self.flush()
+            await self._write([], None)
 
     async def flush(self) -> None:
         """Write the pending deltas (no-op when none); a transient failure keeps them queued.

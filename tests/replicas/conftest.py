@@ -8,72 +8,39 @@ ones on 127.0.0.1). Missing services skip these tests locally and fail them unde
 
 from __future__ import annotations
 
-import asyncio
 import sys
-import uuid
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor, wait
 from pathlib import Path
 
 import pytest
-import redis
-import sqlalchemy as sa
 from corpus import require_service
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # durable_support, replica_processes
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # durable_support, replica_processes, ...
 
-from replica_processes import (
-    LEASE,
-    PG_URL,
-    REDIS_URL,
-    Pair,
-    Process,
-    start_gateway,
-    start_upstream,
-)
-
-from gateway.store import RunStoreError, open_store
-
-
-async def _create_schema(schema: str) -> None:
-    store = await open_store(PG_URL, schema=schema)  # migrated once, before any replica
-    await store.close()
-
-
-async def _drop_schema(schema: str) -> None:
-    store = await open_store(PG_URL, schema=schema, migrate=False)
-    async with store.engine.begin() as conn:
-        await conn.execute(sa.text(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE'))
-    await store.close()
+from replica_processes import Pair, Process, replica_env, start_gateways, start_upstream
+from replica_services import ServiceMissing, delete_prefix, drop_schema, new_prefix, new_schema
 
 
 @pytest.fixture
 def schema() -> Iterator[str]:
     """A migrated private PostgreSQL schema."""
-    name = f"replicas_{uuid.uuid4().hex[:12]}"
     try:
-        asyncio.run(_create_schema(name))
-    except (RunStoreError, OSError) as exc:
-        require_service(False, f"PostgreSQL unreachable at {PG_URL}: {exc}")
+        name = new_schema("replicas")
+    except ServiceMissing as exc:
+        require_service(False, str(exc))
     yield name
-    asyncio.run(_drop_schema(name))
+    drop_schema(name)
 
 
 @pytest.fixture
 def redis_prefix() -> Iterator[str]:
     """A private Redis key prefix (its keys are deleted afterwards)."""
-    client = redis.Redis.from_url(REDIS_URL)
     try:
-        client.ping()
-    except (OSError, redis.RedisError) as exc:
-        client.close()
-        require_service(False, f"Redis unreachable at {REDIS_URL}: {exc}")
-    prefix = f"replicas:{uuid.uuid4().hex[:12]}:"
+        prefix = new_prefix("replicas")
+    except ServiceMissing as exc:
+        require_service(False, str(exc))
     yield prefix
-    keys = list(client.scan_iter(match=f"{prefix}*"))
-    if keys:
-        client.delete(*keys)
-    client.close()
+    delete_prefix(prefix)
 
 
 @pytest.fixture(scope="module")
@@ -94,21 +61,7 @@ def pair(tmp_path: Path, upstream: Process, schema: str, redis_prefix: str) -> I
         'model = "slow-1"\n',
         encoding="utf-8",
     )
-    env = {
-        **LEASE,
-        "GATEWAY_DATABASE_URL": PG_URL,
-        "GATEWAY_DATABASE_SCHEMA": schema,
-        "GATEWAY_REDIS_URL": REDIS_URL,
-        "GATEWAY_REDIS_PREFIX": redis_prefix,
-    }
-    with ThreadPoolExecutor(2) as pool:
-        started = [pool.submit(start_gateway, n, tmp_path, routes, env) for n in ("a", "b")]
-        wait(started)
-    replicas = [f.result() for f in started if f.exception() is None]
-    if len(replicas) < 2:
-        for replica in replicas:
-            replica.stop()
-        raise next(e for f in started if (e := f.exception()) is not None)
+    replicas = start_gateways(("a", "b"), tmp_path, routes, replica_env(schema, redis_prefix))
     yield Pair(replicas[0], replicas[1], schema, redis_prefix)
     for replica in replicas:
         replica.stop()

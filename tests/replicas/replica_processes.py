@@ -11,6 +11,8 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
@@ -105,13 +107,22 @@ def _spawn(
     return proc, handle
 
 
+def start_script(
+    name: str, argv: list[str], folder: Path, port_line: str, env: dict[str, str] | None = None
+) -> Process:
+    """Start ``argv`` (a server script) with its log in ``folder/<name>.log``; returns once the
+    log shows ``port_line``, a regular expression whose group 1 is the port it listens on."""
+    log = folder / f"{name}.log"
+    full_env = {**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})}
+    proc, handle = _spawn(name, argv, full_env, log)
+    match = _wait_for(log, re.compile(port_line), proc)
+    return Process(name, proc, log, int(match.group(1)), [handle])
+
+
 def start_upstream(folder: Path) -> Process:
     """Start ``slow_upstream.py``; returns once it listens."""
-    log = folder / "upstream.log"
-    env = {**os.environ, "PYTHONUNBUFFERED": "1", "PYTHONPATH": str(HERE)}
-    proc, handle = _spawn("upstream", [sys.executable, str(HERE / "slow_upstream.py")], env, log)
-    match = _wait_for(log, re.compile(r"listening (\d+)"), proc)
-    return Process("upstream", proc, log, int(match.group(1)), [handle])
+    argv = [sys.executable, str(HERE / "slow_upstream.py")]
+    return start_script("upstream", argv, folder, r"listening (\d+)", {"PYTHONPATH": str(HERE)})
 
 
 def gateway_command() -> list[str]:
@@ -154,6 +165,36 @@ def start_gateway(name: str, folder: Path, routes: Path, env: dict[str, str]) ->
             replica.stop()
             raise AssertionError(f"{name} did not become healthy:\n{replica.output()}")
         time.sleep(0.05)
+
+
+def start_gateways(
+    names: Sequence[str], folder: Path, routes: Path, env: dict[str, str]
+) -> list[Process]:
+    """:func:`start_gateway` for each name, in parallel; if one fails, the others are stopped
+    and its error raised."""
+    with ThreadPoolExecutor(len(names)) as pool:
+        started = [pool.submit(start_gateway, n, folder, routes, env) for n in names]
+        wait(started)
+    replicas = [f.result() for f in started if f.exception() is None]
+    if len(replicas) < len(names):
+        for replica in replicas:
+            replica.stop()
+        raise next(e for f in started if (e := f.exception()) is not None)
+    return replicas
+
+
+def replica_env(
+    schema: str, prefix: str, *, pg_url: str = PG_URL, redis_url: str = REDIS_URL
+) -> dict[str, str]:
+    """The ``GATEWAY_*`` settings of replicas sharing ``schema`` and the Redis ``prefix``
+    (:data:`LEASE` intervals; ``pg_url`` / ``redis_url`` may point at a proxy)."""
+    return {
+        **LEASE,
+        "GATEWAY_DATABASE_URL": pg_url,
+        "GATEWAY_DATABASE_SCHEMA": schema,
+        "GATEWAY_REDIS_URL": redis_url,
+        "GATEWAY_REDIS_PREFIX": prefix,
+    }
 
 
 @dataclass

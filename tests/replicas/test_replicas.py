@@ -14,7 +14,6 @@ They need PostgreSQL and Redis: skipped locally when one is missing, failed unde
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import random
@@ -27,88 +26,28 @@ from typing import Any
 
 import httpx
 import pytest
-from durable_support import Frame, agui_errors, frame_bytes, frames, run_input
+from durable_support import Frame, agui_errors, frame_bytes
 from real_clients import HARNESS_DIR, replay, require_harness
-from replica_processes import LEASE, PG_URL, Pair
+from replica_client import TIMEOUT, create_run, read_events, stored
+from replica_processes import LEASE, Pair
 
 from gateway.routes._cursor import bind_cursor, cursor_tag
-from gateway.store import RunRecord, StoredEvent, open_store
 from gateway.tenancy import run_key
 
 pytestmark = pytest.mark.timeout(120)
 
-TERMINAL = ("RUN_FINISHED", "RUN_ERROR")
 DROPS = 50
 SLACK_SECONDS = 5.0
 """Slack on the interruption bound (process scheduling, database round trips)."""
-TIMEOUT = httpx.Timeout(10.0, read=15.0)  # keep-alives come every second
 
 
-def create_run(base: str, thread_id: str, run_id: str, spec: dict[str, Any]) -> None:
-    body = {"route": "slow", "input": run_input(thread_id, run_id, json.dumps(spec))}
-    reply = httpx.post(f"{base}/api/v1/agent/runs", json=body, timeout=TIMEOUT)
-    assert reply.status_code == 201, reply.text
-    assert reply.json() == {"threadId": thread_id, "runId": run_id}
-
-
-def read_events(
-    base: str,
-    thread_id: str,
-    run_id: str,
-    *,
-    after: str | None = None,
-    via_header: bool = True,
-    stop_at: int | None = None,
-    on_frame: Any = None,
-) -> list[Frame]:
-    """Read the run's events from ``base``; with ``stop_at`` close the connection as soon as
-    that many events arrived (any partial frame after them is lost, as in a real drop)."""
-    params = {"runId": run_id}
-    headers = {}
-    if after is not None:
-        if via_header:
-            headers["last-event-id"] = after
-        else:
-            params["lastEventId"] = after
-    got: list[Frame] = []
-    url = f"{base}/api/v1/agent/runs/{thread_id}/events"
-    with httpx.stream("GET", url, params=params, headers=headers, timeout=TIMEOUT) as response:
-        assert response.status_code == 200, response.read()
-        buffer = b""
-        for chunk in response.iter_raw():
-            buffer += chunk
-            while b"\n\n" in buffer:
-                block, buffer = buffer.split(b"\n\n", 1)
-                for frame in frames(block + b"\n\n"):
-                    if isinstance(frame.data, dict):
-                        got.append(frame)
-                        if on_frame is not None:
-                            on_frame(frame)
-                if stop_at is not None and len(got) >= stop_at:
-                    return got
-    return got
-
-
-async def _stored(schema: str, run_id: str) -> tuple[RunRecord, list[StoredEvent]]:
-    store = await open_store(PG_URL, schema=schema, migrate=False)
-    try:
-        events: list[StoredEvent] = []
-        while True:
-            page = await store.read_events(run_id, after=events[-1].cursor if events else None)
-            events += page
-            if len(page) < 500:
-                return await store.get_run(run_id), events
-    finally:
-        await store.close()
-
-
-def stored(schema: str, run_id: str) -> tuple[RunRecord, list[StoredEvent]]:
-    return asyncio.run(_stored(schema, run_id))
+def create_spec_run(base: str, thread_id: str, run_id: str, spec: dict[str, Any]) -> None:
+    create_run(base, thread_id, run_id, json.dumps(spec))
 
 
 def test_resume_through_50_drops_alternating_replicas_is_exact(pair: Pair) -> None:
     thread_id, run_id = "thread-drops", f"run-{uuid.uuid4().hex[:8]}"
-    create_run(pair.a.url, thread_id, run_id, {"text": 300, "delay": 0.01, "reasoning": 3})
+    create_spec_run(pair.a.url, thread_id, run_id, {"text": 300, "delay": 0.01, "reasoning": 3})
     seed = int.from_bytes(os.urandom(4), "big")
     rng = random.Random(seed)
     cuts = sorted(rng.sample(range(1, 300), DROPS))  # the run has ~315 events
@@ -148,7 +87,7 @@ def test_kill_9_of_the_pumping_replica_interrupts_the_run_for_a_reader_elsewhere
     pair: Pair,
 ) -> None:
     thread_id, run_id = "thread-kill", f"run-{uuid.uuid4().hex[:8]}"
-    create_run(pair.a.url, thread_id, run_id, {"text": 100_000, "delay": 0.02, "tool": False})
+    create_spec_run(pair.a.url, thread_id, run_id, {"text": 100_000, "delay": 0.02, "tool": False})
     killed_at: list[float] = []
 
     def on_frame(frame: Frame) -> None:
