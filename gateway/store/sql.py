@@ -19,6 +19,7 @@ in :mod:`gateway.store.sql_statements`.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Callable, Collection, Sequence
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
@@ -121,6 +122,8 @@ class SqlRunStore:
             groups form only while the previous one commits).
         heartbeat_hold: most seconds a heartbeat waits to join a group (keep it well under the
             heartbeat interval).
+        max_readers: reads holding a connection at once; more wait in order (the pool keeps
+            the rest for the group writer and the rare single writes).
     """
 
     def __init__(
@@ -131,8 +134,10 @@ class SqlRunStore:
         group_commit: bool = True,
         group_window: float = 0.0,
         heartbeat_hold: float = 0.05,
+        max_readers: int = 8,
     ) -> None:
         self.engine = engine
+        self._readers = asyncio.Semaphore(max(1, max_readers))
         self._clock = clock or _utcnow
         self.group: GroupCommitter | None = (
             GroupCommitter(engine, self.now, window=group_window, heartbeat_hold=heartbeat_hold)
@@ -158,7 +163,9 @@ class SqlRunStore:
 
     @asynccontextmanager
     async def _read(self) -> AsyncIterator[AsyncConnection]:
-        async with connection(self.engine) as conn:
+        # Reads queue here rather than in the pool: a burst of readers (1,000 streams opening)
+        # waits its turn instead of failing with the pool's 30 s checkout timeout (issue 13).
+        async with self._readers, connection(self.engine) as conn:
             yield conn
 
     async def check(self) -> None:
