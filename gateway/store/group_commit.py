@@ -31,13 +31,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Final
 
 import sqlalchemy as sa
-from sqlalchemy.ext.asyncio import AsyncEngine
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from . import sql_writes
 from .errors import RunNotFoundError, RunStoreError, StoreUnavailableError, WriteRejectedError
@@ -50,6 +50,9 @@ _log = logging.getLogger(__name__)
 
 _STOP: Final = object()
 
+Step = Callable[[AsyncConnection, datetime], Awaitable[Any]]
+"""A write of its own in a group's transaction (``create_run``): ``step(conn, now)``."""
+
 
 @dataclass(slots=True)
 class _Request:
@@ -58,6 +61,7 @@ class _Request:
     future: asyncio.Future[Any]
     result: Any = None
     error: BaseException | None = None
+    step: Step | None = None
 
 
 @dataclass(slots=True)
@@ -127,6 +131,22 @@ class GroupCommitter:
         result: RunRecord = await request.future
         return result
 
+    async def call(self, step: Step) -> Any:
+        """Run ``step(conn, now)`` in the next group (before the appends queued after it) and
+        return its result. A step that hits an ``IntegrityError`` makes the group rerun one
+        request per transaction; the error then reaches its caller translated
+        (:class:`~gateway.store.errors.RunStoreError` with the ``IntegrityError`` as
+        ``__cause__``).
+
+        Raises:
+            RunStoreError: the step or its group failed.
+        """
+        state = self._current()
+        request = _Request(None, None, state.loop.create_future(), step=step)
+        state.urgent.append(request)
+        state.wake.set()
+        return await request.future
+
     async def heartbeat(self, run_id: str, epoch: int) -> LeaseState:
         """Refresh a lease in the next group (within ``heartbeat_hold`` seconds).
 
@@ -195,6 +215,12 @@ class GroupCommitter:
                         run_id, epoch = request.heartbeat
                         request.result = await sql_writes.heartbeat_in(conn, run_id, epoch, now)
                         continue
+                    if request.step is not None:
+                        try:
+                            request.result = await request.step(conn, now)
+                        except sa.exc.IntegrityError:
+                            raise _Conflict from None
+                        continue
                     assert request.append is not None
                     try:
                         record = await sql_writes.update_run(conn, request.append, now)
@@ -237,6 +263,8 @@ class GroupCommitter:
                     if request.heartbeat is not None:
                         run_id, epoch = request.heartbeat
                         request.result = await sql_writes.heartbeat_in(conn, run_id, epoch, now)
+                    elif request.step is not None:
+                        request.result = await request.step(conn, now)
                     else:
                         assert request.append is not None
                         request.result = await sql_writes.append_in(conn, request.append, now)

@@ -203,39 +203,46 @@ class SqlRunStore:
         """See :meth:`RunStore.create_run`."""
         if status not in ACTIVE_STATUSES:
             raise ValueError(f"a new run is queued or running, not {status!r}")
-        now = self.now()
+        size = json_size(input_messages)
+
+        async def create(conn: AsyncConnection, now: datetime) -> RunRecord:
+            await ensure_thread(conn, thread_id, now)
+            values = {
+                "id": run_id,
+                "thread_id": thread_id,
+                "status": status,
+                "route": route,
+                "upstream": upstream,
+                "model": model,
+                "message_id": message_id,
+                "epoch": 1,
+                "last_seq": 0,
+                "last_epoch": 0,
+                "lease_owner": owner,
+                "heartbeat_at": now,
+                "cancel_requested": False,
+                "created_at": now,
+                "updated_at": now,
+                "tenant": tenant,
+                "stored_bytes": size,
+            }
+            row = (await conn.execute(CREATE_RUN, values)).one()
+            if input_messages:
+                await add_items(
+                    conn, thread_id, input_messages, run_id=None, now=now, replace=False
+                )
+            return run_from_row(row)
+
         try:
+            if self.group is not None:  # one writer: the create joins the next group
+                record: RunRecord = await self.group.call(create)
+                return record
             async with self._tx() as conn:
-                await ensure_thread(conn, thread_id, now)
-                values = {
-                    "id": run_id,
-                    "thread_id": thread_id,
-                    "status": status,
-                    "route": route,
-                    "upstream": upstream,
-                    "model": model,
-                    "message_id": message_id,
-                    "epoch": 1,
-                    "last_seq": 0,
-                    "last_epoch": 0,
-                    "lease_owner": owner,
-                    "heartbeat_at": now,
-                    "cancel_requested": False,
-                    "created_at": now,
-                    "updated_at": now,
-                    "tenant": tenant,
-                    "stored_bytes": json_size(input_messages),
-                }
-                row = (await conn.execute(CREATE_RUN, values)).one()
-                if input_messages:
-                    await add_items(
-                        conn, thread_id, input_messages, run_id=None, now=now, replace=False
-                    )
+                return await create(conn, self.now())
         except RunStoreError as exc:
             if isinstance(exc.__cause__, sa.exc.IntegrityError):
                 raise RunExistsError(f"run {run_id!r} already exists") from exc.__cause__
             raise
-        return run_from_row(row)
 
     async def get_run(self, run_id: str) -> RunRecord:
         """See :meth:`RunStore.get_run`."""

@@ -12,7 +12,7 @@ import sqlalchemy as sa
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gateway.store import NewEvent, SequenceError, SqlRunStore, StaleEpochError
+from gateway.store import NewEvent, RunExistsError, SequenceError, SqlRunStore, StaleEpochError
 from gateway.store.schema import events as events_t
 
 # One op per step of a run's writer: a good append of n events, an append that skips a seq
@@ -159,3 +159,23 @@ async def test_close_commits_what_is_queued(store: SqlRunStore) -> None:
         await store.group.aclose()
     await pending
     assert [e.cursor.seq for e in await store.read_events(run_id)] == [1]
+
+
+async def test_a_taken_run_id_fails_only_its_own_create(store: SqlRunStore) -> None:
+    """Creates join the group too (one writer); a duplicate id (the insert conflicts) is
+    RunExistsError for that create alone, the other writes of its group commit."""
+    existing = await new_run(store)
+    other = await new_run(store)
+    fresh = f"r_{uuid.uuid4().hex[:12]}"
+    results = await asyncio.gather(
+        store.create_run(run_id=existing, thread_id="t_dup", owner="b"),
+        store.create_run(run_id=fresh, thread_id="t_fresh", owner="b"),
+        store.append_events(other, 1, [NewEvent(1, delta(1))]),
+        return_exceptions=True,
+    )
+    assert isinstance(results[0], RunExistsError)
+    assert not isinstance(results[1], BaseException)
+    assert not isinstance(results[2], BaseException)
+    assert (await store.get_run(existing)).lease_owner == "a"
+    assert (await store.get_run(fresh)).lease_owner == "b"
+    assert [e.cursor.seq for e in await store.read_events(other)] == [1]
