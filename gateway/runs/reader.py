@@ -110,6 +110,11 @@ async def _read(
             messages = await subscription.receive(settings.reader_idle_recheck)
             if not messages:
                 run = await store.get_run(run_id)
+                durable_end = run.last_cursor
+                if durable_end is None or (last is not None and durable_end <= last):
+                    if run.is_terminal:
+                        return
+                    continue  # nothing stored after the cursor: one query per idle re-check
                 async for event in _replay(store, run_id, last, page):
                     yield event
                     last = event.cursor

@@ -8,32 +8,31 @@ Concurrency: every write that must be exclusive starts with a conditional ``UPDA
 (or ``UPDATE threads``) on the row it depends on, so PostgreSQL serialises competing writers on
 the row lock and SQLite on its write lock; fencing, seq continuity and lease takeover are all
 single conditional UPDATEs, never read-then-write. Driver errors are translated into
-:class:`~gateway.store.errors.RunStoreError` here, chained with ``from``.
+:class:`~gateway.store.errors.RunStoreError` (:mod:`gateway.store.sql_errors`), chained with
+``from``.
+
+Layout: this module holds the store class (reads and the rare writes); the hot writes
+(appends, heartbeats) are steps in :mod:`gateway.store.sql_writes`, committed for all runs
+together by :mod:`gateway.store.group_commit` (issue 13 item 1); the prebuilt statements are
+in :mod:`gateway.store.sql_statements`.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Callable, Collection, Sequence
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 from typing import Any
 
-import orjson
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from .. import migrations
 from .cursor import Cursor
 from .engine import DEFAULT_DATABASE_URL, create_engine
-from .errors import (
-    RunClosedError,
-    RunExistsError,
-    RunNotFoundError,
-    RunStoreError,
-    SequenceError,
-    StaleEpochError,
-    StoreUnavailableError,
-)
+from .errors import RunExistsError, RunNotFoundError, RunStoreError
+from .group_commit import GroupCommitter
 from .history_sql import add_items, ensure_thread, history_page
 from .keys_sql import get_key, insert_key, list_keys, revoke_key, tenant_usage
 from .models import (
@@ -56,6 +55,16 @@ from .models import (
 from .protocol import HISTORY_DEFAULT_LIMIT
 from .schema import events as events_t
 from .schema import message_aliases, messages, runs, threads
+from .sql_errors import connection, is_database_error, transaction, translate_error
+from .sql_statements import (
+    CREATE_RUN,
+    GET_RUN,
+    READ_WIRE_AFTER,
+    READ_WIRE_ALL,
+    json_size,
+    run_from_row,
+)
+from .sql_writes import append_in, heartbeat_in, prepare_append
 from .threads_sql import thread_summaries
 
 __all__ = ["SqlRunStore", "open_store"]
@@ -94,175 +103,8 @@ async def open_store(
     return SqlRunStore(engine, clock=clock)
 
 
-def _disconnect(exc: BaseException) -> bool:
-    """True for the errors that mean "the database cannot be reached", wherever they come from:
-    the driver's socket errors (asyncpg raises ``OSError`` / ``ConnectionRefusedError`` /
-    ``TimeoutError`` untranslated while connecting), asyncpg's connection errors, and
-    SQLAlchemy's disconnect flag or pool timeout."""
-    if isinstance(exc, OSError | TimeoutError | ConnectionError):
-        return True
-    if isinstance(exc, sa.exc.DBAPIError) and exc.connection_invalidated:
-        return True
-    if isinstance(exc, sa.exc.DisconnectionError | sa.exc.TimeoutError):
-        return True
-    if isinstance(exc, sa.exc.DBAPIError) and exc.orig is not None:
-        return _disconnect(exc.orig) or _disconnect_name(exc.orig)
-    return _disconnect_name(exc)
-
-
-def _disconnect_name(exc: BaseException) -> bool:
-    # asyncpg's ConnectionDoesNotExistError, ConnectionFailureError, ... (no import: the
-    # driver is optional) and the interface errors SQLAlchemy's adapter wraps them in.
-    names = {cls.__name__ for cls in type(exc).__mro__}
-    return bool(
-        names
-        & {
-            "PostgresConnectionError",
-            "ConnectionDoesNotExistError",
-            "ConnectionFailureError",
-            "InterfaceError",
-            "InternalClientError",
-        }
-    ) or (exc.__cause__ is not None and exc.__cause__ is not exc and _disconnect(exc.__cause__))
-
-
-def is_database_error(exc: BaseException) -> bool:
-    """True for what the database or its driver raises (SQLAlchemy, asyncpg, aiosqlite,
-    sockets), False for anything else (a bug of ours, which must not pass for a store fault)."""
-    if isinstance(exc, sa.exc.SQLAlchemyError) or _disconnect(exc):
-        return True
-    module = type(exc).__module__.split(".")[0]
-    return module in {"asyncpg", "aiosqlite", "sqlite3"}
-
-
-def translate_error(exc: BaseException) -> RunStoreError:
-    """The :class:`RunStoreError` for a database or driver exception (issue 12: the store let
-    the driver's ``OSError`` through, which reached HTTP clients as a plain-text 500).
-
-    A lost or unreachable database is :class:`StoreUnavailableError` (503, transient);
-    another one ``STORE_ERROR`` "database error" (the cause is chained for the log; a client
-    never sees the SQL, its values or an exception's class).
-    """
-    if _disconnect(exc):
-        return StoreUnavailableError("the run store is unavailable")
-    return RunStoreError("database error")
-
-
 def _utcnow() -> datetime:
     return datetime.now(UTC)
-
-
-def _run_from_row(row: Any) -> RunRecord:
-    m = row._mapping
-    return RunRecord(
-        id=m["id"],
-        thread_id=m["thread_id"],
-        status=m["status"],
-        route=m["route"],
-        upstream=m["upstream"],
-        model=m["model"],
-        message_id=m["message_id"],
-        usage=m["usage"],
-        error=m["error"],
-        epoch=int(m["epoch"]),
-        last_seq=int(m["last_seq"]),
-        last_epoch=int(m["last_epoch"]),
-        lease_owner=m["lease_owner"],
-        heartbeat_at=m["heartbeat_at"],
-        cancel_requested=bool(m["cancel_requested"]),
-        created_at=m["created_at"],
-        updated_at=m["updated_at"],
-        finished_at=m["finished_at"],
-        tenant=m["tenant"],
-        stored_bytes=int(m["stored_bytes"] or 0),
-    )
-
-
-def _json_size(values: Sequence[Any]) -> int:
-    """Bytes of ``values`` as stored JSON (what counts against a tenant's storage quota)."""
-    return sum(len(orjson.dumps(value)) for value in values)
-
-
-# -- prebuilt statements of the hot paths ---------------------------------------------------
-# Built once with bound parameters: SQLAlchemy memoizes a statement object's cache key, so a
-# reused statement skips building the expression and its cache key on every call (~0.15 ms
-# per UPDATE on a small machine); the SQL sent is the same.
-
-_ACTIVE = sorted(ACTIVE_STATUSES)
-
-
-def _param(name: str, column: sa.Column[Any]) -> sa.BindParameter[Any]:
-    return sa.bindparam(name, type_=column.type)
-
-
-def _append_update(*, final: bool) -> Any:
-    values: dict[str, Any] = {
-        "last_seq": _param("p_last_seq", runs.c.last_seq),
-        "last_epoch": _param("p_epoch", runs.c.last_epoch),
-        "updated_at": _param("p_now", runs.c.updated_at),
-        "heartbeat_at": _param("p_now", runs.c.heartbeat_at),
-        "status": _param("p_status", runs.c.status),
-        "stored_bytes": runs.c.stored_bytes + _param("p_bytes", runs.c.stored_bytes),
-    }
-    if final:
-        values.update(
-            usage=_param("p_usage", runs.c.usage),
-            error=_param("p_error", runs.c.error),
-            finished_at=_param("p_now", runs.c.finished_at),
-            cancel_requested=sa.false(),
-            model=sa.func.coalesce(_param("p_model", runs.c.model), runs.c.model),
-        )
-    return (
-        sa.update(runs)
-        .where(
-            runs.c.id == _param("p_run_id", runs.c.id),
-            runs.c.epoch == _param("p_epoch", runs.c.epoch),
-            runs.c.status.in_(_ACTIVE),
-            runs.c.last_seq == _param("p_prev_seq", runs.c.last_seq),
-        )
-        .values(**values)
-        .returning(*runs.c)
-    )
-
-
-_CREATE_RUN = sa.insert(runs).returning(*runs.c)
-_APPEND_UPDATE = _append_update(final=False)
-_APPEND_FINAL = _append_update(final=True)
-_INSERT_EVENTS = sa.insert(events_t)
-_TOUCH_THREAD = (
-    sa.update(threads)
-    .where(threads.c.id == _param("p_thread_id", threads.c.id))
-    .values(updated_at=_param("p_now", threads.c.updated_at))
-)
-_GET_RUN = sa.select(runs).where(runs.c.id == _param("p_run_id", runs.c.id))
-_HEARTBEAT = (
-    sa.update(runs)
-    .where(
-        runs.c.id == _param("p_run_id", runs.c.id),
-        runs.c.epoch == _param("p_epoch", runs.c.epoch),
-        runs.c.status.in_(_ACTIVE),
-    )
-    .values(heartbeat_at=_param("p_now", runs.c.heartbeat_at))
-    .returning(runs.c.cancel_requested)
-)
-_WIRE = sa.select(events_t.c.epoch, events_t.c.seq, events_t.c.payload).where(
-    events_t.c.run_id == _param("p_run_id", events_t.c.run_id)
-)
-_LIMIT = sa.bindparam("p_limit", type_=sa.Integer)
-_READ_WIRE_ALL = _WIRE.order_by(events_t.c.seq).limit(_LIMIT)
-_READ_WIRE_AFTER = (
-    _WIRE.where(
-        sa.or_(
-            sa.and_(
-                events_t.c.epoch == _param("p_after_epoch", events_t.c.epoch),
-                events_t.c.seq > _param("p_after_seq", events_t.c.seq),
-            ),
-            events_t.c.epoch > _param("p_after_epoch", events_t.c.epoch),
-        )
-    )
-    .order_by(events_t.c.seq)
-    .limit(_LIMIT)
-)
 
 
 class SqlRunStore:
@@ -273,44 +115,58 @@ class SqlRunStore:
         clock: returns the current aware UTC time (default :func:`datetime.now`); leases
             compare heartbeats written by different replicas, so their clocks must agree to
             well under the lease timeout (NTP).
+        group_commit: appends and heartbeats of all runs go through one
+            :class:`~gateway.store.group_commit.GroupCommitter` (one transaction per group on
+            one connection); False: one transaction per call (the pre-issue-13 path).
+        group_window: seconds the group writer waits for more requests after the first (0:
+            groups form only while the previous one commits).
+        heartbeat_hold: most seconds a heartbeat waits to join a group (keep it well under the
+            heartbeat interval).
+        max_readers: reads holding a connection at once; more wait in order (the pool keeps
+            the rest for the group writer and the rare single writes).
     """
 
-    def __init__(self, engine: AsyncEngine, *, clock: Callable[[], datetime] | None = None) -> None:
+    def __init__(
+        self,
+        engine: AsyncEngine,
+        *,
+        clock: Callable[[], datetime] | None = None,
+        group_commit: bool = True,
+        group_window: float = 0.0,
+        heartbeat_hold: float = 0.05,
+        max_readers: int = 8,
+    ) -> None:
         self.engine = engine
+        self._readers = asyncio.Semaphore(max(1, max_readers))
         self._clock = clock or _utcnow
+        self.group: GroupCommitter | None = (
+            GroupCommitter(engine, self.now, window=group_window, heartbeat_hold=heartbeat_hold)
+            if group_commit
+            else None
+        )
 
     def now(self) -> datetime:
         """The store's clock (aware UTC)."""
         return self._clock()
 
     async def close(self) -> None:
-        """Dispose of the engine's connections."""
+        """Commit the queued writes, then dispose of the engine's connections."""
+        if self.group is not None:
+            await self.group.aclose()
         await self.engine.dispose()
 
     # -- plumbing -------------------------------------------------------------------------
     @asynccontextmanager
     async def _tx(self) -> AsyncIterator[AsyncConnection]:
-        try:
-            async with self.engine.begin() as conn:
-                yield conn
-        except RunStoreError:
-            raise
-        except Exception as exc:
-            if not is_database_error(exc):
-                raise  # a bug of ours, not the database: keep its traceback
-            raise translate_error(exc) from exc
+        async with transaction(self.engine) as conn:
+            yield conn
 
     @asynccontextmanager
     async def _read(self) -> AsyncIterator[AsyncConnection]:
-        try:
-            async with self.engine.connect() as conn:
-                yield conn
-        except RunStoreError:
-            raise
-        except Exception as exc:
-            if not is_database_error(exc):
-                raise  # a bug of ours, not the database: keep its traceback
-            raise translate_error(exc) from exc
+        # Reads queue here rather than in the pool: a burst of readers (1,000 streams opening)
+        # waits its turn instead of failing with the pool's 30 s checkout timeout (issue 13).
+        async with self._readers, connection(self.engine) as conn:
+            yield conn
 
     async def check(self) -> None:
         """Answer when the database answers ``SELECT 1`` (readiness, start-up).
@@ -347,47 +203,54 @@ class SqlRunStore:
         """See :meth:`RunStore.create_run`."""
         if status not in ACTIVE_STATUSES:
             raise ValueError(f"a new run is queued or running, not {status!r}")
-        now = self.now()
+        size = json_size(input_messages)
+
+        async def create(conn: AsyncConnection, now: datetime) -> RunRecord:
+            await ensure_thread(conn, thread_id, now)
+            values = {
+                "id": run_id,
+                "thread_id": thread_id,
+                "status": status,
+                "route": route,
+                "upstream": upstream,
+                "model": model,
+                "message_id": message_id,
+                "epoch": 1,
+                "last_seq": 0,
+                "last_epoch": 0,
+                "lease_owner": owner,
+                "heartbeat_at": now,
+                "cancel_requested": False,
+                "created_at": now,
+                "updated_at": now,
+                "tenant": tenant,
+                "stored_bytes": size,
+            }
+            row = (await conn.execute(CREATE_RUN, values)).one()
+            if input_messages:
+                await add_items(
+                    conn, thread_id, input_messages, run_id=None, now=now, replace=False
+                )
+            return run_from_row(row)
+
         try:
+            if self.group is not None:  # one writer: the create joins the next group
+                record: RunRecord = await self.group.call(create)
+                return record
             async with self._tx() as conn:
-                await ensure_thread(conn, thread_id, now)
-                values = {
-                    "id": run_id,
-                    "thread_id": thread_id,
-                    "status": status,
-                    "route": route,
-                    "upstream": upstream,
-                    "model": model,
-                    "message_id": message_id,
-                    "epoch": 1,
-                    "last_seq": 0,
-                    "last_epoch": 0,
-                    "lease_owner": owner,
-                    "heartbeat_at": now,
-                    "cancel_requested": False,
-                    "created_at": now,
-                    "updated_at": now,
-                    "tenant": tenant,
-                    "stored_bytes": _json_size(input_messages),
-                }
-                row = (await conn.execute(_CREATE_RUN, values)).one()
-                if input_messages:
-                    await add_items(
-                        conn, thread_id, input_messages, run_id=None, now=now, replace=False
-                    )
+                return await create(conn, self.now())
         except RunStoreError as exc:
             if isinstance(exc.__cause__, sa.exc.IntegrityError):
                 raise RunExistsError(f"run {run_id!r} already exists") from exc.__cause__
             raise
-        return _run_from_row(row)
 
     async def get_run(self, run_id: str) -> RunRecord:
         """See :meth:`RunStore.get_run`."""
         async with self._read() as conn:
-            row = (await conn.execute(_GET_RUN, {"p_run_id": run_id})).first()
+            row = (await conn.execute(GET_RUN, {"p_run_id": run_id})).first()
         if row is None:
             raise RunNotFoundError(f"unknown run {run_id!r}")
-        return _run_from_row(row)
+        return run_from_row(row)
 
     async def list_runs(
         self, thread_id: str, *, active_only: bool = False, limit: int = 100
@@ -399,7 +262,7 @@ class SqlRunStore:
         query = query.order_by(runs.c.created_at.desc(), runs.c.id.desc()).limit(limit)
         async with self._read() as conn:
             rows = (await conn.execute(query)).all()
-        return [_run_from_row(row) for row in rows]
+        return [run_from_row(row) for row in rows]
 
     async def list_threads(
         self, *, tenant: str | None, routes: Collection[str] | None = None, limit: int = 100
@@ -416,84 +279,14 @@ class SqlRunStore:
         *,
         final: RunFinal | None = None,
     ) -> RunRecord:
-        """See :meth:`RunStore.append_events`."""
-        if not events:
-            raise ValueError("append_events needs at least one event")
-        first = events[0].seq
-        for offset, new in enumerate(events):
-            if new.seq != first + offset:
-                raise SequenceError(f"batch seqs are not contiguous at seq {new.seq}")
-        now = self.now()
-        params: dict[str, Any] = {
-            "p_run_id": run_id,
-            "p_epoch": epoch,
-            "p_prev_seq": first - 1,
-            "p_last_seq": events[-1].seq,
-            "p_now": now,
-            "p_status": "running",
-            "p_bytes": _json_size([new.event for new in events])
-            + (_json_size(final.messages) if final is not None else 0),
-        }
-        if final is not None:
-            if final.status not in TERMINAL_STATUSES:
-                raise ValueError(f"final status must be terminal, not {final.status!r}")
-            params.update(
-                p_status=final.status,
-                p_usage=final.usage,
-                p_error=final.error,
-                p_model=final.model,
-            )
+        """See :meth:`RunStore.append_events`. Committed in a group with the other runs'
+        pending writes (:class:`~gateway.store.group_commit.GroupCommitter`) unless the store
+        was built with ``group_commit=False``."""
+        append = prepare_append(run_id, epoch, events, final)
+        if self.group is not None:
+            return await self.group.append(append)
         async with self._tx() as conn:
-            row = (
-                await conn.execute(_APPEND_FINAL if final is not None else _APPEND_UPDATE, params)
-            ).first()
-            if row is None:
-                await self._reject(conn, run_id, epoch, first)
-            assert row is not None
-            try:
-                await conn.execute(
-                    _INSERT_EVENTS,
-                    [
-                        {
-                            "run_id": run_id,
-                            "seq": new.seq,
-                            "epoch": epoch,
-                            "type": str(new.event.get("type", "")),
-                            "payload": new.event,
-                            "durable": new.durable,
-                            "created_at": now,
-                        }
-                        for new in events
-                    ],
-                )
-            except sa.exc.IntegrityError as exc:
-                raise SequenceError(f"run {run_id!r}: seq {first} is already stored") from exc
-            record = _run_from_row(row)
-            if final is not None:
-                if final.messages:  # add_items sets the thread's updated_at too
-                    await add_items(
-                        conn, record.thread_id, final.messages, run_id=run_id, now=now, replace=True
-                    )
-                else:
-                    await conn.execute(
-                        _TOUCH_THREAD, {"p_thread_id": record.thread_id, "p_now": now}
-                    )
-        return record
-
-    async def _reject(self, conn: AsyncConnection, run_id: str, epoch: int, first: int) -> None:
-        row = (await conn.execute(sa.select(runs).where(runs.c.id == run_id))).first()
-        if row is None:
-            raise RunNotFoundError(f"unknown run {run_id!r}")
-        run = _run_from_row(row)
-        if run.epoch != epoch:
-            raise StaleEpochError(
-                f"run {run_id!r} is at epoch {run.epoch}; writes of epoch {epoch} are fenced"
-            )
-        if run.is_terminal:
-            raise RunClosedError(f"run {run_id!r} already ended ({run.status})")
-        raise SequenceError(
-            f"run {run_id!r}: batch starts at seq {first}, expected {run.last_seq + 1}"
-        )
+            return await append_in(conn, append, self.now())
 
     async def read_events(
         self, run_id: str, *, after: Cursor | None = None, limit: int = 500
@@ -532,22 +325,21 @@ class SqlRunStore:
         """See :meth:`RunStore.read_wire`."""
         params: dict[str, Any] = {"p_run_id": run_id, "p_limit": max(1, limit)}
         if after is None:
-            query = _READ_WIRE_ALL
+            query = READ_WIRE_ALL
         else:
-            query = _READ_WIRE_AFTER
+            query = READ_WIRE_AFTER
             params.update(p_after_epoch=after.epoch, p_after_seq=after.seq)
         async with self._read() as conn:
             rows = (await conn.execute(query, params)).all()
         return [RunEvent(Cursor(int(epoch), int(seq)), payload) for epoch, seq, payload in rows]
 
     async def heartbeat(self, run_id: str, epoch: int) -> LeaseState:
-        """See :meth:`RunStore.heartbeat`."""
-        params = {"p_run_id": run_id, "p_epoch": epoch, "p_now": self.now()}
+        """See :meth:`RunStore.heartbeat`. Rides in a group within ``heartbeat_hold`` seconds
+        (see :class:`~gateway.store.group_commit.GroupCommitter`)."""
+        if self.group is not None:
+            return await self.group.heartbeat(run_id, epoch)
         async with self._tx() as conn:
-            row = (await conn.execute(_HEARTBEAT, params)).first()
-        if row is None:
-            return LeaseState(alive=False)
-        return LeaseState(alive=True, cancel_requested=bool(row.cancel_requested))
+            return await heartbeat_in(conn, run_id, epoch, self.now())
 
     async def request_cancel(self, run_id: str) -> RunRecord:
         """See :meth:`RunStore.request_cancel`."""
@@ -561,7 +353,7 @@ class SqlRunStore:
                 )
             ).first()
         if row is not None:
-            return _run_from_row(row)
+            return run_from_row(row)
         return await self.get_run(run_id)
 
     async def list_stale_runs(self, stale_before: datetime, *, limit: int = 100) -> list[RunRecord]:
@@ -577,7 +369,7 @@ class SqlRunStore:
         )
         async with self._read() as conn:
             rows = (await conn.execute(query)).all()
-        return [_run_from_row(row) for row in rows]
+        return [run_from_row(row) for row in rows]
 
     async def take_over(
         self, run_id: str, *, owner: str, expected_epoch: int, stale_before: datetime
@@ -603,7 +395,7 @@ class SqlRunStore:
                     .returning(*runs.c)
                 )
             ).first()
-        return _run_from_row(row) if row is not None else None
+        return run_from_row(row) if row is not None else None
 
     # -- history --------------------------------------------------------------------------
     async def add_messages(

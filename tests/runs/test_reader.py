@@ -14,7 +14,9 @@ from gateway.store import (
     Cursor,
     CursorMismatchError,
     InvalidCursorError,
+    NewEvent,
     RunEvent,
+    RunFinal,
     RunNotFoundError,
 )
 
@@ -227,3 +229,35 @@ async def test_reader_started_before_the_run_has_events(stack: Stack) -> None:
     assert [e.event for e in await reader] == rich_run()
     await pump
     await wait_until(lambda: True)
+
+
+async def test_an_idle_reader_rechecks_with_one_run_read_and_no_replay(stack: Stack) -> None:
+    """Issue 13: an idle stream costs the store one ``get_run`` per re-check; the events are
+    read only when the run's durable end moved past the reader's cursor (docs/runs.md §3)."""
+    run = await stack.store.create_run(run_id="run-1", thread_id="thread-1", owner="a")
+    await stack.store.append_events(
+        run.id, 1, [NewEvent(1, {"type": "RUN_STARTED", "threadId": "t", "runId": "r"})]
+    )
+    calls: list[str] = []
+
+    class Counting:
+        def __getattr__(self, name: str) -> Any:
+            calls.append(name)
+            return getattr(stack.store, name)
+
+    reader = read_run(Counting(), stack.broker, run.id, settings=FAST)  # type: ignore[arg-type]
+    first = await anext(reader)
+    assert first.cursor == Cursor(1, 1)
+    calls.clear()
+    pending = asyncio.ensure_future(anext(reader))
+    await asyncio.sleep(FAST.reader_idle_recheck * 5)
+    assert not pending.done()
+    assert calls and set(calls) == {"get_run"}
+    # the run ends with nothing published: the next re-check replays the terminal event
+    finished = {"type": "RUN_FINISHED", "threadId": "t", "runId": "r"}
+    await stack.store.append_events(
+        run.id, 1, [NewEvent(2, finished)], final=RunFinal(status="completed")
+    )
+    got = await asyncio.wait_for(pending, 10)
+    assert got == RunEvent(Cursor(1, 2), finished)
+    await reader.aclose()

@@ -1,0 +1,293 @@
+"""Group commit: one writer per store commits the pending writes of all runs together.
+
+Issue 13 item 1 ("durability must be nearly free"): with one transaction per run per batch,
+concurrent pumps wait on each other for SQLite's write lock and churn the connection pool.
+Here every append and heartbeat of the process goes into one queue; one task takes whatever
+is queued (at most ``max_requests``, after waiting ``window`` seconds for more) and commits it
+in **one transaction on one connection**: each run's conditional ``UPDATE runs`` (fence and
+continuity, :mod:`gateway.store.sql_writes`), then all their event rows in one multi-row
+``INSERT``, then the terminal parts. While a group commits, the next one fills, so under load
+a write waits for about one group, and alone it waits for nothing but its own transaction.
+
+What ``docs/runs.md`` needs holds unchanged, because a caller's ``append_events`` returns only
+when its group is committed: a control event is published after its group is durable (§2);
+seqs continue the durable end and epochs fence (§1, §4: per run, inside the group, the same
+conditional UPDATE); a run's writes stay in order (its writer awaits each before the next).
+
+Failures: a run the UPDATE refuses (fenced, closed, out of sequence, unknown) gets its own
+:class:`~gateway.store.errors.WriteRejectedError` (or ``RunNotFoundError``) and wrote nothing;
+the rest of its group commits. A failing group (database error) fails every request in it with
+the translated error (callers retry as before). A seq already stored (``IntegrityError``, which
+aborts the transaction) makes the group rerun one request per transaction, so only the guilty
+one fails.
+
+Heartbeats are not latency-bound: one waits up to ``heartbeat_hold`` seconds for a group to
+ride in, and the heartbeats of a group are one statement each in its transaction (issue 13
+item 3: a replica's runs cost about one heartbeat transaction per hold, not one per run).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Final
+
+import sqlalchemy as sa
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+
+from . import sql_writes
+from .errors import RunNotFoundError, RunStoreError, StoreUnavailableError, WriteRejectedError
+from .models import LeaseState, RunRecord
+from .sql_errors import transaction
+
+__all__ = ["GroupCommitter"]
+
+_log = logging.getLogger(__name__)
+
+_STOP: Final = object()
+
+Step = Callable[[AsyncConnection, datetime], Awaitable[Any]]
+"""A write of its own in a group's transaction (``create_run``): ``step(conn, now)``."""
+
+
+@dataclass(slots=True)
+class _Request:
+    append: sql_writes.PreparedAppend | None
+    heartbeat: tuple[str, int] | None
+    future: asyncio.Future[Any]
+    result: Any = None
+    error: BaseException | None = None
+    step: Step | None = None
+
+
+@dataclass(slots=True)
+class _State:
+    """Queue and writer task of one event loop (a store may outlive a test's loop)."""
+
+    loop: asyncio.AbstractEventLoop
+    urgent: list[_Request] = field(default_factory=list)
+    lazy: list[_Request] = field(default_factory=list)
+    wake: asyncio.Event = field(default_factory=asyncio.Event)
+    task: asyncio.Task[None] | None = None
+    lazy_timer: asyncio.TimerHandle | None = None
+
+
+class GroupCommitter:
+    """The store's single writer (see the module docstring).
+
+    Args:
+        engine: the store's engine.
+        clock: the store's clock; read once per group (every row of a group has its ``now``).
+        window: seconds the writer waits after the first request of a group for more (0: take
+            what is queued; groups still form while the previous one commits).
+        max_requests: most requests in one transaction.
+        heartbeat_hold: most seconds a heartbeat waits for a group of appends to join.
+    """
+
+    def __init__(
+        self,
+        engine: AsyncEngine,
+        clock: Callable[[], datetime],
+        *,
+        window: float = 0.0,
+        max_requests: int = 256,
+        heartbeat_hold: float = 0.05,
+    ) -> None:
+        self.engine = engine
+        self.clock = clock
+        self.window = max(0.0, window)
+        self.max_requests = max(1, max_requests)
+        self.heartbeat_hold = max(0.0, heartbeat_hold)
+        self._state: _State | None = None
+        self.groups = 0
+        """Transactions committed (a figure for tests and benches)."""
+
+    def _current(self) -> _State:
+        loop = asyncio.get_running_loop()
+        state = self._state
+        stale = state is not None and state.task is not None and state.task.done()
+        if state is None or state.loop is not loop or stale:
+            state = _State(loop)
+            self._state = state
+        if state.task is None:
+            state.task = loop.create_task(self._writer(state), name="store-group-commit")
+        return state
+
+    async def append(self, append: sql_writes.PreparedAppend) -> RunRecord:
+        """Queue ``append`` and return the run as its group committed it.
+
+        Raises:
+            WriteRejectedError, RunNotFoundError: the run refused this append.
+            RunStoreError: the group failed (StoreUnavailableError: database unreachable).
+        """
+        state = self._current()
+        request = _Request(append, None, state.loop.create_future())
+        state.urgent.append(request)
+        state.wake.set()
+        result: RunRecord = await request.future
+        return result
+
+    async def call(self, step: Step) -> Any:
+        """Run ``step(conn, now)`` in the next group (before the appends queued after it) and
+        return its result. A step that hits an ``IntegrityError`` makes the group rerun one
+        request per transaction; the error then reaches its caller translated
+        (:class:`~gateway.store.errors.RunStoreError` with the ``IntegrityError`` as
+        ``__cause__``).
+
+        Raises:
+            RunStoreError: the step or its group failed.
+        """
+        state = self._current()
+        request = _Request(None, None, state.loop.create_future(), step=step)
+        state.urgent.append(request)
+        state.wake.set()
+        return await request.future
+
+    async def heartbeat(self, run_id: str, epoch: int) -> LeaseState:
+        """Refresh a lease in the next group (within ``heartbeat_hold`` seconds).
+
+        Raises:
+            RunStoreError: its group failed.
+        """
+        state = self._current()
+        request = _Request(None, (run_id, epoch), state.loop.create_future())
+        state.lazy.append(request)
+        if state.urgent or self.heartbeat_hold == 0:
+            state.wake.set()
+        elif state.lazy_timer is None:
+            state.lazy_timer = state.loop.call_later(self.heartbeat_hold, state.wake.set)
+        result: LeaseState = await request.future
+        return result
+
+    async def aclose(self) -> None:
+        """Commit what is queued, then stop the writer task of the current loop."""
+        state = self._state
+        self._state = None
+        if state is None or state.task is None:
+            return
+        if state.loop is not asyncio.get_running_loop():
+            return
+        state.urgent.append(_Request(None, None, state.loop.create_future(), result=_STOP))
+        state.wake.set()
+        with contextlib.suppress(asyncio.CancelledError):
+            await state.task
+
+    async def _writer(self, state: _State) -> None:
+        while True:
+            await state.wake.wait()
+            state.wake.clear()
+            if self.window and state.urgent:
+                await asyncio.sleep(self.window)
+            stop = False
+            while state.urgent or state.lazy:
+                if state.lazy_timer is not None:
+                    state.lazy_timer.cancel()
+                    state.lazy_timer = None
+                group = state.lazy[: self.max_requests]
+                del state.lazy[: len(group)]
+                room = self.max_requests - len(group)
+                taken = state.urgent[:room]
+                del state.urgent[: len(taken)]
+                stops = [r for r in taken if r.result is _STOP]
+                group += [r for r in taken if r.result is not _STOP]
+                if group:
+                    await self._commit(group)
+                if stops:
+                    stop = True
+                    for request in stops:
+                        request.future.set_result(None)
+            if stop:
+                return
+
+    async def _commit(self, group: list[_Request]) -> None:
+        now = self.clock()
+        try:
+            async with transaction(self.engine) as conn:
+                rows: list[dict[str, Any]] = []
+                finals: list[tuple[RunRecord, sql_writes.PreparedAppend]] = []
+                for request in group:
+                    request.result = request.error = None
+                    if request.heartbeat is not None:
+                        run_id, epoch = request.heartbeat
+                        request.result = await sql_writes.heartbeat_in(conn, run_id, epoch, now)
+                        continue
+                    if request.step is not None:
+                        try:
+                            request.result = await request.step(conn, now)
+                        except sa.exc.IntegrityError:
+                            raise _Conflict from None
+                        continue
+                    assert request.append is not None
+                    try:
+                        record = await sql_writes.update_run(conn, request.append, now)
+                    except (WriteRejectedError, RunNotFoundError) as exc:
+                        request.error = exc
+                        continue
+                    request.result = record
+                    rows += request.append.rows
+                    finals.append((record, request.append))
+                try:
+                    await sql_writes.insert_events(conn, rows)
+                except sa.exc.IntegrityError:
+                    raise _Conflict from None
+                for record, append in finals:
+                    await sql_writes.finish_run(conn, record, append.final, now)
+        except _Conflict:
+            await self._one_by_one(group)
+            return
+        except asyncio.CancelledError:
+            self._fail(group, StoreUnavailableError("the run store is closing"))
+            raise
+        except RunStoreError as exc:
+            self._fail(group, exc)
+            return
+        except Exception as exc:  # a bug of ours: every caller sees it (with its traceback)
+            _log.exception("group commit failed")
+            self._fail(group, exc)
+            return
+        self.groups += 1
+        for request in group:
+            self._settle(request)
+
+    async def _one_by_one(self, group: Sequence[_Request]) -> None:
+        """Rerun a group whose insert conflicted, one request per transaction."""
+        for request in group:
+            now = self.clock()
+            request.result = request.error = None
+            try:
+                async with transaction(self.engine) as conn:
+                    if request.heartbeat is not None:
+                        run_id, epoch = request.heartbeat
+                        request.result = await sql_writes.heartbeat_in(conn, run_id, epoch, now)
+                    elif request.step is not None:
+                        request.result = await request.step(conn, now)
+                    else:
+                        assert request.append is not None
+                        request.result = await sql_writes.append_in(conn, request.append, now)
+            except Exception as exc:
+                request.error = exc
+            self.groups += 1
+            self._settle(request)
+
+    @staticmethod
+    def _settle(request: _Request) -> None:
+        if request.future.done():  # its caller was cancelled
+            return
+        if request.error is not None:
+            request.future.set_exception(request.error)
+        else:
+            request.future.set_result(request.result)
+
+    @staticmethod
+    def _fail(group: Sequence[_Request], exc: BaseException) -> None:
+        for request in group:
+            if not request.future.done():
+                request.future.set_exception(exc)
+
+
+class _Conflict(Exception):
+    """A group's insert hit a stored seq: rerun it request by request."""

@@ -1,0 +1,145 @@
+"""Row mapping and the prebuilt statements of the SQL run store's hot paths.
+
+Shared by :mod:`gateway.store.sql` (reads, rare writes) and :mod:`gateway.store.sql_writes`
+(appends and heartbeats, also run inside a group transaction by
+:mod:`gateway.store.group_commit`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import orjson
+import sqlalchemy as sa
+
+from .models import ACTIVE_STATUSES, RunRecord
+from .schema import events as events_t
+from .schema import runs, threads
+
+__all__ = [
+    "APPEND_FINAL",
+    "APPEND_UPDATE",
+    "CREATE_RUN",
+    "GET_RUN",
+    "HEARTBEAT",
+    "INSERT_EVENTS",
+    "READ_WIRE_AFTER",
+    "READ_WIRE_ALL",
+    "TOUCH_THREAD",
+    "json_size",
+    "run_from_row",
+]
+
+
+def run_from_row(row: Any) -> RunRecord:
+    m = row._mapping
+    return RunRecord(
+        id=m["id"],
+        thread_id=m["thread_id"],
+        status=m["status"],
+        route=m["route"],
+        upstream=m["upstream"],
+        model=m["model"],
+        message_id=m["message_id"],
+        usage=m["usage"],
+        error=m["error"],
+        epoch=int(m["epoch"]),
+        last_seq=int(m["last_seq"]),
+        last_epoch=int(m["last_epoch"]),
+        lease_owner=m["lease_owner"],
+        heartbeat_at=m["heartbeat_at"],
+        cancel_requested=bool(m["cancel_requested"]),
+        created_at=m["created_at"],
+        updated_at=m["updated_at"],
+        finished_at=m["finished_at"],
+        tenant=m["tenant"],
+        stored_bytes=int(m["stored_bytes"] or 0),
+    )
+
+
+def json_size(values: Sequence[Any]) -> int:
+    """Bytes of ``values`` as stored JSON (what counts against a tenant's storage quota)."""
+    return sum(len(orjson.dumps(value)) for value in values)
+
+
+# -- prebuilt statements of the hot paths ---------------------------------------------------
+# Built once with bound parameters: SQLAlchemy memoizes a statement object's cache key, so a
+# reused statement skips building the expression and its cache key on every call (~0.15 ms
+# per UPDATE on a small machine); the SQL sent is the same.
+
+_ACTIVE = sorted(ACTIVE_STATUSES)
+
+
+def _param(name: str, column: sa.Column[Any]) -> sa.BindParameter[Any]:
+    return sa.bindparam(name, type_=column.type)
+
+
+def _append_update(*, final: bool) -> Any:
+    values: dict[str, Any] = {
+        "last_seq": _param("p_last_seq", runs.c.last_seq),
+        "last_epoch": _param("p_epoch", runs.c.last_epoch),
+        "updated_at": _param("p_now", runs.c.updated_at),
+        "heartbeat_at": _param("p_now", runs.c.heartbeat_at),
+        "status": _param("p_status", runs.c.status),
+        "stored_bytes": runs.c.stored_bytes + _param("p_bytes", runs.c.stored_bytes),
+    }
+    if final:
+        values.update(
+            usage=_param("p_usage", runs.c.usage),
+            error=_param("p_error", runs.c.error),
+            finished_at=_param("p_now", runs.c.finished_at),
+            cancel_requested=sa.false(),
+            model=sa.func.coalesce(_param("p_model", runs.c.model), runs.c.model),
+        )
+    return (
+        sa.update(runs)
+        .where(
+            runs.c.id == _param("p_run_id", runs.c.id),
+            runs.c.epoch == _param("p_epoch", runs.c.epoch),
+            runs.c.status.in_(_ACTIVE),
+            runs.c.last_seq == _param("p_prev_seq", runs.c.last_seq),
+        )
+        .values(**values)
+        .returning(*runs.c)
+    )
+
+
+CREATE_RUN = sa.insert(runs).returning(*runs.c)
+APPEND_UPDATE = _append_update(final=False)
+APPEND_FINAL = _append_update(final=True)
+INSERT_EVENTS = sa.insert(events_t)
+TOUCH_THREAD = (
+    sa.update(threads)
+    .where(threads.c.id == _param("p_thread_id", threads.c.id))
+    .values(updated_at=_param("p_now", threads.c.updated_at))
+)
+GET_RUN = sa.select(runs).where(runs.c.id == _param("p_run_id", runs.c.id))
+HEARTBEAT = (
+    sa.update(runs)
+    .where(
+        runs.c.id == _param("p_run_id", runs.c.id),
+        runs.c.epoch == _param("p_epoch", runs.c.epoch),
+        runs.c.status.in_(_ACTIVE),
+    )
+    .values(heartbeat_at=_param("p_now", runs.c.heartbeat_at))
+    .returning(runs.c.cancel_requested)
+)
+_WIRE = sa.select(events_t.c.epoch, events_t.c.seq, events_t.c.payload).where(
+    events_t.c.run_id == _param("p_run_id", events_t.c.run_id)
+)
+_LIMIT = sa.bindparam("p_limit", type_=sa.Integer)
+READ_WIRE_ALL = _WIRE.order_by(events_t.c.seq).limit(_LIMIT)
+READ_WIRE_AFTER = (
+    _WIRE.where(
+        sa.or_(
+            sa.and_(
+                events_t.c.epoch == _param("p_after_epoch", events_t.c.epoch),
+                events_t.c.seq > _param("p_after_seq", events_t.c.seq),
+            ),
+            events_t.c.epoch > _param("p_after_epoch", events_t.c.epoch),
+        )
+    )
+    .order_by(events_t.c.seq)
+    .limit(_LIMIT)
+)

@@ -1,0 +1,201 @@
+"""The run store's hot writes (appends, heartbeats) as steps on an open transaction.
+
+:meth:`gateway.store.sql.SqlRunStore.append_events` and ``heartbeat`` run them through the
+store's :class:`~gateway.store.group_commit.GroupCommitter`, which runs the steps of many runs
+in one transaction (``docs/runs.md`` §2, issue 13 item 1). Each append is split so a group can
+share the expensive part:
+
+1. :func:`prepare_append` (no I/O): checks the batch, builds the parameters and event rows;
+2. :func:`update_run`: the conditional ``UPDATE runs`` that fences the epoch and checks seq
+   continuity (``docs/runs.md`` §1, §4); when it matches no row nothing was written and the
+   reason is raised (:class:`~gateway.store.errors.WriteRejectedError` subclasses), so one
+   run's rejection never spoils the others of its group;
+3. :func:`insert_events`: the event rows, of one run or of a whole group (one multi-row
+   ``INSERT``: SQLAlchemy's "insertmanyvalues" on both SQLite and asyncpg);
+4. :func:`finish_run`: with a terminal update, the run's history item (or the thread's
+   ``updated_at``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from .errors import RunClosedError, RunNotFoundError, SequenceError, StaleEpochError
+from .history_sql import add_items
+from .models import TERMINAL_STATUSES, LeaseState, NewEvent, RunFinal, RunRecord
+from .schema import runs
+from .sql_statements import (
+    APPEND_FINAL,
+    APPEND_UPDATE,
+    HEARTBEAT,
+    INSERT_EVENTS,
+    TOUCH_THREAD,
+    json_size,
+    run_from_row,
+)
+
+__all__ = [
+    "PreparedAppend",
+    "append_in",
+    "finish_run",
+    "heartbeat_in",
+    "insert_events",
+    "prepare_append",
+    "update_run",
+]
+
+
+@dataclass(slots=True)
+class PreparedAppend:
+    """One run's batch, checked and turned into parameters (see :func:`prepare_append`).
+
+    Attributes:
+        run_id, epoch, events, final: the arguments of ``append_events``.
+        bytes: JSON size of the events and of ``final.messages`` (``stored_bytes``).
+        rows: the ``events`` rows, filled by :func:`update_run` with its ``now``.
+    """
+
+    run_id: str
+    epoch: int
+    events: Sequence[NewEvent]
+    final: RunFinal | None
+    bytes: int
+    rows: list[dict[str, Any]] = field(default_factory=list)
+
+
+def prepare_append(
+    run_id: str, epoch: int, events: Sequence[NewEvent], final: RunFinal | None
+) -> PreparedAppend:
+    """Check a batch before it is queued or written.
+
+    Raises:
+        ValueError: no events, or a ``final`` status that is not terminal.
+        SequenceError: the batch's seqs are not contiguous.
+    """
+    if not events:
+        raise ValueError("append_events needs at least one event")
+    first = events[0].seq
+    for offset, new in enumerate(events):
+        if new.seq != first + offset:
+            raise SequenceError(f"batch seqs are not contiguous at seq {new.seq}")
+    if final is not None and final.status not in TERMINAL_STATUSES:
+        raise ValueError(f"final status must be terminal, not {final.status!r}")
+    size = json_size([new.event for new in events])
+    if final is not None:
+        size += json_size(final.messages)
+    return PreparedAppend(run_id, epoch, events, final, size)
+
+
+async def update_run(conn: AsyncConnection, append: PreparedAppend, now: datetime) -> RunRecord:
+    """The conditional ``UPDATE runs`` of an append (fence, continuity, heartbeat, status);
+    fills ``append.rows``. Returns the updated run.
+
+    Raises:
+        RunNotFoundError, StaleEpochError, RunClosedError, SequenceError: nothing matched
+            (nothing was written).
+    """
+    events = append.events
+    first = events[0].seq
+    final = append.final
+    params: dict[str, Any] = {
+        "p_run_id": append.run_id,
+        "p_epoch": append.epoch,
+        "p_prev_seq": first - 1,
+        "p_last_seq": events[-1].seq,
+        "p_now": now,
+        "p_status": "running",
+        "p_bytes": append.bytes,
+    }
+    if final is not None:
+        params.update(
+            p_status=final.status, p_usage=final.usage, p_error=final.error, p_model=final.model
+        )
+    statement = APPEND_FINAL if final is not None else APPEND_UPDATE
+    row = (await conn.execute(statement, params)).first()
+    if row is None:
+        await _reject(conn, append.run_id, append.epoch, first)
+    append.rows = [
+        {
+            "run_id": append.run_id,
+            "seq": new.seq,
+            "epoch": append.epoch,
+            "type": str(new.event.get("type", "")),
+            "payload": new.event,
+            "durable": new.durable,
+            "created_at": now,
+        }
+        for new in events
+    ]
+    return run_from_row(row)
+
+
+async def insert_events(conn: AsyncConnection, rows: list[dict[str, Any]]) -> None:
+    """Insert event rows (one multi-row statement).
+
+    Raises:
+        sqlalchemy.exc.IntegrityError: a seq is already stored (the transaction is then lost).
+    """
+    if rows:
+        await conn.execute(INSERT_EVENTS, rows)
+
+
+async def finish_run(
+    conn: AsyncConnection, record: RunRecord, final: RunFinal | None, now: datetime
+) -> None:
+    """The terminal part of an append: the history item (``add_items`` also moves the
+    thread's ``updated_at``), or the thread's ``updated_at`` alone. No-op without ``final``."""
+    if final is None:
+        return
+    if final.messages:
+        await add_items(
+            conn, record.thread_id, final.messages, run_id=record.id, now=now, replace=True
+        )
+    else:
+        await conn.execute(TOUCH_THREAD, {"p_thread_id": record.thread_id, "p_now": now})
+
+
+async def append_in(conn: AsyncConnection, append: PreparedAppend, now: datetime) -> RunRecord:
+    """One append alone in ``conn``'s transaction (update, insert, finish).
+
+    Raises:
+        WriteRejectedError subclasses: see :func:`update_run`; SequenceError also when a seq
+            is already stored.
+    """
+    record = await update_run(conn, append, now)
+    try:
+        await insert_events(conn, append.rows)
+    except sa.exc.IntegrityError as exc:
+        raise SequenceError(
+            f"run {append.run_id!r}: seq {append.events[0].seq} is already stored"
+        ) from exc
+    await finish_run(conn, record, append.final, now)
+    return record
+
+
+async def heartbeat_in(conn: AsyncConnection, run_id: str, epoch: int, now: datetime) -> LeaseState:
+    """Refresh the lease of ``epoch`` (``alive=False``: fenced, ended or unknown)."""
+    params = {"p_run_id": run_id, "p_epoch": epoch, "p_now": now}
+    row = (await conn.execute(HEARTBEAT, params)).first()
+    if row is None:
+        return LeaseState(alive=False)
+    return LeaseState(alive=True, cancel_requested=bool(row.cancel_requested))
+
+
+async def _reject(conn: AsyncConnection, run_id: str, epoch: int, first: int) -> None:
+    row = (await conn.execute(sa.select(runs).where(runs.c.id == run_id))).first()
+    if row is None:
+        raise RunNotFoundError(f"unknown run {run_id!r}")
+    run = run_from_row(row)
+    if run.epoch != epoch:
+        raise StaleEpochError(
+            f"run {run_id!r} is at epoch {run.epoch}; writes of epoch {epoch} are fenced"
+        )
+    if run.is_terminal:
+        raise RunClosedError(f"run {run_id!r} already ended ({run.status})")
+    raise SequenceError(f"run {run_id!r}: batch starts at seq {first}, expected {run.last_seq + 1}")
