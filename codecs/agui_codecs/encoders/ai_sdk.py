@@ -40,6 +40,10 @@ RUN_FINISHED                open parts closed, ``finish-step``, ``finish`` {fini
 RUN_FINISHED outcome        open parts closed, one chunk per interrupt (below), ``finish-step``,
  ``interrupt``              ``finish`` {finishReason: ``tool-calls`` when calls await approval,
                             else ``other``}
+RUN_FINISHED outcome        open parts closed (tool inputs as incomplete), ``message-metadata``
+ ``cancelled``, RUN_ERROR   {messageMetadata} when there is usage or metadata, ``abort``
+ ``RUN_CANCELED``           (``reason``: ``metadata.abortReason`` / the error message, ai 7 only);
+                            no ``finish`` (``streamText`` sends none after ``abort``)
 RUN_STARTED after           ``start-step``: a further run of the same stream (AG-UI 1.0 runs in
  RUN_FINISHED               sequence, e.g. an agent loop) continues the message as a new step
 RUN_ERROR                   open parts closed (open tool inputs as incomplete, as above),
@@ -113,7 +117,11 @@ from ._ai_sdk_parts import (
 )
 from .base import Encoder, WireEvent
 
-__all__ = ["INCOMPLETE_TOOL_INPUT", "AiSdkEncoder", "sanitize_proto"]
+__all__ = ["ABORT_CODES", "INCOMPLETE_TOOL_INPUT", "AiSdkEncoder", "sanitize_proto"]
+
+ABORT_CODES: Final = frozenset({"RUN_CANCELED"})
+"""RUN_ERROR codes of a run that was aborted, not failed (the gateway's cancel,
+``gateway.runs``): sent as ``abort``, like RUN_FINISHED ``outcome: cancelled``."""
 
 INCOMPLETE_TOOL_INPUT: Final = "tool call interrupted before its arguments completed"
 """``errorText`` of the ``tool-input-error`` sent for a tool call cut off by a failed run."""
@@ -343,6 +351,9 @@ class AiSdkEncoder(Encoder):
         return self._tool_end(w["toolCallId"], incomplete=incomplete)
 
     def _on_run_finished(self, w: WireEvent) -> _Chunks:
+        if _cancelled(w):
+            self._finished = True
+            return self._abort(w, _metadata(w).get("abortReason"))
         out = self._close_parts()
         interrupts = _interrupts(w)
         if interrupts is not None:
@@ -354,10 +365,29 @@ class AiSdkEncoder(Encoder):
         return out
 
     def _on_run_error(self, w: WireEvent) -> _Chunks:
+        if w.get("code") in ABORT_CODES:
+            return self._abort(w, w.get("message"))
         out = self._close_parts(incomplete=True)
         code, message = w.get("code"), w["message"]
         out.append({"type": "error", "errorText": f"{code}: {message}" if code else message})
         out.append({"type": "finish", "finishReason": "error"})
+        self._ended = True
+        return out
+
+    def _abort(self, w: WireEvent, reason: Any) -> _Chunks:
+        """An aborted run: open parts closed (tool inputs as incomplete), the run's message
+        metadata (usage, cost) as ``message-metadata`` when there is any, then ``abort``, the
+        chunk ``streamText`` sends for an aborted call (ai 7.0.173 ``stream-text.ts``; no
+        ``finish`` follows). ``abort.reason`` (a string) is an ai 7 field, sent only when
+        ``ai_sdk_major >= 7``: ai 5 and 6 define ``abort`` without fields."""
+        out = self._close_parts(incomplete=True)
+        metadata = self._finish_metadata(w.get("usage"), _metadata(w))
+        if metadata is not None:
+            out.append({"type": "message-metadata", "messageMetadata": metadata})
+        chunk: dict[str, Any] = {"type": "abort"}
+        if (self.ai_sdk_major or 0) >= 7 and isinstance(reason, str) and reason:
+            chunk["reason"] = reason
+        out.append(chunk)
         self._ended = True
         return out
 
@@ -544,6 +574,12 @@ class AiSdkEncoder(Encoder):
             return None if self._metadata_sent else theirs
         merged = {**_our_message_metadata(usage, meta), **(theirs or {})}
         return merged if merged and self._metadata_object else None
+
+
+def _cancelled(w: WireEvent) -> bool:
+    """RUN_FINISHED ``outcome: {type: "cancelled"}`` (AG-UI 1.0)."""
+    outcome = w.get("outcome")
+    return isinstance(outcome, Mapping) and outcome.get("type") == "cancelled"
 
 
 def _interrupts(w: WireEvent) -> list[Mapping[str, Any]] | None:
