@@ -121,7 +121,7 @@ async def main(n: int) -> None:
 
     # "inline": what the endpoints did before (one model_validate_json, then every step on the
     # loop); "sliced": gateway.body_parse (sliced validation, off_loop for the CPU steps).
-    for arm in ("inline", "sliced"):
+    async def steps(arm: str) -> None:
 
         async def parse_agui() -> Any:
             if arm == "inline":
@@ -158,6 +158,9 @@ async def main(n: int) -> None:
             return await off_loop(n, converted, chat_request)
 
         await show("ai-sdk: check ids + to RunAgentInput", arm, convert)
+
+    for arm in ("inline", "sliced"):
+        await steps(arm)
 
 
 if __name__ == "__main__":

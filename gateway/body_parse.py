@@ -7,8 +7,8 @@ is read with :func:`agui_codecs.jsontext.loads` (orjson; big integers keep their
 its ``messages`` list (top-level, or under ``input`` for ``POST /api/v1/agent/runs``) is
 validated in slices of :data:`SLICE` messages, yielding to the loop between slices; the
 envelope is validated with an empty list there, and the validated messages are put in its
-place (a second pass over them would cost as much as the first). CPU work after validation (ids, translation) goes through
-:func:`off_loop`.
+place (a second pass over them would cost as much as the first). CPU work after validation
+(ids, translation) goes through :func:`off_loop`.
 
 Same result as ``model.model_validate_json(body)``: any error on the sliced path (invalid
 JSON, an invalid message, an unexpected shape) falls back to ``model_validate_json`` in a
@@ -61,7 +61,8 @@ def _adapter(model: type[BaseModel], path: tuple[str, ...]) -> TypeAdapter[Any]:
         annotation = owner.model_fields[name].annotation
         assert isinstance(annotation, type) and issubclass(annotation, BaseModel)
         owner = annotation
-    return TypeAdapter(owner.model_fields[path[-1]].annotation)
+    annotation: Any = owner.model_fields[path[-1]].annotation
+    return TypeAdapter(annotation)
 
 
 async def validate_body(body: bytes, model: type[_M]) -> _M:
