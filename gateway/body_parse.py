@@ -61,8 +61,8 @@ def _adapter(model: type[BaseModel], path: tuple[str, ...]) -> TypeAdapter[Any]:
         annotation = owner.model_fields[name].annotation
         assert isinstance(annotation, type) and issubclass(annotation, BaseModel)
         owner = annotation
-    annotation: Any = owner.model_fields[path[-1]].annotation
-    return TypeAdapter(annotation)
+    field: Any = owner.model_fields[path[-1]].annotation
+    return TypeAdapter(field)
 
 
 async def validate_body(body: bytes, model: type[_M]) -> _M:
