@@ -21,8 +21,9 @@ reason (``[DONE]`` alone)   a normal end; only EOF before the protocol's final m
                             truncation (RUN_ERROR ``UPSTREAM_TRUNCATED``)
 ==========================  =================================================================
 
-``providerFinishReason`` keeps the upstream's own value as received (the last one when it sent
-several); it is absent when the upstream sent none. Interrupt and cancelled outcomes are not
+``providerFinishReason`` keeps the upstream's own value as received (when it sent several, the
+decoder keeps the decisive one: for OpenAI Chat the first other than ``stop``); it is absent
+when the upstream sent none. Interrupt and cancelled outcomes are not
 reconciled (their reason is ``other``).
 
 Sources: OpenAI Chat Completions reference (``finish_reason``: stop, length, tool_calls,

@@ -19,7 +19,8 @@ Follows the Chat Completions streaming reference (``chat.completion.chunk`` obje
   ``UPSTREAM_TRUNCATED`` (tool calls still open end with ``metadata.incomplete``). The endings
   table of :mod:`agui_codecs.endings` applies: a turn with tool calls that a host marks
   ``stop`` (Ollama, some vLLM builds), or that gets a later ``stop`` after ``tool_calls``, ends
-  ``tool-calls``; ``providerFinishReason`` is the last ``finish_reason`` received. Only
+  ``tool-calls``; ``providerFinishReason`` is the first ``finish_reason`` received other than
+  ``stop`` (else ``stop``): a later ``stop`` adds nothing. Only
   choice ``index`` 0 is translated (``n > 1`` streams have no AG-UI equivalent in one run).
 
 Non-streamed replies (``stream: false``, or a host that ignores ``stream: true``): one
@@ -170,7 +171,8 @@ class OpenAIChatDecoder(StreamDecoder):
                 self._delta(self.obj(choice.get("message") or {}, "message"), whole=True)
             else:
                 self._delta(self.obj(choice.get("delta") or {}, "delta"))
-            if choice.get("finish_reason"):
+            if choice.get("finish_reason") and self._finish in (None, "stop"):
+                # a later ``stop`` (some hosts send one after ``tool_calls``) changes nothing
                 self._finish = str(choice["finish_reason"])
         if whole:
             self._complete(whole=True)
