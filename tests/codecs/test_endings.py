@@ -201,9 +201,10 @@ def test_aborted_runs_are_abort_chunks_that_every_ai_sdk_major_takes_as_an_abort
             major = int(client[-1])
             body = _ai_sdk(_agui_ending([last]), major)
             kinds = [c["type"] for c in _chunks(body)]
-            assert kinds[-2:] == ["tool-input-error", "abort"], kinds
-            assert "finish" not in kinds and "error" not in kinds
-            abort = _chunks(body)[-1]
+            assert kinds[-3:] == ["tool-input-error", "abort", "finish"], kinds
+            assert "error" not in kinds and "finish-step" not in kinds
+            assert _chunks(body)[-1]["finishReason"] == "other"
+            abort = _chunks(body)[-2]
             assert ("reason" in abort) == (major >= 7)
             jobs.append((f"{name}@{client}", client, body))
             if major == 5:
@@ -211,11 +212,10 @@ def test_aborted_runs_are_abort_chunks_that_every_ai_sdk_major_takes_as_an_abort
     results = replay(jobs)
     for job, result in results.items():
         assert result["accepted"], (job, result["error"])
-        # ``abort`` is no error for the chat (``streamError`` none, status ready) and no
-        # finish: ai's own ``streamText`` sends the same for an aborted call (``onFinish``
-        # ``isAbort`` is only set for the client's own ``stop()``, chat.ts)
+        # ``abort`` is no error for the chat (``streamError`` none, status ready); ``onFinish``
+        # ``isAbort`` is only set by the client's own ``stop()`` (chat.ts)
         assert result["streamError"] is None, (job, result)
-        assert result["finishReason"] is None, (job, result)
+        assert result["finishReason"] == "other", (job, result)
         assert result["status"] == "ready", (job, result)
 
 

@@ -40,10 +40,9 @@ RUN_FINISHED                open parts closed, ``finish-step``, ``finish`` {fini
 RUN_FINISHED outcome        open parts closed, one chunk per interrupt (below), ``finish-step``,
  ``interrupt``              ``finish`` {finishReason: ``tool-calls`` when calls await approval,
                             else ``other``}
-RUN_FINISHED outcome        open parts closed (tool inputs as incomplete), ``message-metadata``
- ``cancelled``, RUN_ERROR   {messageMetadata} when there is usage or metadata, ``abort``
- ``RUN_CANCELED``           (``reason``: ``metadata.abortReason`` / the error message, ai 7 only);
-                            no ``finish`` (``streamText`` sends none after ``abort``)
+RUN_FINISHED outcome        open parts closed (tool inputs as incomplete), ``abort`` (``reason``:
+ ``cancelled``, RUN_ERROR   ``metadata.abortReason`` / the error message, ai 7 only), ``finish``
+ ``RUN_CANCELED``           {finishReason: "other", messageMetadata?}
 RUN_STARTED after           ``start-step``: a further run of the same stream (AG-UI 1.0 runs in
  RUN_FINISHED               sequence, e.g. an agent loop) continues the message as a new step
 RUN_ERROR                   open parts closed (open tool inputs as incomplete, as above),
@@ -375,19 +374,23 @@ class AiSdkEncoder(Encoder):
         return out
 
     def _abort(self, w: WireEvent, reason: Any) -> _Chunks:
-        """An aborted run: open parts closed (tool inputs as incomplete), the run's message
-        metadata (usage, cost) as ``message-metadata`` when there is any, then ``abort``, the
-        chunk ``streamText`` sends for an aborted call (ai 7.0.173 ``stream-text.ts``; no
-        ``finish`` follows). ``abort.reason`` (a string) is an ai 7 field, sent only when
-        ``ai_sdk_major >= 7``: ai 5 and 6 define ``abort`` without fields."""
+        """An aborted run: open parts closed (tool inputs as incomplete), ``abort`` (the chunk
+        ``streamText`` sends for an aborted call, ai 7.0.173 ``stream-text.ts``), then
+        ``finish`` {finishReason: ``other``, messageMetadata?}, so the stream ends with
+        ``finish`` as every stream of ours does (the conformance kit's
+        ``ai-sdk/hygiene/no-finish``) and the run's usage and cost still reach the message.
+        ``abort.reason`` (a string) is an ai 7 field, sent only when ``ai_sdk_major >= 7``:
+        ai 5 and 6 define ``abort`` without fields."""
         out = self._close_parts(incomplete=True)
-        metadata = self._finish_metadata(w.get("usage"), _metadata(w))
-        if metadata is not None:
-            out.append({"type": "message-metadata", "messageMetadata": metadata})
         chunk: dict[str, Any] = {"type": "abort"}
         if (self.ai_sdk_major or 0) >= 7 and isinstance(reason, str) and reason:
             chunk["reason"] = reason
         out.append(chunk)
+        finish: dict[str, Any] = {"type": "finish", "finishReason": "other"}
+        metadata = self._finish_metadata(w.get("usage"), _metadata(w))
+        if metadata is not None:
+            finish["messageMetadata"] = metadata
+        out.append(finish)
         self._ended = True
         return out
 

@@ -494,14 +494,10 @@ class GeminiDecoder(StreamDecoder):
     def finalize(self) -> None:
         usage = self._token_usage()
         if self._finish is None:
-            for call in self._streaming:  # the arguments so far; END says ``incomplete``
-                self.run.tool_args(call.key, jsontext.dumps(call.args))
             self.run.fail("UPSTREAM_TRUNCATED", "stream ended without a finishReason", usage=usage)
             return
         reason, canonical = self._finish
         if reason in ERROR_FINISH_REASONS:
-            for call in self._streaming:
-                self.run.tool_args(call.key, jsontext.dumps(call.args))
             message = self._finish_meta.get("finishMessage") or f"Gemini finished with {reason}"
             self.run.fail(reason, str(message), usage=usage)
             return
