@@ -20,6 +20,7 @@ import logging
 import math
 import time
 from collections.abc import AsyncGenerator, Mapping
+from functools import partial
 
 import orjson
 from ag_ui.core import Event, RunAgentInput
@@ -31,6 +32,7 @@ from agui_codecs import get_protocol
 from agui_codecs.protocols import ClientRequest
 
 from .auth import ANONYMOUS, Authenticator, Caller, ForbiddenError, RouteForbiddenError
+from .body_parse import off_loop
 from .config import RouteConfig, Settings
 from .errors import RequestError, RouteNotFoundError, RunIdTakenError
 from .pipeline import RunPipeline, flatten, requested_model
@@ -64,6 +66,11 @@ class QuotaError(RequestError):
 
 def _wire_messages(run_input: RunAgentInput) -> list[JsonObject]:
     return [m.model_dump(mode="json", by_alias=True, exclude_none=True) for m in run_input.messages]
+
+
+def _incoming_bytes(wire: list[JsonObject]) -> int:
+    """Bytes ``create_run`` will store for the input (its history items) plus the reserve."""
+    return len(orjson.dumps(input_items(wire))) + RUN_RESERVE
 
 
 class Services:
@@ -300,11 +307,16 @@ class Services:
         """
         manager = self.runs()
         # what create_run stores: the input as history items (gateway.runs.history)
-        items = input_items(_wire_messages(client.run_input))
-        incoming = len(orjson.dumps(items)) + RUN_RESERVE
+        # a long conversation makes these seconds of CPU: off the loop (gateway.body_parse)
+        size = len(client.run_input.messages)
+        wire = await off_loop(size, _wire_messages, client.run_input)
+        incoming = await off_loop(size, _incoming_bytes, wire)
         share = await self._check_quotas(caller, manager, incoming)
-        prepared = self.pipeline.prepare(route, client, accept_language=accept_language)
-        run = await self._create(manager, caller, route, client.run_input, message_id=message_id)
+        prepare = partial(self.pipeline.prepare, accept_language=accept_language)
+        prepared = await off_loop(size, prepare, route, client)
+        run = await self._create(
+            manager, caller, route, client.run_input, wire, message_id=message_id
+        )
         # the run's ids are fixed here, once: the decoder stamps the recorded ones
         batches = prepared.stream(thread_id=run.public_thread_id, run_id=run.public_run_id)
         events = flatten(batches)
@@ -322,6 +334,7 @@ class Services:
         caller: Caller,
         route: RouteConfig,
         run_input: RunAgentInput,
+        wire: list[JsonObject],
         *,
         message_id: str | None,
     ) -> RunRecord:
@@ -334,7 +347,7 @@ class Services:
                 upstream=route.upstream_url,
                 model=requested_model(route, ClientRequest(run_input)),
                 message_id=message_id,
-                input_messages=_wire_messages(run_input),
+                input_messages=wire,
                 tenant=caller.tenant,
             )
         except RunExistsError:

@@ -28,10 +28,18 @@ Conventions the encoders rely on (documented in ARCHITECTURE.md):
 * Cost: RUN_FINISHED / RUN_ERROR ``metadata`` carry the keys of
   :func:`agui_codecs.cost.price_usage` (``cost`` in USD, ``currency``, ``costSource``, ...)
   whenever the run has usage or a provider-reported cost.
-* Incomplete tool calls: a run that fails (:meth:`RunBuilder.fail`) while tool calls are open
-  closes each with TOOL_CALL_END ``metadata: {"incomplete": true}``: AG-UI needs the END
-  before RUN_ERROR, but the arguments streamed so far may be cut short and must not be taken
-  for a complete call (the AI SDK encoder sends ``tool-input-error`` for it).
+* Endings: :meth:`RunBuilder.finish` applies the one reconciliation of
+  :mod:`agui_codecs.endings` (a turn that produced client tool calls and ended ``stop`` /
+  ``other`` ends ``tool-calls`` with ``outcome.pendingToolCallIds``); every decoder maps its
+  provider's value through that module's tables.
+* Incomplete tool calls: a run that fails (:meth:`RunBuilder.fail`, e.g. truncation) or
+  finishes with ``length`` while tool calls are open closes each with TOOL_CALL_END
+  ``metadata: {"incomplete": true}``: AG-UI needs the END before the terminal event, but the
+  arguments streamed so far may be cut short and must not be taken for a complete call (the AI
+  SDK encoder sends ``tool-input-error`` for it).
+* Split surrogate pairs: text, reasoning and tool-argument deltas pass through
+  :class:`~agui_codecs.surrogates.SurrogateJoiner`, so a pair cut between two deltas is one
+  character (a lone half becomes U+FFFD when its part ends).
 * RUN_STARTED ``metadata`` (optional, :attr:`RunBuilder.start_metadata`): e.g. ``messageId``,
   the assistant message id the upstream chose (AI SDK ``start.messageId``).
 
@@ -81,14 +89,13 @@ from ag_ui.core import (
 from .core.guard import PROTOCOL_VERSION
 from .core.illegal import guard
 from .cost import price_usage
+from .endings import FINISH_REASONS, reconcile_finish
 from .errors import LocalProtocolError
 from .events import wire_view
+from .surrogates import SurrogateJoiner
 
 __all__ = ["FINISH_REASONS", "RunBuilder"]
 
-
-FINISH_REASONS = frozenset({"stop", "length", "tool-calls", "content-filter", "error", "other"})
-"""Canonical finish reasons (AI SDK ``FinishReason`` names accepted by ai v5, v6 and v7)."""
 
 
 class _ToolCall:
@@ -131,6 +138,7 @@ class RunBuilder:
         self._runs = 1  # runs begun on this builder (see next_run)
         self._first_run_id: str | None = None
         self._steps: list[str] = []  # active step names, oldest first
+        self._halves = SurrogateJoiner()  # surrogate pairs split across deltas (per part)
         self.start_metadata: dict[str, Any] | None = None
         """RUN_STARTED ``metadata`` (set before :meth:`start`), e.g. ``{"messageId": ...}``."""
 
@@ -224,6 +232,7 @@ class RunBuilder:
 
         Opening closes any open reasoning (reasoning precedes the answer). Returns the id.
         """
+        delta = self._halves.push(("text", key), delta)
         message_id = self._text.get(key)
         if message_id is None:
             self.start()
@@ -257,6 +266,9 @@ class RunBuilder:
         """Close the text message open under ``key`` (no-op when none is open)."""
         message_id = self._text.pop(key, None)
         if message_id is not None:
+            rest = self._halves.flush(("text", key))
+            if rest:
+                self._emit(TextMessageContentEvent(message_id=message_id, delta=rest))
             self._emit(TextMessageEndEvent(message_id=message_id))
 
     def close_text(self) -> None:
@@ -278,6 +290,7 @@ class RunBuilder:
         """Append ``delta`` to the reasoning message open under ``key``, opening one if needed."""
         if delta and not isinstance(delta, str):
             raise LocalProtocolError("RunBuilder.reasoning() takes a string delta")
+        delta = self._halves.push(("reasoning", key), delta)
         message_id = self._open_reasoning(key)
         if delta:
             self._emit(ReasoningMessageContentEvent(message_id=message_id, delta=delta))
@@ -329,6 +342,9 @@ class RunBuilder:
         """Close the reasoning message and span open under ``key``."""
         message_id = self._reasoning.pop(key, None)
         if message_id is not None:
+            rest = self._halves.flush(("reasoning", key))
+            if rest:
+                self._emit(ReasoningMessageContentEvent(message_id=message_id, delta=rest))
             self._emit(ReasoningMessageEndEvent(message_id=message_id))
             self._emit(ReasoningEndEvent(message_id=message_id))
 
@@ -377,6 +393,8 @@ class RunBuilder:
         """Append an arguments fragment to the call open under ``key`` (ignored if none)."""
         call = self._tools.get(key)
         if call is not None and delta:
+            delta = self._halves.push(("call", key), delta)
+        if call is not None and delta:
             event = ToolCallArgsEvent(tool_call_id=call.id, delta=delta)
             call.args.append(delta)
             self._emit(event)
@@ -403,6 +421,10 @@ class RunBuilder:
         """
         call = self._tools.pop(key, None)
         if call is not None:
+            rest = self._halves.flush(("call", key))
+            if rest:
+                call.args.append(rest)
+                self._emit(ToolCallArgsEvent(tool_call_id=call.id, delta=rest))
             meta = {"incomplete": True} if incomplete else None
             self._emit(ToolCallEndEvent(tool_call_id=call.id, metadata=meta))
 
@@ -493,7 +515,10 @@ class RunBuilder:
         """Close everything and emit RUN_FINISHED.
 
         Args:
-            finish_reason: canonical reason, one of :data:`FINISH_REASONS`.
+            finish_reason: canonical reason, one of :data:`FINISH_REASONS`; with no
+                ``outcome`` it is reconciled by :func:`~agui_codecs.endings.reconcile_finish`
+                (``stop`` / ``other`` with pending client tool calls -> ``tool-calls``). With
+                ``length``, tool calls still open end with ``metadata.incomplete``.
             provider_finish_reason: the upstream's own value, carried in ``metadata``.
             usage: token usage, emitted as ``usage: [usage]``.
             metadata: extra keys for ``metadata`` (e.g. ``refusal``).
@@ -506,6 +531,10 @@ class RunBuilder:
         if self.ended:
             return
         self.start()
+        if outcome is None:
+            finish_reason = reconcile_finish(
+                finish_reason, pending_tool_calls=bool(self._pending_tools)
+            )
         meta: dict[str, Any] = {"finishReason": finish_reason, "provider": self.provider}
         if provider_finish_reason is not None:
             meta["providerFinishReason"] = provider_finish_reason
@@ -529,6 +558,8 @@ class RunBuilder:
             usage=[usage] if usage is not None else None,
             metadata=meta,
         )
+        if finish_reason == "length":  # cut by the token limit: open calls may be cut short
+            self.close_tools(incomplete=True)
         self.close_all()
         self.ended = True
         self._emit(event)
@@ -593,6 +624,7 @@ class RunBuilder:
         self._reasoning.clear()
         self._tools.clear()
         self._steps.clear()
+        self._halves.clear()
         self.ended = True
         self.error_code = code
         self._emit(RunErrorEvent(message=message, code=code))

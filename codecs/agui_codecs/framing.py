@@ -20,8 +20,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
-import orjson
-
+from . import jsontext
 from .errors import (
     EventTooLargeError,
     LocalProtocolError,
@@ -69,8 +68,8 @@ class Frame:
 
 def _loads(raw: bytes | str, where: str) -> Any:
     try:
-        return orjson.loads(raw)
-    except orjson.JSONDecodeError as exc:
+        return jsontext.loads(raw)  # orjson, keeping big integers and lone surrogates
+    except jsontext.JSONDecodeError as exc:
         snippet = raw[:80] if isinstance(raw, str) else raw[:80].decode("utf-8", "replace")
         raise MalformedUpstreamError(f"{where} is not valid JSON ({exc}): {snippet!r}") from exc
 
@@ -226,11 +225,11 @@ class FrameDecoder:
     def _take_simple_frames(self, data: bytes, frames: list[Frame]) -> bytes:
         """The fast path: while ``data`` starts with a whole ``data: {<JSON>}\n\n`` frame (one
         LF-ended line holding a JSON object, then a blank line), decode its bytes straight with
-        ``orjson.loads`` and return what is left for the SSE decoder. It stops at anything
-        else (another field, a comment, CR, a partial frame, a line over the size cap, bytes
-        that are not valid UTF-8 JSON): the decoder then sees exactly what it would have seen,
-        so the frames are the same (WHATWG: one ``data`` field, one leading space removed,
-        dispatched as type ``message``)."""
+        :func:`~agui_codecs.jsontext.loads` and return what is left for the SSE decoder. It
+        stops at anything else (another field, a comment, CR, a partial frame, a line over
+        the size cap, bytes that are not valid UTF-8 JSON): the decoder then sees exactly
+        what it would have seen, so the frames are the same (WHATWG: one ``data`` field, one
+        leading space removed, dispatched as type ``message``)."""
         pos = 0
         limit = self.max_event_size
         while data.startswith(b"data: {", pos):
@@ -240,8 +239,8 @@ class FrameDecoder:
             if data.find(b"\r", pos, end) >= 0:
                 break
             try:
-                value = orjson.loads(data[pos + 6 : end])
-            except orjson.JSONDecodeError:
+                value = jsontext.loads(data[pos + 6 : end])
+            except jsontext.JSONDecodeError:
                 break  # the decoder's way: U+FFFD replacement, then the same error if any
             frames.append(Frame(value, "message"))
             pos = end + 2

@@ -32,6 +32,7 @@ from starlette.responses import Response
 from agui_codecs import Encoder
 from agui_codecs.errors import CodecError
 
+from ..body_parse import validate_body
 from ..config import Settings
 from ..errors import InvalidRequestError, RequestError
 from ..ids import check_id
@@ -45,6 +46,7 @@ __all__ = [
     "id_param",
     "json_response",
     "last_event_id",
+    "parse_json_body",
     "path_id",
     "positive_int_param",
     "query_param",
@@ -182,8 +184,18 @@ async def read_json(
             status=408,
             headers={"connection": "close"},
         ) from None
+    return await parse_json_body(body, model), body
+
+
+async def parse_json_body(body: bytes, model: type[_M]) -> _M:
+    """``body`` (JSON bytes) validated as ``model``; a large body is validated in slices that
+    leave the event loop free in between (:func:`gateway.body_parse.validate_body`).
+
+    Raises:
+        InvalidRequestError: 422 ``INVALID_REQUEST``, the body is not a valid ``model``.
+    """
     try:
-        return model.model_validate_json(body), body
+        return await validate_body(body, model)
     except ValidationError as exc:
         raise InvalidRequestError(
             f"request body is not a valid {model.__name__}",

@@ -51,6 +51,7 @@ from agui_codecs.protocols import ClientRequest
 
 from .. import metrics
 from ..auth import ForbiddenError
+from ..body_parse import off_loop
 from ..encoding import encode_run_events
 from ..errors import RequestError
 from ..ids import check_ids, run_input_ids
@@ -100,6 +101,10 @@ class RunRequest(BaseModel):
     input: RunAgentInput
 
 
+def _check_input(run_input: RunAgentInput) -> None:
+    check_ids(run_input_ids(run_input, prefix=("input",)))
+
+
 async def create_run(call: Call) -> Response:
     """``POST /api/v1/agent/runs``: start the run, answer ``201 {threadId, runId}``.
 
@@ -113,7 +118,7 @@ async def create_run(call: Call) -> Response:
     limit = services.settings.max_request_bytes
     body_timeout = services.settings.body_timeout_seconds
     body, _raw = await read_json(call.request, RunRequest, limit=limit, timeout=body_timeout)
-    check_ids(run_input_ids(body.input, prefix=("input",)))
+    await off_loop(len(body.input.messages), _check_input, body.input)
     route = services.route(body.route, call.caller)
     annotate(call.request, route=route.name)
     run = await services.start_run(

@@ -42,6 +42,7 @@ from agui_codecs.protocols.ai_sdk.chat_request import (
     to_run_agent_input,
 )
 
+from ..body_parse import off_loop
 from ..config import RouteConfig
 from ..encoding import encode_batches, encode_run_events
 from ..ids import chat_request_ids, check_ids, run_input_ids
@@ -62,7 +63,7 @@ async def agui(call: Call) -> Response:
     limit = call.services.settings.max_request_bytes
     body_timeout = call.services.settings.body_timeout_seconds
     run_input, raw = await read_json(call.request, RunAgentInput, limit=limit, timeout=body_timeout)
-    check_ids(run_input_ids(run_input))
+    await off_loop(len(run_input.messages), _check_run_input, run_input)
     client = ClientRequest(run_input, wire="agui", raw=raw)
     services = call.services
     if services.manager is None:
@@ -99,8 +100,7 @@ async def ai_sdk_chat(
     """Run an AI SDK chat request read from the body (``raw``) on ``route`` -> UIMessageChunk
     SSE + [DONE]; ``extra_headers`` adds response headers naming the recorded run (the
     ``WorkflowChatTransport`` POST, :mod:`.workflow`)."""
-    check_ids(chat_request_ids(chat))
-    run_input = to_run_agent_input(chat, run_id=f"run_{uuid.uuid4().hex}")
+    run_input = await off_loop(len(chat.messages), _chat_input, chat)
     message_id = response_message_id(chat)
     if message_id is None and route.protocol != "ai-sdk":
         # An AI SDK backend picks its own messageId (``start``, kept in RUN_STARTED
@@ -142,6 +142,16 @@ async def _rejoined(call: Call, run: RunRecord, prelude: Prelude) -> Response:
     )
     headers = run_headers(run.public_thread_id, run.public_run_id)
     return sse_response(body, encoder, settings, headers=headers)
+
+
+def _check_run_input(run_input: RunAgentInput) -> None:
+    check_ids(run_input_ids(run_input))
+
+
+def _chat_input(chat: AiSdkChatRequest) -> RunAgentInput:
+    """The chat request's ids checked, then the request as a RunAgentInput (a fresh runId)."""
+    check_ids(chat_request_ids(chat))
+    return to_run_agent_input(chat, run_id=f"run_{uuid.uuid4().hex}")
 
 
 def _agui_encoder(_run: RunRecord | None) -> Encoder:

@@ -226,6 +226,7 @@ export async function runAiSdk(client, url, job, control) {
     streamError: isErrorChunk ? seen.errorTexts[0] : null,
     status: chat.status,
     finishReason: finish?.finishReason ?? null,
+    isAbort: finish?.isAbort ?? null,
     messages: visible(),
   };
 }

@@ -83,7 +83,8 @@ class ReplayResult(TypedDict, total=False):
       failed: ..."``).
 
     AG-UI extras: ``runErrors`` (``[{message, code}]``), ``state``, ``result``,
-    ``pendingInterrupts``. AI SDK extras: ``status`` (chat status), ``finishReason``.
+    ``pendingInterrupts``. AI SDK extras: ``status`` (chat status), ``finishReason``,
+    ``isAbort`` (the ``onFinish`` flag).
     """
 
     id: str
@@ -101,6 +102,7 @@ class ReplayResult(TypedDict, total=False):
     pendingInterrupts: list[dict[str, Any]]
     status: str
     finishReason: str | None
+    isAbort: bool | None
 
 
 @functools.cache

@@ -45,6 +45,9 @@ RUN_FINISHED                open parts closed, ``finish-step``, ``finish`` {fini
 RUN_FINISHED outcome        open parts closed, one chunk per interrupt (below), ``finish-step``,
  ``interrupt``              ``finish`` {finishReason: ``tool-calls`` when calls await approval,
                             else ``other``}
+RUN_FINISHED outcome        open parts closed (tool inputs as incomplete), ``abort`` (``reason``:
+ ``cancelled``, RUN_ERROR   ``metadata.abortReason`` / the error message, ai 7 only), ``finish``
+ ``RUN_CANCELED``           {finishReason: "other", messageMetadata?}
 RUN_STARTED after           ``start-step``: a further run of the same stream (AG-UI 1.0 runs in
  RUN_FINISHED               sequence, e.g. an agent loop) continues the message as a new step
 RUN_ERROR                   open parts closed (open tool inputs as incomplete, as above),
@@ -141,7 +144,11 @@ from ._ai_sdk_tools import INCOMPLETE_TOOL_INPUT, PRELIMINARY, ToolParts
 from ._ai_sdk_tools import metadata as _metadata
 from .base import Encoder, WireEvent
 
-__all__ = ["INCOMPLETE_TOOL_INPUT", "AiSdkEncoder", "sanitize_proto"]
+__all__ = ["ABORT_CODES", "INCOMPLETE_TOOL_INPUT", "AiSdkEncoder", "sanitize_proto"]
+
+ABORT_CODES: Final = frozenset({"RUN_CANCELED"})
+"""RUN_ERROR codes of a run that was aborted, not failed (the gateway's cancel,
+``gateway.runs``): sent as ``abort``, like RUN_FINISHED ``outcome: cancelled``."""
 
 
 _Chunks = list[dict[str, Any]]
@@ -388,6 +395,9 @@ class AiSdkEncoder(ToolParts, Encoder):
         return self._tool_end(w["toolCallId"], incomplete=incomplete)
 
     def _on_run_finished(self, w: WireEvent) -> _Chunks:
+        if _cancelled(w):
+            self._finished = True
+            return self._abort(w, _metadata(w).get("abortReason"))
         out = self._close_parts()
         interrupts = _interrupts(w)
         if interrupts is not None:
@@ -399,10 +409,33 @@ class AiSdkEncoder(ToolParts, Encoder):
         return out
 
     def _on_run_error(self, w: WireEvent) -> _Chunks:
+        if w.get("code") in ABORT_CODES:
+            return self._abort(w, w.get("message"))
         out = self._close_parts(incomplete=True)
         code, message = w.get("code"), w["message"]
         out.append({"type": "error", "errorText": f"{code}: {message}" if code else message})
         out.append({"type": "finish", "finishReason": "error"})
+        self._ended = True
+        return out
+
+    def _abort(self, w: WireEvent, reason: Any) -> _Chunks:
+        """An aborted run: open parts closed (tool inputs as incomplete), ``abort`` (the chunk
+        ``streamText`` sends for an aborted call, ai 7.0.173 ``stream-text.ts``), then
+        ``finish`` {finishReason: ``other``, messageMetadata?}, so the stream ends with
+        ``finish`` as every stream of ours does (the conformance kit's
+        ``ai-sdk/hygiene/no-finish``) and the run's usage and cost still reach the message.
+        ``abort.reason`` (a string) is an ai 7 field, sent only when ``ai_sdk_major >= 7``:
+        ai 5 and 6 define ``abort`` without fields."""
+        out = self._close_parts(incomplete=True)
+        chunk: dict[str, Any] = {"type": "abort"}
+        if (self.ai_sdk_major or 0) >= 7 and isinstance(reason, str) and reason:
+            chunk["reason"] = reason
+        out.append(chunk)
+        finish: dict[str, Any] = {"type": "finish", "finishReason": "other"}
+        metadata = self._finish_metadata(w.get("usage"), _metadata(w))
+        if metadata is not None:
+            finish["messageMetadata"] = metadata
+        out.append(finish)
         self._ended = True
         return out
 
@@ -513,6 +546,12 @@ class AiSdkEncoder(ToolParts, Encoder):
             return None if self._metadata_sent else theirs
         merged = {**_our_message_metadata(usage, meta), **(theirs or {})}
         return merged if merged and self._metadata_object else None
+
+
+def _cancelled(w: WireEvent) -> bool:
+    """RUN_FINISHED ``outcome: {type: "cancelled"}`` (AG-UI 1.0)."""
+    outcome = w.get("outcome")
+    return isinstance(outcome, Mapping) and outcome.get("type") == "cancelled"
 
 
 def _interrupts(w: WireEvent) -> list[Mapping[str, Any]] | None:

@@ -44,6 +44,9 @@ Order repairs hold and reorder, never drop: the hold, its bounds and what happen
 are in :class:`AguiNormalizer` (tool arguments past the hold end
 the run with ``UPSTREAM_MALFORMED``).
 
+A run cut short (EOF before RUN_FINISHED / RUN_ERROR, malformed input) closes the tool calls
+still open with TOOL_CALL_END ``metadata.incomplete: true``, as every decoder does.
+
 Ids the decoder mints are derived from the upstream's (``<id>-2``) or the run id, so the same
 bytes give the same events in any split. RUN_FINISHED ``metadata`` gains ``finishReason``
 (``tool-calls`` when a call got no result, ``other`` on an interrupt, else ``stop``) and
@@ -64,6 +67,14 @@ from ..base import StreamDecoder
 from ._normalizer import AguiNormalizer, Wire
 
 __all__ = ["AguiDecoder", "AguiNormalizer"]
+
+
+def _incomplete(wire: Wire) -> Wire:
+    """A TOOL_CALL_END closing a call the run's failure cut: ``metadata.incomplete`` (the
+    RunBuilder convention, ARCHITECTURE.md), other wires unchanged."""
+    if wire.get("type") != "TOOL_CALL_END":
+        return wire
+    return {**wire, "metadata": {**(wire.get("metadata") or {}), "incomplete": True}}
 
 
 class _AguiRun(RunBuilder):
@@ -102,7 +113,7 @@ class _AguiRun(RunBuilder):
         if self.ended:
             return
         self.start()
-        self.close_all()
+        self.emit([_incomplete(wire) for wire in self.norm.close_open()])
         self.ended = self.norm.ended = True
         self.error_code = code
         self._out.append(

@@ -76,6 +76,7 @@ from ag_ui.core import (
     TokenUsage,
 )
 
+from ... import jsontext
 from ...builder import FINISH_REASONS
 from ...errors import MalformedUpstreamError
 from ...framing import DONE, Frame
@@ -270,7 +271,7 @@ class AiSdkUpstreamDecoder(StreamDecoder):
                     self.run.tool_args(tool.key, args)
                     args = None
             if args is not None:
-                self.run.tool_args(tool.key, orjson.dumps(args).decode())
+                self.run.tool_args(tool.key, jsontext.dumps(args))
         self._close_tool(call_id)
         if error:
             error_text = chunk.get("errorText")
@@ -297,7 +298,7 @@ class AiSdkUpstreamDecoder(StreamDecoder):
             self._signatures_of(chunk, "tool-call", call_id)
         if kind == "tool-output-available":
             output = chunk.get("output")
-            content = output if isinstance(output, str) else orjson.dumps(output).decode()
+            content = output if isinstance(output, str) else jsontext.dumps(output)
             self.run.tool_result(call_id, content)
         elif kind == "tool-output-error":
             self.run.tool_result(

@@ -64,25 +64,19 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable
 from typing import Any, ClassVar, Final
 
-import orjson
 from ag_ui.core import TokenUsage
 
+from ... import jsontext
+from ...endings import ANTHROPIC_STOP_REASONS, canonical_finish
 from ...errors import MalformedUpstreamError
 from ...framing import DONE, Frame
 from ..base import StreamDecoder, upstream_error
 
 __all__ = ["REFUSAL_FALLBACK", "STOP_REASONS", "UNKNOWN_BLOCK_EVENT", "AnthropicDecoder"]
 
-STOP_REASONS: Final[dict[str, str]] = {
-    "end_turn": "stop",
-    "stop_sequence": "stop",
-    "pause_turn": "stop",
-    "max_tokens": "length",
-    "model_context_window_exceeded": "length",
-    "tool_use": "tool-calls",
-    "refusal": "content-filter",
-}
-"""Anthropic ``stop_reason`` → canonical finish reason; anything else maps to ``other``."""
+STOP_REASONS: Final = ANTHROPIC_STOP_REASONS
+"""Anthropic ``stop_reason`` → canonical finish reason (:mod:`agui_codecs.endings`); anything
+else maps to ``other``."""
 
 UNKNOWN_BLOCK_EVENT: Final = "anthropic.content_block"
 """CUSTOM event name carrying a content block of a type this decoder does not translate."""
@@ -273,7 +267,7 @@ class AnthropicDecoder(StreamDecoder):
                 explanation if isinstance(explanation, str) and explanation else REFUSAL_FALLBACK
             )
         self.run.finish(
-            finish_reason=STOP_REASONS.get(reason, "other") if reason else "other",
+            finish_reason=canonical_finish(STOP_REASONS, reason),
             provider_finish_reason=reason,
             usage=self._token_usage(),
             metadata=metadata or None,
@@ -345,7 +339,7 @@ class AnthropicDecoder(StreamDecoder):
             self.run.tool_args(key, initial)
             state.args_final = True
         elif isinstance(initial, dict | list) and initial:
-            self.run.tool_args(key, orjson.dumps(initial).decode())
+            self.run.tool_args(key, jsontext.dumps(initial))
             state.args_final = True
 
     def _tool_result(self, key: Hashable, btype: str, block: dict[str, Any]) -> None:
@@ -353,7 +347,7 @@ class AnthropicDecoder(StreamDecoder):
         if not isinstance(tool_use_id, str) or not tool_use_id:
             raise MalformedUpstreamError(f"{btype} block has no 'tool_use_id'")
         content = block.get("content")
-        self.run.tool_result(tool_use_id, orjson.dumps(content).decode())
+        self.run.tool_result(tool_use_id, jsontext.dumps(content))
         if btype == "web_search_tool_result" and isinstance(content, list):
             for hit in content:
                 if isinstance(hit, dict) and isinstance(hit.get("url"), str) and hit["url"]:

@@ -54,6 +54,8 @@ from typing import Any, ClassVar, Final
 
 import orjson
 
+from ... import jsontext
+from ...endings import BEDROCK_STOP_REASONS, canonical_finish
 from ...errors import MalformedUpstreamError
 from ...framing import DONE, Frame, Framing
 from ..base import Framer, StreamDecoder
@@ -61,16 +63,9 @@ from ._eventstream import ERROR_KEY, EventStreamFrames
 
 __all__ = ["EXCEPTIONS", "STOP_REASONS", "BedrockConverseDecoder"]
 
-STOP_REASONS: Final[dict[str, str]] = {
-    "end_turn": "stop",
-    "stop_sequence": "stop",
-    "max_tokens": "length",
-    "model_context_window_exceeded": "length",
-    "tool_use": "tool-calls",
-    "guardrail_intervened": "content-filter",
-    "content_filtered": "content-filter",
-}
-"""Bedrock ``StopReason`` -> AG-UI/AI SDK finish reason (anything else is ``other``)."""
+STOP_REASONS: Final = BEDROCK_STOP_REASONS
+"""Bedrock ``StopReason`` -> AG-UI/AI SDK finish reason (:mod:`agui_codecs.endings`; anything
+else is ``other``)."""
 
 EXCEPTIONS: Final = frozenset(
     {
@@ -251,7 +246,7 @@ class BedrockConverseDecoder(StreamDecoder):
         self.run.end_reasoning(("reasoning", index))
         result = self._results.pop(index, None)
         if result is not None:
-            content = orjson.dumps(result.content).decode()
+            content = jsontext.dumps(result.content)
             meta = {"isError": True} if result.error else None
             self.run.tool_result(result.tool_use_id, content, metadata=meta)
 
@@ -311,7 +306,7 @@ class BedrockConverseDecoder(StreamDecoder):
         reason = self._stop or ""
         meta = {"latencyMs": self._latency} if self._latency is not None else None
         self.run.finish(
-            finish_reason=STOP_REASONS.get(reason, "other"),
+            finish_reason=canonical_finish(STOP_REASONS, reason),
             provider_finish_reason=reason or None,
             usage=self._usage,
             metadata=meta,

@@ -51,9 +51,10 @@ from __future__ import annotations
 import re
 from typing import Any, ClassVar, Final
 
-import orjson
 from ag_ui.core import TokenUsage
 
+from ... import jsontext
+from ...endings import GEMINI_ERROR_FINISH_REASONS, GEMINI_FINISH_REASONS, canonical_finish
 from ...errors import MalformedUpstreamError
 from ...framing import DONE, Frame
 from ..base import StreamDecoder, upstream_error
@@ -68,29 +69,11 @@ __all__ = [
 
 SIGNATURE_FIELD: Final = "thoughtSignature"
 
-FINISH_REASONS: Final[dict[str, str]] = {
-    "STOP": "stop",
-    "MAX_TOKENS": "length",
-    "SAFETY": "content-filter",
-    "RECITATION": "content-filter",
-    "BLOCKLIST": "content-filter",
-    "PROHIBITED_CONTENT": "content-filter",
-    "SPII": "content-filter",
-    "IMAGE_SAFETY": "content-filter",
-    "IMAGE_PROHIBITED_CONTENT": "content-filter",
-    "IMAGE_RECITATION": "content-filter",
-}
-"""Gemini ``FinishReason`` → canonical finish reason; unlisted values map to ``other``."""
+FINISH_REASONS: Final = GEMINI_FINISH_REASONS
+"""Gemini ``FinishReason`` → canonical finish reason (:mod:`agui_codecs.endings`); unlisted
+values map to ``other``."""
 
-ERROR_FINISH_REASONS: Final = frozenset(
-    {
-        "MALFORMED_FUNCTION_CALL",
-        "UNEXPECTED_TOOL_CALL",
-        "TOO_MANY_TOOL_CALLS",
-        "MISSING_THOUGHT_SIGNATURE",
-        "MALFORMED_RESPONSE",
-    }
-)
+ERROR_FINISH_REASONS: Final = GEMINI_ERROR_FINISH_REASONS
 """Finish reasons that mean the turn failed: RUN_ERROR with the reason as ``code``."""
 
 _COUNTS: Final = (
@@ -282,7 +265,7 @@ class GeminiDecoder(StreamDecoder):
         self._citations(candidate)
         reason = _str(candidate.get("finishReason"))
         if reason is not None:
-            self._finish = (reason, FINISH_REASONS.get(reason, "other"))
+            self._finish = (reason, canonical_finish(FINISH_REASONS, reason))
             if _str(candidate.get("finishMessage")):
                 self._finish_meta["finishMessage"] = candidate["finishMessage"]
             if candidate.get("safetyRatings") and self._finish[1] == "content-filter":
@@ -339,7 +322,7 @@ class GeminiDecoder(StreamDecoder):
     def _close_call(self, call: _Call) -> None:
         if call in self._streaming:
             self._streaming.remove(call)
-        self.run.tool_args(call.key, orjson.dumps(call.args).decode())
+        self.run.tool_args(call.key, jsontext.dumps(call.args))
         self.run.end_tool(call.key)
 
     def _function_call(self, fc: dict[str, Any], sig: str | None) -> None:
@@ -392,7 +375,7 @@ class GeminiDecoder(StreamDecoder):
         self._code_calls.append(call_id)
         self._call_signature(sig, call_id)
         args = {k: code[k] for k in ("language", "code") if k in code}
-        self.run.tool_args(key, orjson.dumps(args).decode())
+        self.run.tool_args(key, jsontext.dumps(args))
         self.run.end_tool(key)
 
     def _code_result(self, result: dict[str, Any], sig: str | None) -> None:
@@ -404,7 +387,7 @@ class GeminiDecoder(StreamDecoder):
             raise MalformedUpstreamError("codeExecutionResult with no executableCode before it")
         self._call_signature(sig, call_id)
         content = {"outcome": result.get("outcome"), "output": result.get("output") or ""}
-        self.run.tool_result(call_id, orjson.dumps(content).decode())
+        self.run.tool_result(call_id, jsontext.dumps(content))
 
     def _file(self, part: dict[str, Any], sig: str | None, thought: bool) -> None:
         if "inlineData" in part:
@@ -520,8 +503,6 @@ class GeminiDecoder(StreamDecoder):
             return
         for call in list(self._streaming):
             self._close_call(call)
-        if canonical == "stop" and self._function_calls:
-            canonical = "tool-calls"
         metadata = dict(self._finish_meta)
         if self._grounding:
             metadata["groundingMetadata"] = self._grounding

@@ -37,9 +37,9 @@ from __future__ import annotations
 from collections.abc import Hashable
 from typing import Any, ClassVar, Final
 
-import orjson
 from ag_ui.core import Interrupt, RunFinishedInterruptOutcome
 
+from ... import jsontext
 from ...errors import MalformedUpstreamError
 from ...framing import DONE, Frame
 from ..base import StreamDecoder
@@ -185,7 +185,7 @@ class LangGraphDecoder(StreamDecoder):
             raise MalformedUpstreamError("a tool message without its tool_call_id")
         self._end_call(call_id)
         content = message.get("content")
-        text = content if isinstance(content, str) else orjson.dumps(content).decode()
+        text = content if isinstance(content, str) else jsontext.dumps(content)
         meta = {"isError": True} if message.get("status") == "error" else None
         self.run.tool_result(call_id, text, metadata=meta)
 
@@ -218,7 +218,7 @@ class LangGraphDecoder(StreamDecoder):
             key = ("tool", message_id, n)
             opened = self.run.tool_start(key, name, call_id, metadata=meta)
             self._done_calls.add(opened)
-            self.run.tool_args(key, orjson.dumps(call.get("args") or {}).decode())
+            self.run.tool_args(key, jsontext.dumps(call.get("args") or {}))
             self.run.end_tool(key)
         self._count(message.get("usage_metadata"))
         self._end_message(message_id)

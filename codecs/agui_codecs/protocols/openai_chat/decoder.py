@@ -14,9 +14,14 @@ Follows the Chat Completions streaming reference (``chat.completion.chunk`` obje
 * ``delta.annotations[]`` ``url_citation`` entries become CUSTOM ``source`` events;
 * ``usage`` (on the last chunk, often with ``choices: []``, or inside ``x_groq``) lands on
   RUN_FINISHED; an ``error`` object, or an SSE ``event: error``, ends the run with RUN_ERROR;
-* the run finishes at ``[DONE]`` or EOF after a ``finish_reason`` was seen; EOF without one is
-  RUN_ERROR ``UPSTREAM_TRUNCATED``. Only choice ``index`` 0 is translated (``n > 1`` streams
-  have no AG-UI equivalent in one run).
+* the run finishes at ``[DONE]`` (also without any ``finish_reason``: a normal end, reason
+  ``other``) or at EOF after a ``finish_reason`` was seen; EOF with neither is RUN_ERROR
+  ``UPSTREAM_TRUNCATED`` (tool calls still open end with ``metadata.incomplete``). The endings
+  table of :mod:`agui_codecs.endings` applies: a turn with tool calls that a host marks
+  ``stop`` (Ollama, some vLLM builds), or that gets a later ``stop`` after ``tool_calls``, ends
+  ``tool-calls``; ``providerFinishReason`` is the first ``finish_reason`` received other than
+  ``stop`` (else ``stop``): a later ``stop`` adds nothing. Only
+  choice ``index`` 0 is translated (``n > 1`` streams have no AG-UI equivalent in one run).
 
 Non-streamed replies (``stream: false``, or a host that ignores ``stream: true``): one
 ``chat.completion`` object whose ``choices[].message`` holds the whole answer (Chat
@@ -33,21 +38,16 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-import orjson
-
+from ... import jsontext
+from ...endings import OPENAI_CHAT_FINISH_REASONS, canonical_finish
 from ...errors import EventTooLargeError, MalformedUpstreamError
 from ...framing import DONE, Frame, FrameDecoder, Framing
 from ..base import Framer, StreamDecoder, upstream_error
 
 __all__ = ["OpenAIChatDecoder"]
 
-FINISH_REASONS = {
-    "stop": "stop",
-    "length": "length",
-    "tool_calls": "tool-calls",
-    "function_call": "tool-calls",
-    "content_filter": "content-filter",
-}
+FINISH_REASONS = OPENAI_CHAT_FINISH_REASONS
+"""``finish_reason`` → canonical finish reason (:mod:`agui_codecs.endings`)."""
 
 
 def _text(value: Any) -> str | None:
@@ -108,8 +108,8 @@ class _DocumentFrames(FrameDecoder):
             return []
         raw, self._doc = bytes(self._doc), bytearray()
         try:
-            return [Frame(orjson.loads(raw))]
-        except orjson.JSONDecodeError as exc:
+            return [Frame(jsontext.loads(raw))]
+        except jsontext.JSONDecodeError as exc:
             error = MalformedUpstreamError(f"chat.completion body is not valid JSON ({exc})")
             return [Frame(None, None, error)]
 
@@ -141,7 +141,7 @@ class OpenAIChatDecoder(StreamDecoder):
 
     def handle(self, frame: Frame) -> None:
         if frame.data is DONE:
-            self._complete()
+            self._complete(done=True)
             return
         chunk = self.obj(frame.data, "chat.completion.chunk")
         upstream_id, model = _text(chunk.get("id")), _text(chunk.get("model"))
@@ -171,7 +171,8 @@ class OpenAIChatDecoder(StreamDecoder):
                 self._delta(self.obj(choice.get("message") or {}, "message"), whole=True)
             else:
                 self._delta(self.obj(choice.get("delta") or {}, "delta"))
-            if choice.get("finish_reason"):
+            if choice.get("finish_reason") and self._finish in (None, "stop"):
+                # a later ``stop`` (some hosts send one after ``tool_calls``) changes nothing
                 self._finish = str(choice["finish_reason"])
         if whole:
             self._complete(whole=True)
@@ -255,7 +256,7 @@ class OpenAIChatDecoder(StreamDecoder):
         if isinstance(arguments, str) and arguments:
             self.run.tool_args(index, arguments)
         elif isinstance(arguments, dict):  # some hosts send parsed arguments
-            self.run.tool_args(index, orjson.dumps(arguments).decode())
+            self.run.tool_args(index, jsontext.dumps(arguments))
 
     def _token_usage(self) -> Any:
         u = self._usage
@@ -271,13 +272,14 @@ class OpenAIChatDecoder(StreamDecoder):
             cached_input_tokens=prompt_details.get("cached_tokens") or None,
         )
 
-    def _complete(self, *, whole: bool = False) -> None:
-        """Finish the run; ``whole``: the reply came in one object, complete by definition."""
-        if self._finish is None and not whole:
-            self.run.fail("UPSTREAM_TRUNCATED", "stream ended without a finish_reason")
+    def _complete(self, *, whole: bool = False, done: bool = False) -> None:
+        """Finish the run; ``whole``: the reply came in one object, complete by definition;
+        ``done``: the stream's ``[DONE]`` marker, a normal end with or without a reason."""
+        if self._finish is None and not (whole or done):
+            self.run.fail("UPSTREAM_TRUNCATED", "stream ended without a finish_reason or [DONE]")
             return
         metadata = {"refusal": "".join(self._refusal)} if self._refusal else None
-        reason = FINISH_REASONS.get(self._finish or "", "other")
+        reason = canonical_finish(FINISH_REASONS, self._finish)
         if self._refusal:
             reason = "content-filter"
         self.run.finish(

@@ -89,6 +89,7 @@ from typing import Any, ClassVar, Final
 
 from ag_ui.core import Interrupt, RunFinishedInterruptOutcome, TokenUsage
 
+from ...endings import OPENAI_INCOMPLETE_REASONS, canonical_finish
 from ...errors import MalformedUpstreamError
 from ...framing import DONE, Frame
 from ..base import upstream_error
@@ -102,11 +103,9 @@ __all__ = [
     "OpenAIResponsesDecoder",
 ]
 
-INCOMPLETE_REASONS: Final[dict[str, str]] = {
-    "max_output_tokens": "length",
-    "content_filter": "content-filter",
-}
-"""``incomplete_details.reason`` → canonical finish reason; anything else maps to ``other``."""
+INCOMPLETE_REASONS: Final = OPENAI_INCOMPLETE_REASONS
+"""``incomplete_details.reason`` → canonical finish reason (:mod:`agui_codecs.endings`);
+anything else maps to ``other``."""
 
 OUTPUT_ITEM_EVENT: Final = "openai.output_item"
 """CUSTOM event carrying ``{"outputIndex"?, "item"}`` for an output item type not translated."""
@@ -445,7 +444,7 @@ class OpenAIResponsesDecoder(ToolCalls):
         details = response.get("incomplete_details")
         reason = details.get("reason") if isinstance(details, dict) else None
         if payload["type"] == "response.incomplete":
-            finish = INCOMPLETE_REASONS.get(reason, "other") if isinstance(reason, str) else "other"
+            finish = canonical_finish(INCOMPLETE_REASONS, reason)
             provider_reason = reason if isinstance(reason, str) else "incomplete"
         else:
             finish = "tool-calls" if self._client_calls or self._interrupts else "stop"

@@ -1,0 +1,99 @@
+"""JSON text in and out without losing what the upstream wrote.
+
+orjson (the fast path for every payload) has two gaps that lose data:
+
+* an integer outside the 64-bit range is read as a float (``12345678901234567890123`` becomes
+  ``1.2345678901234568e+22``), and such an integer cannot be written back at all
+  (``orjson.JSONEncodeError``). Gemini sends ``functionCall.args`` as a parsed object, which a
+  decoder re-serializes for TOOL_CALL_ARGS: the digits must survive (RFC 8259 §6 leaves the
+  range to the implementation; a big id is a string of digits to the model);
+* a lone escaped surrogate (``"\\ud83c"``) is rejected, although RFC 8259 §7 grammar admits it
+  and a provider splitting an astral character across two deltas sends exactly that
+  (:mod:`agui_codecs.surrogates` joins the halves).
+
+:func:`loads` and :func:`dumps` keep orjson's speed for everything else and fall back to the
+standard library's :mod:`json` (arbitrary-precision ``int``, lone surrogates kept as code
+points) only for those payloads. ``NaN`` / ``Infinity`` literals stay invalid, as with orjson.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, Final
+
+import orjson
+
+__all__ = ["JSONDecodeError", "dumps", "loads"]
+
+JSONDecodeError = orjson.JSONDecodeError
+"""What :func:`loads` raises for text that is not JSON (a ``ValueError``)."""
+
+# 19 digits or more may be outside orjson's exact range (-2**63 .. 2**64-1); a false hit
+# (digits inside a string, a long fraction) only costs the slower parse, same result.
+_LONG_DIGITS: Final = re.compile(rb"[0-9]{19,}")
+_LONG_DIGITS_STR: Final = re.compile("[0-9]{19,}")
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _stdlib(raw: bytes | str) -> Any:
+    try:
+        value = json.loads(raw, parse_constant=_no_constant)
+    except (ValueError, UnicodeDecodeError) as exc:
+        doc = raw if isinstance(raw, str) else raw.decode("utf-8", "replace")
+        raise JSONDecodeError(str(exc), doc, 0) from exc
+    _check_finite(value)
+    return value
+
+
+def loads(raw: bytes | bytearray | memoryview | str) -> Any:
+    """Parse JSON text like ``orjson.loads``, but integers keep every digit (Python ``int``)
+    and lone escaped surrogates are kept (as lone code points).
+
+    Raises:
+        JSONDecodeError: ``raw`` is not JSON (also for ``NaN``, ``Infinity`` and numbers that
+            overflow a double, as orjson).
+    """
+    if isinstance(raw, str):
+        data: bytes | str = raw
+        long_digits = _LONG_DIGITS_STR.search(raw) is not None
+    else:
+        data = raw if isinstance(raw, bytes) else bytes(raw)
+        long_digits = _LONG_DIGITS.search(data) is not None
+    if long_digits:
+        return _stdlib(data)
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError as exc:
+        if "surrogate" not in str(exc):
+            raise
+        return _stdlib(data)
+
+
+def _check_finite(value: Any) -> None:
+    """Reject what orjson rejects and the standard library reads as ``inf`` (``1e400``)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, float) and item in (float("inf"), float("-inf")):
+            raise JSONDecodeError("number is infinity when parsed as double", "", 0)
+        if isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+
+
+def dumps(value: Any) -> str:
+    """Compact JSON text of ``value`` (``orjson.dumps`` output), also for integers beyond
+    64 bits, which are written with all their digits.
+
+    Raises:
+        TypeError: ``value`` holds something JSON cannot represent.
+    """
+    try:
+        return orjson.dumps(value).decode()
+    except orjson.JSONEncodeError:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)

@@ -1,0 +1,72 @@
+"""Join UTF-16 surrogate pairs that an upstream split across two deltas.
+
+A provider that writes JSON with ``\\uXXXX`` escapes (``ensure_ascii`` style) may cut a string
+between the two halves of an astral character: one delta's JSON holds ``"\\ud83c"``, the
+next ``"\\udf0d"`` (U+1F30D). Each payload is valid JSON on its own (RFC 8259 §7 allows a lone
+escaped surrogate; §8.2 calls such a string's behaviour unpredictable), and
+:func:`agui_codecs.jsontext.loads` keeps the lone surrogate as a Python code point, since orjson
+refuses it. A delta is then not valid Unicode: it cannot be sent as UTF-8.
+
+:class:`SurrogateJoiner` sits between the decoder and the events (the
+:class:`~agui_codecs.builder.RunBuilder` calls it for every text, reasoning and tool-argument
+delta): per part it holds a trailing high surrogate back and puts it before the next delta of
+the same part, where the pair becomes one character. Nothing is dropped: a surrogate that
+never finds its other half (a lone low surrogate, or a high one held when the part ends) is
+emitted as U+FFFD REPLACEMENT CHARACTER, the substitution of the Unicode Standard §3.9 (U+FFFD
+for an ill-formed code unit sequence).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Hashable
+from typing import Final
+
+__all__ = ["REPLACEMENT", "SurrogateJoiner", "join_surrogates"]
+
+REPLACEMENT: Final = "\ufffd"
+"""What a surrogate without its other half becomes."""
+
+_SURROGATE: Final = re.compile("[\ud800-\udfff]")
+
+
+def join_surrogates(text: str) -> str:
+    """``text`` with every surrogate pair joined into one code point and every lone surrogate
+    replaced by U+FFFD (unchanged, and fast, when it holds no surrogate)."""
+    if _SURROGATE.search(text) is None:
+        return text
+    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+
+
+class SurrogateJoiner:
+    """Per-part holder of a high surrogate that ended a delta (see the module docstring)."""
+
+    __slots__ = ("_held",)
+
+    def __init__(self) -> None:
+        self._held: dict[Hashable, str] = {}
+
+    def push(self, part: Hashable, delta: str) -> str:
+        """The text of ``delta`` that may be emitted now for ``part`` (may be ``""``).
+
+        A high surrogate held for ``part`` is put first; a trailing high surrogate of the result
+        is held back for the next delta; pairs are joined, lone surrogates become U+FFFD.
+        """
+        if not isinstance(delta, str):
+            return delta  # the event model rejects it; nothing held changes
+        held = self._held.pop(part, "")
+        text = held + delta if held else delta
+        if not text or _SURROGATE.search(text) is None:
+            return text
+        if "\ud800" <= text[-1] <= "\udbff":
+            self._held[part] = text[-1]
+            text = text[:-1]
+        return join_surrogates(text)
+
+    def flush(self, part: Hashable) -> str:
+        """End of ``part``: U+FFFD for a high surrogate still held, else ``""``."""
+        return REPLACEMENT if self._held.pop(part, "") else ""
+
+    def clear(self) -> None:
+        """Forget every held surrogate (a run aborted without closing its parts)."""
+        self._held.clear()
