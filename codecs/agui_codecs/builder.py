@@ -97,7 +97,6 @@ from .surrogates import SurrogateJoiner
 __all__ = ["FINISH_REASONS", "RunBuilder"]
 
 
-
 class _ToolCall:
     __slots__ = ("args", "id", "name")
 
