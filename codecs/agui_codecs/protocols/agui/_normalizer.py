@@ -186,9 +186,16 @@ class AguiNormalizer(AguiCleaner):
             )
         return out + self._sequence(event)
 
-    def close_open(self) -> list[Wire]:
+    def close_open(self, *, incomplete: bool = False) -> list[Wire]:
         """Close everything open (held ENDs are sent, then held results), innermost kinds
-        first."""
+        first.
+
+        Args:
+            incomplete: the run was cut (EOF, malformed input): a TOOL_CALL_END this closes
+                for a call the upstream never ended carries ``metadata.incomplete: true``
+                (the RunBuilder convention); an END the upstream sent and this held goes out
+                as it came, since that call's arguments were complete.
+        """
         out: list[Wire] = []
         for kind, eid in list(self._ended):
             out += self._send_end(kind, eid)
@@ -198,7 +205,10 @@ class AguiNormalizer(AguiCleaner):
             for eid in self.verifier.open_ids(kind):
                 self.repairs["closed-before-terminal"] += 1
                 key = "toolCallId" if kind == "tool-call" else "messageId"
-                out += self._emit({"type": _END[kind], key: eid})
+                end: Wire = {"type": _END[kind], key: eid}
+                if incomplete and kind == "tool-call":
+                    end["metadata"] = {"incomplete": True}
+                out += self._emit(end)
             if kind == "tool-call":
                 for cid in list(self._results):
                     out += self._send_results(cid)

@@ -69,14 +69,6 @@ from ._normalizer import AguiNormalizer, Wire
 __all__ = ["AguiDecoder", "AguiNormalizer"]
 
 
-def _incomplete(wire: Wire) -> Wire:
-    """A TOOL_CALL_END closing a call the run's failure cut: ``metadata.incomplete`` (the
-    RunBuilder convention, ARCHITECTURE.md), other wires unchanged."""
-    if wire.get("type") != "TOOL_CALL_END":
-        return wire
-    return {**wire, "metadata": {**(wire.get("metadata") or {}), "incomplete": True}}
-
-
 class _AguiRun(RunBuilder):
     """RunBuilder whose events come from an :class:`AguiNormalizer` (passthrough)."""
 
@@ -113,7 +105,7 @@ class _AguiRun(RunBuilder):
         if self.ended:
             return
         self.start()
-        self.emit([_incomplete(wire) for wire in self.norm.close_open()])
+        self.emit(self.norm.close_open(incomplete=True))
         self.ended = self.norm.ended = True
         self.error_code = code
         self._out.append(
