@@ -23,12 +23,13 @@ event); a multi-operation patch copies the state once (the client's patch is ato
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping
 from typing import Any, Final
 
 import jsonpatch
 import jsonpointer
+
+from agui_codecs.core.state import ClientState
 
 from .profiles import AguiProfile
 from .rules import Severity
@@ -39,7 +40,19 @@ Finding = tuple[str, str, tuple[str, ...], Severity | None]
 
 _SECONDS_BOUND: Final = 10**11
 """A positive timestamp below this is seconds: 10**11 ms is March 1973, 10**11 s is year 5138."""
-_UNKNOWN: Final = object()
+_PATCH_ERRORS: Final = (
+    jsonpatch.JsonPatchException,
+    jsonpointer.JsonPointerException,
+    TypeError,
+    KeyError,
+    IndexError,
+    ValueError,
+)
+"""What python-json-patch raises for a delta that does not apply to the state."""
+
+
+def _patch(state: Any, delta: list[Any]) -> Any:
+    return jsonpatch.JsonPatch(delta).apply(state, in_place=True)
 
 
 class AguiExtraChecks:
@@ -51,7 +64,7 @@ class AguiExtraChecks:
         self._run: tuple[Any, Any] | None = None
         self._finished = False
         self._timestamp_warned = False
-        self._state: Any = _UNKNOWN
+        self._state = ClientState(_patch, _PATCH_ERRORS)
         self._known_ids: set[str] = set()
         self._streamed: dict[str, list[str]] = {}  # text message id -> deltas (this run)
         self._texts: dict[str, str] = {}  # text message id -> its text once ended (this run)
@@ -140,7 +153,7 @@ class AguiExtraChecks:
         inp = ev.get("input")
         if isinstance(inp, Mapping):
             if "state" in inp:
-                self._state = copy.deepcopy(inp["state"])
+                self._state.snapshot(inp["state"])
             self._note(inp.get("messages"))
         return out
 
@@ -203,36 +216,21 @@ class AguiExtraChecks:
 
     # -- state ------------------------------------------------------------------------------------
     def _state_snapshot(self, ev: Mapping[str, Any]) -> list[Finding]:
-        self._state = copy.deepcopy(ev.get("snapshot"))
+        self._state.snapshot(ev.get("snapshot"))
         return []
 
     def _state_delta(self, ev: Mapping[str, Any]) -> list[Finding]:
-        delta = ev.get("delta")
-        if self._state is _UNKNOWN or not isinstance(delta, list):
+        exc = self._state.delta(ev.get("delta"))
+        if exc is None:
             return []
-        try:
-            target = self._state if len(delta) <= 1 else copy.deepcopy(self._state)
-            self._state = jsonpatch.JsonPatch(delta).apply(target, in_place=True)
-        except (jsonpatch.JsonPatchException, jsonpointer.JsonPointerException) as exc:
-            return [
-                (
-                    "agui/hygiene/state-patch-failed",
-                    f"STATE_DELTA does not apply to the state the client holds ({exc}): it "
-                    "keeps the old state",
-                    (),
-                    None,
-                )
-            ]
-        except (TypeError, KeyError, IndexError, ValueError) as exc:
-            return [
-                (
-                    "agui/hygiene/state-patch-failed",
-                    f"STATE_DELTA cannot be applied ({type(exc).__name__}: {exc})",
-                    (),
-                    None,
-                )
-            ]
-        return []
+        if isinstance(exc, (jsonpatch.JsonPatchException, jsonpointer.JsonPointerException)):
+            message = (
+                f"STATE_DELTA does not apply to the state the client holds ({exc}): it "
+                "keeps the old state"
+            )
+        else:
+            message = f"STATE_DELTA cannot be applied ({type(exc).__name__}: {exc})"
+        return [("agui/hygiene/state-patch-failed", message, (), None)]
 
     # -- messages ---------------------------------------------------------------------------------
     def _note(self, messages: Any) -> None:

@@ -38,9 +38,11 @@ def patch(state: Any, delta: list[Any]) -> Any:
 
 @st.composite
 def operations(draw: st.DrawFn) -> dict[str, Any]:
-    op = draw(st.sampled_from(["add", "replace", "remove", "test"]))
+    op = draw(st.sampled_from(["add", "replace", "remove", "test", "move", "copy"]))
     out: dict[str, Any] = {"op": op, "path": "/" + draw(KEYS)}
-    if op != "remove":
+    if op in ("move", "copy"):  # these read ``from`` first and may fail after a change
+        out["from"] = "/" + draw(KEYS)
+    elif op != "remove":
         out["value"] = draw(VALUES)
     return out
 

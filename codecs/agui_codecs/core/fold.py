@@ -29,7 +29,6 @@ them itself on the next event, and a second END would break verify).
 
 from __future__ import annotations
 
-import copy
 import itertools
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -39,6 +38,7 @@ import orjson
 
 from ..transitions import AGUI_TERMINAL
 from .chunks import CHUNK_TYPES, ChunkError, ChunkExpander
+from .state import ClientState
 
 __all__ = ["JsonObject", "OpenReasoning", "OpenText", "OpenTool", "RunFold", "parse_json_text"]
 
@@ -165,22 +165,16 @@ class RunFold:
         Args:
             patch: ``patch(state, delta) -> new state``, an RFC 6902 implementation (the codec
                 library has none; e.g. ``jsonpatch.JsonPatch(delta).apply(state)``); it may
-                change ``state`` (a copy) and raises ``ValueError`` when the delta does not
-                apply.
+                change ``state`` in place and raises ``ValueError`` when the delta does not
+                apply (:class:`~agui_codecs.core.state.ClientState`, the one state reducer).
         """
-        has_state, state = False, None
+        held = ClientState(patch)
         for event in self.state_events:
             if event.get("type") == "STATE_SNAPSHOT":
-                has_state, state = True, copy.deepcopy(event.get("snapshot"))
-                continue
-            delta = event.get("delta")
-            if not has_state or not isinstance(delta, list):
-                continue
-            try:
-                state = patch(copy.deepcopy(state), delta)
-            except ValueError:
-                continue  # the client keeps the old state
-        return has_state, state
+                held.snapshot(event.get("snapshot"))
+            else:
+                held.delta(event.get("delta"))  # one that does not apply: the old state kept
+        return held.known, held.value
 
     # -- folding --------------------------------------------------------------------------
     def apply(self, event: JsonObject) -> None:
