@@ -92,7 +92,7 @@ from .cost import price_usage
 from .endings import FINISH_REASONS, reconcile_finish
 from .errors import LocalProtocolError
 from .events import wire_view
-from .surrogates import SurrogateJoiner
+from .surrogates import SurrogateJoiner, scrub_event
 
 __all__ = ["FINISH_REASONS", "RunBuilder"]
 
@@ -138,6 +138,9 @@ class RunBuilder:
         self._first_run_id: str | None = None
         self._steps: list[str] = []  # active step names, oldest first
         self._halves = SurrogateJoiner()  # surrogate pairs split across deltas (per part)
+        self.lone_surrogates = False
+        """Set by the decoder once a payload escaped a lone surrogate: every event emitted
+        from then on is scrubbed (:func:`~agui_codecs.surrogates.scrub_event`)."""
         self.start_metadata: dict[str, Any] | None = None
         """RUN_STARTED ``metadata`` (set before :meth:`start`), e.g. ``{"messageId": ...}``."""
 
@@ -145,6 +148,8 @@ class RunBuilder:
     def _emit(self, event: Event) -> None:
         """Queue ``event``; in strict mode (:mod:`agui_codecs.core.illegal`) first check it
         against the AG-UI transition tables, raising ``IllegalEventError`` when it breaks them."""
+        if self.lone_surrogates:
+            event = scrub_event(event)
         if self._guard is not None:
             self._guard.check(wire_view(event))
         self._out.append(event)

@@ -59,19 +59,24 @@ class Frame:
         event: the SSE event type (``"message"`` when none was given; ``None`` outside SSE).
         error: set on the last frame when the body turned out malformed at that point; the
             frames before it are good and must still be handled.
+        surrogates: the payload escaped a lone surrogate (:func:`~agui_codecs.jsontext.parse`):
+            ``data`` may hold strings that are not valid Unicode until joined or replaced.
     """
 
     data: Any
     event: str | None = None
     error: RemoteProtocolError | None = None
+    surrogates: bool = False
 
 
-def _loads(raw: bytes | str, where: str) -> Any:
+def _frame(raw: bytes | str, where: str, event: str | None = None) -> Frame:
+    """The frame of one payload ``raw`` (``where`` names it in the error)."""
     try:
-        return jsontext.loads(raw)  # orjson, keeping big integers and lone surrogates
+        value, surrogates = jsontext.parse(raw)  # orjson, keeping big integers and lone surrogates
     except jsontext.JSONDecodeError as exc:
         snippet = raw[:80] if isinstance(raw, str) else raw[:80].decode("utf-8", "replace")
         raise MalformedUpstreamError(f"{where} is not valid JSON ({exc}): {snippet!r}") from exc
+    return Frame(value, event, surrogates=surrogates) if surrogates else Frame(value, event)
 
 
 class FrameDecoder:
@@ -217,7 +222,7 @@ class FrameDecoder:
             elif not payload.strip():
                 continue  # a blank data field carries nothing; skip rather than fail
             else:
-                frames.append(Frame(_loads(payload, f"SSE {ev.event!r} event data"), ev.event))
+                frames.append(_frame(payload, f"SSE {ev.event!r} event data", ev.event))
 
     fast_sse: bool = True
     """Take ``data: {...}\n\n`` frames without the line-by-line SSE decoder (same frames)."""
@@ -239,10 +244,10 @@ class FrameDecoder:
             if data.find(b"\r", pos, end) >= 0:
                 break
             try:
-                value = jsontext.loads(data[pos + 6 : end])
+                value, surrogates = jsontext.parse(data[pos + 6 : end])
             except jsontext.JSONDecodeError:
                 break  # the decoder's way: U+FFFD replacement, then the same error if any
-            frames.append(Frame(value, "message"))
+            frames.append(Frame(value, "message", surrogates=surrogates))
             pos = end + 2
         return data[pos:] if pos else data
 
@@ -287,7 +292,7 @@ class FrameDecoder:
             line = line[5:].strip()
             if line == b"[DONE]":
                 return Frame(DONE)
-        return Frame(_loads(line, "JSON line"))
+        return _frame(line, "JSON line")
 
     # -- JSON array ----------------------------------------------------------------------
     def _feed_json_array(self, data: bytes) -> None:
@@ -379,4 +384,4 @@ class FrameDecoder:
         raw = bytes(buf[self._elem_start : end]).strip()
         self._elem_start = -1
         if raw:
-            frames.append(Frame(_loads(raw, "JSON array element")))
+            frames.append(_frame(raw, "JSON array element"))

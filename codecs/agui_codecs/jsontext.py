@@ -24,7 +24,7 @@ from typing import Any, Final
 
 import orjson
 
-__all__ = ["JSONDecodeError", "dumps", "loads"]
+__all__ = ["JSONDecodeError", "dumps", "loads", "parse"]
 
 JSONDecodeError = orjson.JSONDecodeError
 """What :func:`loads` raises for text that is not JSON (a ``ValueError``)."""
@@ -33,6 +33,10 @@ JSONDecodeError = orjson.JSONDecodeError
 # (digits inside a string, a long fraction) only costs the slower parse, same result.
 _LONG_DIGITS: Final = re.compile(rb"[0-9]{19,}")
 _LONG_DIGITS_STR: Final = re.compile("[0-9]{19,}")
+# an escaped surrogate (\uD800 .. \uDFFF); a false hit (an escaped backslash before "uD8")
+# only costs a scrub of a value that has nothing to scrub
+_ESCAPED_SURROGATE: Final = re.compile(r"\\u[dD][89a-fA-F]")
+_ESCAPED_SURROGATE_B: Final = re.compile(rb"\\u[dD][89a-fA-F]")
 
 
 def _no_constant(name: str) -> Any:
@@ -57,6 +61,17 @@ def loads(raw: bytes | bytearray | memoryview | str) -> Any:
         JSONDecodeError: ``raw`` is not JSON (also for ``NaN``, ``Infinity`` and numbers that
             overflow a double, as orjson).
     """
+    return parse(raw)[0]
+
+
+def parse(raw: bytes | bytearray | memoryview | str) -> tuple[Any, bool]:
+    """:func:`loads`, and whether the value may hold a lone surrogate (the text escaped one,
+    which orjson refused): such a value cannot be written as UTF-8 until the surrogates are
+    joined or replaced (:mod:`agui_codecs.surrogates`).
+
+    Raises:
+        JSONDecodeError: as :func:`loads`.
+    """
     if isinstance(raw, str):
         data: bytes | str = raw
         long_digits = _LONG_DIGITS_STR.search(raw) is not None
@@ -64,13 +79,15 @@ def loads(raw: bytes | bytearray | memoryview | str) -> Any:
         data = raw if isinstance(raw, bytes) else bytes(raw)
         long_digits = _LONG_DIGITS.search(data) is not None
     if long_digits:
-        return _stdlib(data)
+        value = _stdlib(data)
+        pattern = _ESCAPED_SURROGATE if isinstance(data, str) else _ESCAPED_SURROGATE_B
+        return value, pattern.search(data) is not None  # type: ignore[arg-type]
     try:
-        return orjson.loads(data)
+        return orjson.loads(data), False
     except orjson.JSONDecodeError as exc:
         if "surrogate" not in str(exc):
             raise
-        return _stdlib(data)
+        return _stdlib(data), True
 
 
 def _check_finite(value: Any) -> None:

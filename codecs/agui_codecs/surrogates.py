@@ -20,9 +20,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Hashable
-from typing import Final
+from typing import Any, Final
 
-__all__ = ["REPLACEMENT", "SurrogateJoiner", "join_surrogates"]
+from pydantic import BaseModel
+
+__all__ = ["REPLACEMENT", "SurrogateJoiner", "join_surrogates", "scrub", "scrub_event"]
 
 REPLACEMENT: Final = "\ufffd"
 """What a surrogate without its other half becomes."""
@@ -70,3 +72,47 @@ class SurrogateJoiner:
     def clear(self) -> None:
         """Forget every held surrogate (a run aborted without closing its parts)."""
         self._held.clear()
+
+
+def scrub(value: Any) -> Any:
+    """A JSON value (dict / list / str / scalar) with :func:`join_surrogates` applied to every
+    string, keys included; the same object when nothing changed (so a clean value costs one
+    walk and no copies)."""
+    if isinstance(value, str):
+        return join_surrogates(value)
+    if isinstance(value, dict):
+        items = [(scrub(k), scrub(v)) for k, v in value.items()]
+        if all(k is k0 and v is v0 for (k, v), (k0, v0) in zip(items, value.items(), strict=True)):
+            return value
+        return dict(items)
+    if isinstance(value, list):
+        out = [scrub(v) for v in value]
+        return value if all(a is b for a, b in zip(out, value, strict=True)) else out
+    if isinstance(value, BaseModel):
+        return scrub_event(value)
+    return value
+
+
+def scrub_event(event: Any) -> Any:
+    """An event model (``ag_ui.core``; nested models too) whose strings hold no lone surrogate:
+    every string field, extra field and nested value through :func:`scrub`; the same object
+    when nothing changed.
+
+    The last step for a run whose upstream escaped a lone surrogate
+    (:func:`agui_codecs.jsontext.parse`): what the :class:`SurrogateJoiner` did not pair (ids,
+    names, raw events, a half that never found its other half) becomes U+FFFD, so every event
+    can be written as UTF-8 (orjson, pydantic) and nothing else of it is lost.
+    """
+    if not isinstance(event, BaseModel):
+        return scrub(event)
+    update = {}
+    for name, field_value in event.__dict__.items():
+        new = scrub(field_value)
+        if new is not field_value:
+            update[name] = new
+    extra = event.__pydantic_extra__
+    if extra:
+        new_extra = scrub(extra)
+        if new_extra is not extra:
+            update.update(new_extra)
+    return event.model_copy(update=update) if update else event

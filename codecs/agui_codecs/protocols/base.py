@@ -47,6 +47,7 @@ from ..errors import (
 )
 from ..framing import Frame, FrameDecoder, Framing
 from ..sse import DEFAULT_MAX_EVENT_SIZE
+from ..surrogates import scrub
 
 __all__ = ["INTERNAL_ERRORS", "Framer", "StreamDecoder", "upstream_error"]
 
@@ -91,6 +92,13 @@ class StreamDecoder(ABC):
     multi_run: ClassVar[bool] = False
     """True when one upstream body may hold several responses back to back (an OpenAI
     Responses agent loop): payloads after a run's end go to :meth:`begins_next_run`."""
+    joins_split_surrogates: ClassVar[bool] = True
+    """How a payload that escaped a lone surrogate (``Frame.surrogates``) is taken. True: the
+    decoder's deltas pass the RunBuilder's :class:`~agui_codecs.surrogates.SurrogateJoiner`
+    (a pair split across two deltas is one character) and every emitted event is scrubbed of
+    what stayed unpaired (:func:`~agui_codecs.surrogates.scrub_event`). False (a decoder that
+    validates the payload itself, e.g. ``agui``): the payload is scrubbed before
+    :meth:`handle` (pairs within it joined, lone halves U+FFFD)."""
 
     def __init__(
         self,
@@ -186,6 +194,10 @@ class StreamDecoder(ABC):
             if frame.error is not None:
                 self._malformed(frame.error)
                 continue
+            if frame.surrogates:  # a lone escaped surrogate: see joins_split_surrogates
+                self.run.lone_surrogates = True
+                if not self.joins_split_surrogates:
+                    frame = Frame(scrub(frame.data), frame.event)
             try:
                 self.handle(frame)
             except RemoteProtocolError as exc:

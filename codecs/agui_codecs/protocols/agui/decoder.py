@@ -122,6 +122,7 @@ class AguiDecoder(StreamDecoder):
 
     name: ClassVar[str] = "agui"
     provider: ClassVar[str] = "agui"
+    joins_split_surrogates: ClassVar[bool] = False  # the normalizer validates payloads itself
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)

@@ -108,7 +108,8 @@ class _DocumentFrames(FrameDecoder):
             return []
         raw, self._doc = bytes(self._doc), bytearray()
         try:
-            return [Frame(jsontext.loads(raw))]
+            value, surrogates = jsontext.parse(raw)
+            return [Frame(value, surrogates=surrogates)]
         except jsontext.JSONDecodeError as exc:
             error = MalformedUpstreamError(f"chat.completion body is not valid JSON ({exc})")
             return [Frame(None, None, error)]

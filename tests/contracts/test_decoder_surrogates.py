@@ -1,0 +1,94 @@
+"""Decoder contract: a lone escaped surrogate anywhere in a payload never breaks a run.
+
+RFC 8259 §7 admits ``"\\ud800"`` (a lone UTF-16 surrogate escape) in a JSON string and §8.2
+leaves its meaning open; orjson refuses it, so :func:`agui_codecs.jsontext.parse` keeps it as a
+lone code point and flags the frame. A provider splitting an astral character across two
+deltas sends exactly that (the halves are joined: ``tests/codecs/test_known_leftovers.py``);
+anywhere else (an id, a tool name, a key, a raw event) the half becomes U+FFFD
+(``agui_codecs.surrogates.scrub_event``). The long fuzz hunt found the kind: an ``agui`` body
+whose raw event held ``"\\ud800"`` ended with ``INTERNAL_DECODER_ERROR`` (pydantic could not
+serialize the string).
+
+For every registered decoder with a corpus, corpus bodies get lone surrogate escapes put at the
+start or end of random JSON string literals (values and keys), fed whole and in random splits:
+
+* the run never ends with :class:`~agui_codecs.InternalDecoderError`;
+* every event serializes as UTF-8 JSON (``orjson``), and both encoders take the run;
+* the same events for every split.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import orjson
+import pytest
+from decoder_runs import DECODER_FAMILIES, decode, decoder_names, encode_agui, encode_ai_sdk, wire
+from fuzz_inputs import family_corpus
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from agui_codecs import InternalDecoderError
+
+_HALVES = (b"\\ud800", b"\\udbff", b"\\udc00", b"\\udfff", b"\\ud83c", b"\\udf0d", b"\\uD83C")
+_STRING_START = re.compile(rb'(?<![\\])"(?=[A-Za-z0-9 _.,:{}\[\]-])')
+"""An opening or closing quote of a JSON string literal (roughly: a quote not escaped, next to
+ordinary text); inserting an escape right after it lands inside a string either way."""
+
+NAMES = [
+    n for n in decoder_names() if DECODER_FAMILIES.get(n) and family_corpus(DECODER_FAMILIES[n])
+]
+
+
+@st.composite
+def bodies(draw: st.DrawFn, name: str) -> bytes:
+    corpus = family_corpus(DECODER_FAMILIES[name])
+    body = draw(st.sampled_from(corpus))
+    body = body[: draw(st.sampled_from([2048, 8192, len(body)]))]
+    spots = [m.end() for m in _STRING_START.finditer(body)]
+    if not spots:
+        return body
+    chosen = sorted(set(draw(st.lists(st.sampled_from(spots), min_size=1, max_size=4))))
+    out, prev = [], 0
+    for at in chosen:
+        out += [body[prev:at], draw(st.sampled_from(_HALVES))]
+        prev = at
+    return b"".join([*out, body[prev:]])
+
+
+def _check(name: str, body: bytes, cuts: list[int]) -> None:
+    events, decoder = decode(name, body)
+    assert not isinstance(decoder.error, InternalDecoderError), decoder.error
+    wires: list[dict[str, Any]] = wire(events)
+    orjson.dumps(wires)  # raises on a lone surrogate: every string must be valid Unicode
+    encode_agui(events)
+    encode_ai_sdk(events)
+    split_events, split_decoder = decode(name, body, cuts)
+    assert wire(split_events) == wires
+    assert not isinstance(split_decoder.error, InternalDecoderError)
+
+
+@pytest.mark.parametrize("name", NAMES)
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_lone_surrogate_escapes_anywhere_end_in_a_legal_run(name: str, data: st.DataObject) -> None:
+    body = data.draw(bodies(name), label="body")
+    cuts = data.draw(st.lists(st.integers(1, max(1, len(body) - 1)), max_size=8), label="cuts")
+    _check(name, body, cuts)
+
+
+def test_the_found_agui_raw_event_with_a_lone_surrogate() -> None:
+    """The hunt's input, reduced: a TOOL_CALL_START whose ``rawEvent`` key holds ``\\ud800``."""
+    body = (
+        b'data: {"type":"RUN_STARTED","threadId":"t","runId":"r"}\n\n'
+        b'data: {"type":"TOOL_CALL_START","toolCallId":"c","toolCallName":"f",'
+        b'"rawEvent":{"role\\ud800":"assistant"}}\n\n'
+        b'data: {"type":"TOOL_CALL_END","toolCallId":"c"}\n\n'
+        b'data: {"type":"RUN_FINISHED","threadId":"t","runId":"r"}\n\n'
+    )
+    events, decoder = decode("agui", body)
+    assert decoder.error is None
+    start = next(e for e in wire(events) if e["type"] == "TOOL_CALL_START")
+    assert start["rawEvent"] == {"role\ufffd": "assistant"}
+    assert wire(events)[-1]["type"] == "RUN_FINISHED"
