@@ -221,6 +221,17 @@ def test_a_missing_run_started_is_synthesized_with_the_runs_ids_and_protocol_ver
     }
 
 
+def test_content_as_the_first_event_gets_both_its_run_and_its_message_started() -> None:
+    """Two repairs for one event (found by the announce property in CI): the synthesized
+    RUN_STARTED, then the TEXT_MESSAGE_START the content needs; the content is kept."""
+    guard = StoreGuard(thread_id="thread-1", run_id="run-1")
+    content = {"type": "TEXT_MESSAGE_CONTENT", "messageId": "a", "delta": "hi"}
+    stored = guard.push(content)
+    assert [e["type"] for e in stored] == ["RUN_STARTED", "TEXT_MESSAGE_START", content["type"]]
+    assert stored[-1] == content and guard.violation is None
+    assert guard.repairs["run-started-synthesized"] == guard.repairs["start-synthesized"] == 1
+
+
 def test_announce_absorbs_the_upstreams_own_run_started_without_counting_it() -> None:
     guard = StoreGuard(thread_id="thread-1", run_id="run-1")
     assert guard.announce()["type"] == "RUN_STARTED"

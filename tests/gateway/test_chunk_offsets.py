@@ -20,6 +20,7 @@ from event_strategies import event_sequences
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
+from agui_codecs.core import StoreGuard
 from agui_codecs.encoders.ai_sdk import AiSdkEncoder
 from agui_codecs.events import event_to_wire
 from gateway.chunk_offsets import (
@@ -57,7 +58,10 @@ def stored_runs(draw: st.DrawFn) -> list[RunEvent]:
     events = [RunStartedEvent(type=EventType.RUN_STARTED, thread_id="t1", run_id="r1"), *body]
     if draw(st.booleans()):
         events.append(RunFinishedEvent(type=EventType.RUN_FINISHED, thread_id="t1", run_id="r1"))
-    return [RunEvent(Cursor(1, seq), event_to_wire(e)) for seq, e in enumerate(events, 1)]
+    # what the store holds: the events as the pump's store guard lets them in
+    guard = StoreGuard(thread_id="t1", run_id="r1")
+    stored = [w for e in events for w in guard.push(event_to_wire(e))]
+    return [RunEvent(Cursor(1, seq), wire) for seq, wire in enumerate(stored, 1)]
 
 
 def _whole(run: Sequence[RunEvent]) -> list[Any]:

@@ -55,7 +55,7 @@ async def test_every_endpoint_is_behind_the_caller_door(
     monkeypatch.setattr(door, "admit", refuse)
     app = make_app()
     endpoints = table(app)
-    assert len(endpoints) == 18  # the URL table of gateway.routes
+    assert len(endpoints) == 20  # the URL table of gateway.routes
     for method, path in endpoints:
         reply = await drive(app, path, RUN_INPUT, method=method)
         assert reply.status == 401, (method, path)

@@ -220,8 +220,8 @@ class StoreGuard:
         etype = str(ev.get("type"))
         fault = found.fault
         if retry and fault is Fault.FIRST_EVENT:
-            self._synthesize_start(out)
-            return self._push(ev, out, retry=False)
+            self._synthesize_start(out)  # the run is active now: this fault cannot come again,
+            return self._push(ev, out)  # and the event may still need a repair of its own
         if fault is Fault.RUN_STARTED_WHILE_ACTIVE and not set(ev) - _SAME_RUN:
             self.repairs["run-started-absorbed"] += 1
             return None
