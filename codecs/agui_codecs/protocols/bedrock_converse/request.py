@@ -33,6 +33,9 @@ and a message with no blocks is dropped. Parameters: route ``params`` are body k
 ``performanceConfig``, ...), flat ``maxTokens`` / ``temperature`` / ``topP`` /
 ``stopSequences`` are nested into ``inferenceConfig``, ``toolChoice`` into ``toolConfig`` (only
 when there are tools); clients may send :data:`ALLOWED_PARAMS` in ``forwardedProps``.
+
+Tool results are sent directly after the assistant message that made their call, text in
+between moved after them (:func:`~agui_codecs.protocols._request.results_after_calls`).
 """
 
 from __future__ import annotations
@@ -69,6 +72,7 @@ from .._request import (
     nest_params,
     own_encrypted_value,
     part_metadata,
+    results_after_calls,
     system_text,
     tool_arguments_object,
     tool_result_text,
@@ -271,7 +275,7 @@ def to_converse(
         else:
             turns.append({"role": role, "content": blocks})
 
-    for index, message in enumerate(run_input.messages):
+    for index, message in results_after_calls(run_input.messages):
         if isinstance(message, UserMessage):
             add("user", _user_blocks(message, index))
         elif isinstance(message, AssistantMessage):

@@ -48,6 +48,9 @@ Parameters: route ``params`` are top-level body keys (``safetySettings``, ``tool
 clients. Flat generation keys from either (``temperature``, ``maxOutputTokens``,
 ``thinkingBudget``...) are nested into ``generationConfig`` (``thinkingConfig`` for the thinking
 keys), winning over the same key inside a route's ``generationConfig``.
+
+Tool results are sent directly after the assistant message that made their call, text in
+between moved after them (:func:`~agui_codecs.protocols._request.results_after_calls`).
 """
 
 from __future__ import annotations
@@ -79,6 +82,7 @@ from .._request import (
     nest_params,
     own_encrypted_value,
     provider_of,
+    results_after_calls,
     system_text,
     tool_arguments_object,
     tool_call_names,
@@ -264,7 +268,7 @@ def to_gemini(
         kinds.append(kind)
         contents.append({"role": "user" if kind != "model" else "model", "parts": parts})
 
-    for index, message in enumerate(run_input.messages):
+    for index, message in results_after_calls(run_input.messages):
         if isinstance(message, UserMessage):
             add("user", _user_parts(message))
         elif isinstance(message, ReasoningMessage):
