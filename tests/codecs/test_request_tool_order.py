@@ -7,9 +7,9 @@ Rules, from each provider's API reference:
   API's 400 text): the ``tool`` messages of every call id come right after it.
 * OpenAI Responses ("Create a model response", ``input`` item ``function_call_output``): the
   output item for a ``call_id`` comes after the ``function_call`` item with that ``call_id``.
-* Anthropic Messages ("Tool use" -> "Handling tool use and tool result content blocks": tool
-  result blocks "must immediately follow their corresponding tool use blocks" in the next
-  ``user`` message and come first in its ``content``).
+* Anthropic Messages ("Tool use" -> handling tool use and tool result content blocks): the
+  ``tool_result`` blocks follow their ``tool_use`` blocks in the next ``user`` message and come
+  first in its ``content``.
 * Gemini (``generateContent`` "Function calling" -> multi-turn: the ``functionResponse`` parts
   are the content right after the ``model`` content with the ``functionCall`` parts).
 * Bedrock Converse (``ContentBlock`` ``toolUse`` / ``toolResult``; "Call a tool with the
@@ -65,6 +65,7 @@ def conversations(draw: st.DrawFn) -> list[dict[str, Any]]:
     anything (text, reasoning, other calls, other results) in between."""
     messages: list[dict[str, Any]] = [{"id": "m0", "role": "user", "content": "u0"}]
     pending: list[str] = []
+    answered: list[str] = []
     counter = 0
     for _ in range(draw(st.integers(1, 10))):
         counter += 1
@@ -78,6 +79,9 @@ def conversations(draw: st.DrawFn) -> list[dict[str, Any]]:
             messages.append({"id": f"m{n}", "role": "reasoning", "content": f"think{n}"})
         elif kind == "calls":
             ids = [f"c{n}_{k}" for k in range(draw(st.integers(1, 3)))]
+            reusable = [i for i in answered if i not in pending]
+            if reusable and draw(st.booleans()):  # some providers number calls per turn
+                ids = [draw(st.sampled_from(reusable))]
             message: dict[str, Any] = {
                 "id": f"m{n}",
                 "role": "assistant",
@@ -96,6 +100,7 @@ def conversations(draw: st.DrawFn) -> list[dict[str, Any]]:
             pending.extend(ids)
         elif pending:
             call_id = pending.pop(draw(st.integers(0, len(pending) - 1)))
+            answered.append(call_id)
             messages.append(_result(f"m{n}", call_id))
     while pending:  # the remaining results, in a random order, text possibly between them
         counter += 1
@@ -107,15 +112,16 @@ def conversations(draw: st.DrawFn) -> list[dict[str, Any]]:
 
 
 def _result(message_id: str, call_id: str) -> dict[str, Any]:
-    return {"id": message_id, "role": "tool", "toolCallId": call_id, "content": f"r-{call_id}"}
+    content = f"r-{call_id}#{message_id}"
+    return {"id": message_id, "role": "tool", "toolCallId": call_id, "content": content}
 
 
 def _inputs(messages: list[dict[str, Any]]) -> tuple[Counter[str], Counter[str]]:
-    """(user/assistant texts, tool call ids with a result) of the input, with multiplicity."""
+    """(user/assistant texts, tool results) of the input, with multiplicity."""
     texts = Counter(
         m["content"] for m in messages if m["role"] in ("user", "assistant") and m.get("content")
     )
-    results = Counter(m["toolCallId"] for m in messages if m["role"] == "tool")
+    results = Counter(m["content"] for m in messages if m["role"] == "tool")
     return texts, results
 
 
@@ -130,8 +136,8 @@ def check_openai_chat(body: dict[str, Any]) -> tuple[Counter[str], Counter[str]]
         if message["role"] in ("user", "assistant") and message.get("content"):
             texts[message["content"]] += 1
         if message["role"] == "tool":
-            assert message["content"] == f"r-{message['tool_call_id']}"
-            results[message["tool_call_id"]] += 1
+            assert message["content"].startswith(f"r-{message['tool_call_id']}#")
+            results[message["content"]] += 1
         calls = [c["id"] for c in message.get("tool_calls", [])]
         if calls:
             following = out[i + 1 : i + 1 + len(calls)]
@@ -151,8 +157,8 @@ def check_responses(body: dict[str, Any]) -> tuple[Counter[str], Counter[str]]:
             seen_calls.add(item["call_id"])
         elif item["type"] == "function_call_output":
             assert item["call_id"] in seen_calls
-            assert item["output"] == f"r-{item['call_id']}"
-            results[item["call_id"]] += 1
+            assert item["output"].startswith(f"r-{item['call_id']}#")
+            results[item["output"]] += 1
     return texts, results
 
 
@@ -177,8 +183,8 @@ def _check_blocks(
             result = result_of(block)
             if result is not None:
                 assert turn["role"] == "user"
-                assert output_of(block) == f"r-{result}"
-                results[result] += 1
+                assert output_of(block).startswith(f"r-{result}#")
+                results[output_of(block)] += 1
         calls = [c for c in map(call_of, blocks) if c is not None]
         if calls:
             assert turn["role"] == model_role

@@ -340,16 +340,17 @@ def results_after_calls(messages: Sequence[Message]) -> list[tuple[int, Message]
     Strict providers refuse anything between a call and its result: OpenAI Chat Completions
     wants the ``tool`` messages of every call id right after the assistant message with
     ``tool_calls`` ("Create chat completion", ``messages`` -> tool message), Anthropic the
-    ``tool_result`` blocks first in the next ``user`` message (Messages API, "Tool use":
-    "tool_result blocks must immediately follow ... in the next user message"), Gemini the
+    ``tool_result`` blocks first in the next ``user`` message (Messages API, "Tool use",
+    handling tool results), Gemini the
     ``functionResponse`` turn right after the ``functionCall`` turn ("Function calling",
     multi-turn), Bedrock Converse the ``toolResult`` in the next ``user`` message. AG-UI
     histories often hold text in between (a frontend tool, an approval turn: the assistant's
     "please confirm", the user's "yes", then the result); that text is moved after the results,
-    never dropped. Results keep their relative order; everything else keeps its order; a result
-    for a call no earlier assistant message made (refused by :func:`check_conversation`) and a
-    call still waiting for its result are left where they are. Nothing is added or removed:
-    the output is a permutation of the input.
+    never dropped. A result belongs to the latest earlier assistant message that made its call id
+    (ids reused by a later turn stay with that turn). Results keep their relative order;
+    everything else keeps its order; a result for a call no earlier assistant message made
+    (refused by :func:`check_conversation`) and a call still waiting for its result are left
+    where they are. Nothing is added or removed: the output is a permutation of the input.
 
     Args:
         messages: ``RunAgentInput.messages``.
@@ -357,26 +358,19 @@ def results_after_calls(messages: Sequence[Message]) -> list[tuple[int, Message]
     Returns:
         ``[(index, message), ...]``, each index of ``messages`` exactly once.
     """
-    answered: dict[str, list[int]] = {}
+    owner: dict[str, int] = {}  # call id -> index of the latest assistant message making it
+    results: dict[int, list[int]] = {}  # assistant index -> indices of the results it owns
     for index, message in enumerate(messages):
-        if isinstance(message, ToolMessage):
-            answered.setdefault(message.tool_call_id, []).append(index)
-    moved: set[int] = set()
+        if isinstance(message, AssistantMessage):
+            for call in message.tool_calls or ():
+                owner[call.id] = index
+        elif isinstance(message, ToolMessage) and message.tool_call_id in owner:
+            results.setdefault(owner[message.tool_call_id], []).append(index)
+    moved = {i for owned in results.values() for i in owned}
     out: list[tuple[int, Message]] = []
     for index, message in enumerate(messages):
         if index in moved:
             continue
         out.append((index, message))
-        if not isinstance(message, AssistantMessage) or not message.tool_calls:
-            continue
-        calls = {call.id for call in message.tool_calls}
-        pulled = sorted(
-            i
-            for call_id in calls
-            for i in answered.get(call_id, ())
-            if i > index and i not in moved
-        )
-        for i in pulled:
-            moved.add(i)
-            out.append((i, messages[i]))
+        out.extend((i, messages[i]) for i in results.get(index, ()))
     return out
