@@ -6,7 +6,8 @@ Pure functions, no I/O. The builders are the ``request`` modules of the protocol
 (:class:`ClientRequest`, public through :mod:`agui_codecs.protocols`), how model parameters
 are picked and nested, how system messages and context become one system text, how media
 parts are read, how tool arguments and results are parsed, and which opaque reasoning values
-may be sent back to which provider.
+may be sent back to which provider, and in which order tool results must follow their calls
+(:func:`results_after_calls`).
 """
 
 from __future__ import annotations
@@ -51,6 +52,7 @@ __all__ = [
     "own_encrypted_value",
     "part_metadata",
     "provider_of",
+    "results_after_calls",
     "system_text",
     "text_of",
     "tool_arguments_object",
@@ -329,3 +331,46 @@ def own_encrypted_value(holder: Any, provider: str) -> str | None:
         return None
     origin = provider_of(holder)
     return value if origin is None or origin == provider else None
+
+
+def results_after_calls(messages: Sequence[Message]) -> list[tuple[int, Message]]:
+    """``messages`` with every tool result moved directly after the assistant message that
+    made its call, as ``(index in messages, message)`` pairs (indices for error locations).
+
+    Strict providers refuse anything between a call and its result: OpenAI Chat Completions
+    wants the ``tool`` messages of every call id right after the assistant message with
+    ``tool_calls`` ("Create chat completion", ``messages`` -> tool message), Anthropic the
+    ``tool_result`` blocks first in the next ``user`` message (Messages API, "Tool use",
+    handling tool results), Gemini the
+    ``functionResponse`` turn right after the ``functionCall`` turn ("Function calling",
+    multi-turn), Bedrock Converse the ``toolResult`` in the next ``user`` message. AG-UI
+    histories often hold text in between (a frontend tool, an approval turn: the assistant's
+    "please confirm", the user's "yes", then the result); that text is moved after the results,
+    never dropped. A result belongs to the latest earlier assistant message that made its call id
+    (ids reused by a later turn stay with that turn). Results keep their relative order;
+    everything else keeps its order; a result for a call no earlier assistant message made
+    (refused by :func:`check_conversation`) and a call still waiting for its result are left
+    where they are. Nothing is added or removed: the output is a permutation of the input.
+
+    Args:
+        messages: ``RunAgentInput.messages``.
+
+    Returns:
+        ``[(index, message), ...]``, each index of ``messages`` exactly once.
+    """
+    owner: dict[str, int] = {}  # call id -> index of the latest assistant message making it
+    results: dict[int, list[int]] = {}  # assistant index -> indices of the results it owns
+    for index, message in enumerate(messages):
+        if isinstance(message, AssistantMessage):
+            for call in message.tool_calls or ():
+                owner[call.id] = index
+        elif isinstance(message, ToolMessage) and message.tool_call_id in owner:
+            results.setdefault(owner[message.tool_call_id], []).append(index)
+    moved = {i for owned in results.values() for i in owned}
+    out: list[tuple[int, Message]] = []
+    for index, message in enumerate(messages):
+        if index in moved:
+            continue
+        out.append((index, message))
+        out.extend((i, messages[i]) for i in results.get(index, ()))
+    return out

@@ -28,6 +28,9 @@ tools[]                ``{"name", "description", "input_schema"}``
 Consecutive turns of the same role are merged into one (tool results then user text become
 one ``user`` turn, reasoning then text then tool calls one ``assistant`` turn), and a turn with
 no blocks is dropped. ``max_tokens`` defaults to :data:`DEFAULT_MAX_TOKENS`; ``stream: true``.
+
+Tool results are sent directly after the assistant message that made their call, text in
+between moved after them (:func:`~agui_codecs.protocols._request.results_after_calls`).
 """
 
 from __future__ import annotations
@@ -61,6 +64,7 @@ from .._request import (
     decode_base64_text,
     merge_params,
     part_metadata,
+    results_after_calls,
     text_of,
     tool_arguments_object,
 )
@@ -221,7 +225,7 @@ def to_anthropic(
         else:
             turns.append({"role": role, "content": blocks})
 
-    for index, message in enumerate(run_input.messages):
+    for index, message in results_after_calls(run_input.messages):
         if isinstance(message, SystemMessage | DeveloperMessage):
             if message.content:
                 system.append(message.content)

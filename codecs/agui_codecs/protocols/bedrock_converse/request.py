@@ -21,7 +21,9 @@ reasoning              ``{"reasoningContent": {"reasoningText": {"text", "signat
                        says ``redactedContent``; a reasoning message without a Bedrock
                        ``encryptedValue`` is dropped (Claude rejects unsigned reasoning)
 tool                   ``user`` message: ``{"toolResult": {"toolUseId", "content": [{"json"} |
-                       {"text"}], "status"}}`` (``json`` when the output is a JSON object)
+                       {"text"}], "status"}}`` (``json`` when the output is a JSON object);
+                       a result with media parts keeps them as ``ToolResultContentBlock``
+                       ``text`` / ``image`` / ``document`` / ``video`` blocks
 activity               not sent
 tools[]                ``toolConfig.tools: [{"toolSpec": {"name", "description", "inputSchema":
                        {"json": <schema>}}}]``
@@ -33,6 +35,9 @@ and a message with no blocks is dropped. Parameters: route ``params`` are body k
 ``performanceConfig``, ...), flat ``maxTokens`` / ``temperature`` / ``topP`` /
 ``stopSequences`` are nested into ``inferenceConfig``, ``toolChoice`` into ``toolConfig`` (only
 when there are tools); clients may send :data:`ALLOWED_PARAMS` in ``forwardedProps``.
+
+Tool results are sent directly after the assistant message that made their call, text in
+between moved after them (:func:`~agui_codecs.protocols._request.results_after_calls`).
 """
 
 from __future__ import annotations
@@ -69,6 +74,7 @@ from .._request import (
     nest_params,
     own_encrypted_value,
     part_metadata,
+    results_after_calls,
     system_text,
     tool_arguments_object,
     tool_result_text,
@@ -220,12 +226,22 @@ def _reasoning_blocks(message: ReasoningMessage) -> list[dict[str, Any]]:
     return [{"reasoningContent": {"reasoningText": text}}]
 
 
-def _tool_result(message: ToolMessage) -> list[dict[str, Any]]:
-    output = json_or_text(tool_result_text(message))
-    content = {"json": output} if isinstance(output, dict) else {"text": tool_result_text(message)}
+def _tool_result(message: ToolMessage, index: int) -> list[dict[str, Any]]:
+    content: list[dict[str, Any]] = []
+    if isinstance(message.content, list) and any(
+        not isinstance(p, TextPart) for p in message.content
+    ):
+        # ToolResultContentBlock is text | image | document | video | json, like a user block
+        where = f"messages[{index}]"
+        blocks = [_part(p, f"{where}.content[{i}]", i) for i, p in enumerate(message.content)]
+        content = [b for b in blocks if b is not None]
+    else:
+        output = json_or_text(tool_result_text(message))
+        text = tool_result_text(message)
+        content = [{"json": output} if isinstance(output, dict) else {"text": text}]
     result = {
         "toolUseId": message.tool_call_id,
-        "content": [content],
+        "content": content,
         "status": "error" if message.error else "success",
     }
     return [{"toolResult": result}]
@@ -271,7 +287,7 @@ def to_converse(
         else:
             turns.append({"role": role, "content": blocks})
 
-    for index, message in enumerate(run_input.messages):
+    for index, message in results_after_calls(run_input.messages):
         if isinstance(message, UserMessage):
             add("user", _user_blocks(message, index))
         elif isinstance(message, AssistantMessage):
@@ -279,7 +295,7 @@ def to_converse(
         elif isinstance(message, ReasoningMessage):
             add("assistant", _reasoning_blocks(message))
         elif isinstance(message, ToolMessage):
-            add("user", _tool_result(message))
+            add("user", _tool_result(message, index))
         elif isinstance(message, SystemMessage | DeveloperMessage | ActivityMessage):
             continue  # system text below; activity messages are the client's own
     body: dict[str, Any] = {"messages": turns}

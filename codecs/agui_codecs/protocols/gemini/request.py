@@ -29,7 +29,13 @@ assistant              ``model`` parts: ``{text, thoughtSignature?}`` (the messa
 tool                   ``user`` content of ``{functionResponse: {id, name, response}}`` parts;
                        ``name`` is the name of the call with that id (required to match),
                        ``response`` is ``{"output": <the result, parsed as JSON when it is>}``
-                       or ``{"error": <text>}`` (the keys the reference documents)
+                       or ``{"error": <text>}`` (the keys the reference documents); media
+                       parts of the result go, for Gemini 3 models, in
+                       ``functionResponse.parts`` (``FunctionResponsePart`` ``inlineData`` /
+                       ``fileData``, "Multimodal function responses"), for older models as
+                       top-level ``inlineData`` / ``fileData`` parts after the responses of
+                       the content (``@ai-sdk/google`` 3.0.141
+                       ``convert-to-google-generative-ai-messages.ts``, legacy tool results)
 activity               not sent
 tools[]                ``[{functionDeclarations: [{name, description?, parametersJsonSchema?}]}]``
                        (JSON Schema as given; the OpenAPI-subset ``parameters`` rejects keys
@@ -48,6 +54,9 @@ Parameters: route ``params`` are top-level body keys (``safetySettings``, ``tool
 clients. Flat generation keys from either (``temperature``, ``maxOutputTokens``,
 ``thinkingBudget``...) are nested into ``generationConfig`` (``thinkingConfig`` for the thinking
 keys), winning over the same key inside a route's ``generationConfig``.
+
+Tool results are sent directly after the assistant message that made their call, text in
+between moved after them (:func:`~agui_codecs.protocols._request.results_after_calls`).
 """
 
 from __future__ import annotations
@@ -79,6 +88,7 @@ from .._request import (
     nest_params,
     own_encrypted_value,
     provider_of,
+    results_after_calls,
     system_text,
     tool_arguments_object,
     tool_call_names,
@@ -206,8 +216,8 @@ def _assistant_parts(
 
 
 def _function_response(
-    message: ToolMessage, names: Mapping[str, str], index: int
-) -> dict[str, Any]:
+    message: ToolMessage, names: Mapping[str, str], index: int, *, gemini3: bool
+) -> list[dict[str, Any]]:
     name = names.get(message.tool_call_id)
     if name is None:
         raise RequestTranslationError(
@@ -217,7 +227,13 @@ def _function_response(
         )
     text = tool_result_text(message)
     response = {"error": text} if message.error else {"output": json_or_text(text)}
-    return {"functionResponse": {"id": message.tool_call_id, "name": name, "response": response}}
+    result: dict[str, Any] = {"id": message.tool_call_id, "name": name, "response": response}
+    content = message.content if isinstance(message.content, list) else []
+    media = [_part(p) for p in content if not isinstance(p, TextPart)]
+    if media and gemini3:
+        result["parts"] = media  # FunctionResponse.parts: FunctionResponsePart inlineData/fileData
+        return [{"functionResponse": result}]
+    return [{"functionResponse": result}, *media]  # before Gemini 3: top-level media parts
 
 
 def _tools(run_input: RunAgentInput) -> list[dict[str, Any]]:
@@ -259,12 +275,18 @@ def to_gemini(
         if not parts:
             return
         if kinds and kinds[-1] == kind:
-            contents[-1]["parts"].extend(parts)
+            current = contents[-1]["parts"]
+            if kind == "function-response":  # responses first, media of older models after
+                at = sum("functionResponse" in p for p in current)
+                current[at:at] = [p for p in parts if "functionResponse" in p]
+                current.extend(p for p in parts if "functionResponse" not in p)
+            else:
+                current.extend(parts)
             return
         kinds.append(kind)
         contents.append({"role": "user" if kind != "model" else "model", "parts": parts})
 
-    for index, message in enumerate(run_input.messages):
+    for index, message in results_after_calls(run_input.messages):
         if isinstance(message, UserMessage):
             add("user", _user_parts(message))
         elif isinstance(message, ReasoningMessage):
@@ -272,7 +294,10 @@ def to_gemini(
         elif isinstance(message, AssistantMessage):
             add("model", _assistant_parts(message, index, gemini3=gemini3))
         elif isinstance(message, ToolMessage):
-            add("function-response", [_function_response(message, names, index)])
+            add(
+                "function-response",
+                _function_response(message, names, index, gemini3=gemini3),
+            )
         elif isinstance(message, SystemMessage | DeveloperMessage | ActivityMessage):
             continue  # system text goes to ``systemInstruction``; activities are UI only
     body: dict[str, Any] = {"contents": contents}

@@ -27,6 +27,9 @@ tools[]                ``{"type": "function", "function": {"name", "description"
 Always ``stream: true`` and ``stream_options: {"include_usage": true}`` (so the decoder sees the
 usage-only final chunk). The model is the route's; model parameters come from the route's
 ``params`` and from the allowed ``forwardedProps`` keys (:data:`ALLOWED_PARAMS`).
+
+Tool results are sent directly after the assistant message that made their call, text in
+between moved after them (:func:`~agui_codecs.protocols._request.results_after_calls`).
 """
 
 from __future__ import annotations
@@ -61,6 +64,7 @@ from .._request import (
     data_url,
     merge_params,
     part_metadata,
+    results_after_calls,
     text_of,
 )
 
@@ -196,7 +200,7 @@ def to_openai_chat(
     """
     messages: list[dict[str, Any]] = []
     leading_system = 0
-    for index, message in enumerate(run_input.messages):
+    for index, message in results_after_calls(run_input.messages):
         if isinstance(message, SystemMessage | DeveloperMessage):
             item: dict[str, Any] = {"role": message.role, "content": message.content}
             if message.name:

@@ -42,6 +42,9 @@ content is not supported with this model"); a route's own ``include`` entries ar
 parameters come from the route's ``params`` and the allowed ``forwardedProps`` keys
 (:data:`ALLOWED_PARAMS`); ``reasoningEffort`` / ``reasoningSummary`` / ``verbosity`` are nested
 into ``reasoning.effort`` / ``reasoning.summary`` / ``text.verbosity``.
+
+Tool results are sent directly after the assistant message that made their call, text in
+between moved after them (:func:`~agui_codecs.protocols._request.results_after_calls`).
 """
 
 from __future__ import annotations
@@ -76,6 +79,7 @@ from .._request import (
     nest_params,
     own_encrypted_value,
     part_metadata,
+    results_after_calls,
     system_text,
     tool_result_text,
 )
@@ -240,7 +244,7 @@ def to_openai_responses(
             ``UNSUPPORTED_CONTENT``).
     """
     items: list[dict[str, Any]] = []
-    for index, message in enumerate(run_input.messages):
+    for index, message in results_after_calls(run_input.messages):
         if isinstance(message, UserMessage):
             items.append(_user(message, index))
         elif isinstance(message, AssistantMessage):
