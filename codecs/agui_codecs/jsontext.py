@@ -37,6 +37,7 @@ _LONG_DIGITS_STR: Final = re.compile("[0-9]{19,}")
 # only costs a scrub of a value that has nothing to scrub
 _ESCAPED_SURROGATE: Final = re.compile(r"\\u[dD][89a-fA-F]")
 _ESCAPED_SURROGATE_B: Final = re.compile(rb"\\u[dD][89a-fA-F]")
+_LONE_SURROGATE: Final = re.compile("[\ud800-\udfff]")
 
 
 def _no_constant(name: str) -> Any:
@@ -105,7 +106,9 @@ def _check_finite(value: Any) -> None:
 
 def dumps(value: Any) -> str:
     """Compact JSON text of ``value`` (``orjson.dumps`` output), also for integers beyond
-    64 bits, which are written with all their digits.
+    64 bits, which are written with all their digits, and for strings holding a lone
+    surrogate (what :func:`parse` keeps), which are written escaped (``\\ud83c``): the text is
+    then ASCII, valid UTF-8, and reads back as the same value.
 
     Raises:
         TypeError: ``value`` holds something JSON cannot represent.
@@ -113,4 +116,7 @@ def dumps(value: Any) -> str:
     try:
         return orjson.dumps(value).decode()
     except orjson.JSONEncodeError:
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        if _LONE_SURROGATE.search(text) is None:
+            return text
+        return json.dumps(value, ensure_ascii=True, separators=(",", ":"), allow_nan=False)

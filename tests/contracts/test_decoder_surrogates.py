@@ -19,6 +19,7 @@ start or end of random JSON string literals (values and keys), fed whole and in 
 
 from __future__ import annotations
 
+import os
 import re
 from typing import Any
 
@@ -29,7 +30,7 @@ from fuzz_inputs import family_corpus
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agui_codecs import InternalDecoderError
+from agui_codecs import InternalDecoderError, jsontext
 
 _HALVES = (b"\\ud800", b"\\udbff", b"\\udc00", b"\\udfff", b"\\ud83c", b"\\udf0d", b"\\uD83C")
 _STRING_START = re.compile(rb'(?<![\\])"(?=[A-Za-z0-9 _.,:{}\[\]-])')
@@ -70,7 +71,11 @@ def _check(name: str, body: bytes, cuts: list[int]) -> None:
 
 
 @pytest.mark.parametrize("name", NAMES)
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=int(os.environ.get("GATEWAY_TEST_SURROGATE_EXAMPLES", "30")),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 @given(data=st.data())
 def test_lone_surrogate_escapes_anywhere_end_in_a_legal_run(name: str, data: st.DataObject) -> None:
     body = data.draw(bodies(name), label="body")
@@ -92,3 +97,29 @@ def test_the_found_agui_raw_event_with_a_lone_surrogate() -> None:
     start = next(e for e in wire(events) if e["type"] == "TOOL_CALL_START")
     assert start["rawEvent"] == {"role\ufffd": "assistant"}
     assert wire(events)[-1]["type"] == "RUN_FINISHED"
+
+
+def test_a_hosted_tool_item_with_a_lone_surrogate_is_kept_as_its_escape() -> None:
+    """Found by the property in CI: an ``image_generation_call`` item whose ``.done`` held a key
+    ``"\\ud800status"`` ended the run with ``INTERNAL_DECODER_ERROR`` (the decoder serialized
+    the item for TOOL_CALL_RESULT with orjson, which refuses the lone surrogate). The result's
+    JSON text now keeps the escape, so it reads back as the item the upstream sent."""
+    done = b'"type":"response.output_item.done"'
+    marker = b'"type":"image_generation_call","status":"completed"'
+    body = next(
+        b
+        for b in family_corpus(DECODER_FAMILIES["openai-responses"])
+        if any(done in line and marker in line for line in b.splitlines())
+    )
+    lines = body.splitlines(keepends=True)
+    at = next(i for i, line in enumerate(lines) if done in line and marker in line)
+    lines[at] = lines[at].replace(
+        marker, b'"type":"image_generation_call","\\ud800status":"completed"'
+    )
+    events, decoder = decode("openai-responses", b"".join(lines))
+    assert decoder.error is None
+    results = [e for e in wire(events) if e["type"] == "TOOL_CALL_RESULT"]
+    items = [jsontext.loads(r["content"]) for r in results]
+    assert any(i.get("\ud800status") == "completed" for i in items if isinstance(i, dict))
+    assert any('"\\ud800status":"completed"' in r["content"] for r in results)
+    orjson.dumps(wire(events))

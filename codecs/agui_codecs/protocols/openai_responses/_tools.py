@@ -15,9 +15,9 @@ from abc import abstractmethod
 from collections.abc import Hashable
 from typing import Any, Final
 
-import orjson
 from ag_ui.core import Interrupt
 
+from ... import jsontext
 from ...errors import MalformedUpstreamError
 from ..base import StreamDecoder
 
@@ -53,11 +53,11 @@ _APPROVAL_SCHEMA: Final[dict[str, Any]] = {
 
 def escape(text: str) -> str:
     """``text`` JSON-escaped, without the surrounding quotes (a fragment of a JSON string)."""
-    return orjson.dumps(text).decode()[1:-1]
+    return jsontext.dumps(text)[1:-1]  # a lone surrogate half stays an escape (jsontext)
 
 
 def to_json(value: Any) -> str:
-    return orjson.dumps(value).decode()
+    return jsontext.dumps(value)
 
 
 class ItemState:
