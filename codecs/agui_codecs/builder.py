@@ -236,7 +236,8 @@ class RunBuilder:
 
         Opening closes any open reasoning (reasoning precedes the answer). Returns the id.
         """
-        delta = self._halves.push(("text", key), delta)
+        if self.lone_surrogates:  # only a flagged payload can hold a half
+            delta = self._halves.push(("text", key), delta)
         message_id = self._text.get(key)
         if message_id is None:
             self.start()
@@ -294,7 +295,8 @@ class RunBuilder:
         """Append ``delta`` to the reasoning message open under ``key``, opening one if needed."""
         if delta and not isinstance(delta, str):
             raise LocalProtocolError("RunBuilder.reasoning() takes a string delta")
-        delta = self._halves.push(("reasoning", key), delta)
+        if self.lone_surrogates:  # only a flagged payload can hold a half
+            delta = self._halves.push(("reasoning", key), delta)
         message_id = self._open_reasoning(key)
         if delta:
             self._emit(ReasoningMessageContentEvent(message_id=message_id, delta=delta))
@@ -396,7 +398,7 @@ class RunBuilder:
     def tool_args(self, key: Hashable, delta: str) -> None:
         """Append an arguments fragment to the call open under ``key`` (ignored if none)."""
         call = self._tools.get(key)
-        if call is not None and delta:
+        if call is not None and delta and self.lone_surrogates:
             delta = self._halves.push(("call", key), delta)
         if call is not None and delta:
             event = ToolCallArgsEvent(tool_call_id=call.id, delta=delta)
