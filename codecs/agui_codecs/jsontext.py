@@ -40,6 +40,8 @@ _NINETEEN_DIGITS: Final = b"0" * 19
 def _has_long_digits(data: bytes) -> bool:
     """Whether ``data`` holds a run of 19 or more ASCII digits."""
     return len(data) >= 19 and data.translate(_DIGITS_AS_ZERO).find(_NINETEEN_DIGITS) >= 0
+
+
 # an escaped surrogate (\uD800 .. \uDFFF); a false hit (an escaped backslash before "uD8")
 # only costs a scrub of a value that has nothing to scrub
 _ESCAPED_SURROGATE: Final = re.compile(r"\\u[dD][89a-fA-F]")
