@@ -54,8 +54,13 @@ def _no_constant(name: str) -> Any:
 
 
 def _stdlib(raw: bytes | str) -> Any:
+    """The standard library's parse, for what orjson cannot keep. Bytes must be UTF-8, as for
+    orjson: ``json.loads`` would take UTF-16/32 and let bytes encoding a surrogate through
+    (``surrogatepass``), and the same body then gave other text than when its framing decoded
+    it (U+FFFD per byte): a split-dependent outcome the long hunt found."""
     try:
-        value = json.loads(raw, parse_constant=_no_constant)
+        text = raw if isinstance(raw, str) else raw.decode("utf-8")
+        value = json.loads(text, parse_constant=_no_constant)
     except (ValueError, UnicodeDecodeError) as exc:
         doc = raw if isinstance(raw, str) else raw.decode("utf-8", "replace")
         raise JSONDecodeError(str(exc), doc, 0) from exc

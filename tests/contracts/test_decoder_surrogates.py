@@ -33,6 +33,10 @@ from hypothesis import strategies as st
 from agui_codecs import InternalDecoderError, jsontext
 
 _HALVES = (b"\\ud800", b"\\udbff", b"\\udc00", b"\\udfff", b"\\ud83c", b"\\udf0d", b"\\uD83C")
+_ENCODED_HALVES = (b"\xed\xa0\x80", b"\xed\xb0\x80", b"\xed\xa0\xbc")
+"""A surrogate written as UTF-8 bytes (CESU-8 style): invalid UTF-8, which every framing must
+take the same way whatever the split (the long hunt found the JSON fast path letting it
+through as a lone surrogate while the SSE decoder replaced each byte)."""
 _STRING_START = re.compile(rb'(?<![\\])"(?=[A-Za-z0-9 _.,:{}\[\]-])')
 """An opening or closing quote of a JSON string literal (roughly: a quote not escaped, next to
 ordinary text); inserting an escape right after it lands inside a string either way."""
@@ -53,7 +57,7 @@ def bodies(draw: st.DrawFn, name: str) -> bytes:
     chosen = sorted(set(draw(st.lists(st.sampled_from(spots), min_size=1, max_size=4))))
     out, prev = [], 0
     for at in chosen:
-        out += [body[prev:at], draw(st.sampled_from(_HALVES))]
+        out += [body[prev:at], draw(st.sampled_from(_HALVES + _ENCODED_HALVES))]
         prev = at
     return b"".join([*out, body[prev:]])
 
@@ -123,3 +127,19 @@ def test_a_hosted_tool_item_with_a_lone_surrogate_is_kept_as_its_escape() -> Non
     assert any(i.get("\ud800status") == "completed" for i in items if isinstance(i, dict))
     assert any('"\\ud800status":"completed"' in r["content"] for r in results)
     orjson.dumps(wire(events))
+
+
+_FOUND_SPLIT = b'data: {"candidates": [{"content": {"parts": [{"text": "1\\n2\\n3\\n4\\n5\\n6\\n7\\n8\\n9\\n10\\n11\\n12\\n13\\n1"}],"role": "model"},"index": 0}],"usageMetadata": {"promptTokenCount": 18,"candidatesTokenCount": 31,"totalTokenCount": 84,"promptTokensDetails": [{"modality": "TEXT","tokenCount": 18}],"thoughtsTokenCount": 35,"serviceTier": "standard"},"modelVersion": "gemini-2.5-flash","responseId": "ru1garvBEoOiqtsP2fznmQw"}\n\ndata: {"candidates": [{"content": {"parts": [{"text": "4\\n15\\n16\\n17\\n18\\n19\\n20\\n21\\n22\\n23\\n24\\n25\\n26\\n27\\n28\\n29\xed\xa0\x80\\n3"}],"role": "model"},"index": 0}],"usageMetadata": {"promptTokenCount": 18,"candidatesTokenCount": 79,"totalTokenCount": 132,"promptTokensDetails": [{"modality": "TEXT","tokenCount": 18}],"thoughtsTokenCount": 35,"serviceTier": "standard"},"modelVersion": "gemini-2.5-flash","responseId": "ru1garvBEoOiqtsP2fznmQw"}\n\ndata: {"candidates": [{"content": {"parts": [{"text": "0"}],"role": "model"},"finishReason": "STOP","index": 0}],"usageMetadata": {"promptTokenCount": 18,"candidatesTokenCount": 80,"totalTokenCount": 13 3,"promptTokensDetails": [{"modality": "TEXT","tokenCount": 18}],"thoughtsTokenCount": 35,"serviceTier": "standard"},"modelVersion": "gemini-2.5-flash","responseId": "ru1garvBEoOiqtsP2fznmQw"}\n\n'
+"""The long hunt's input (``split-gemini-8d10b49f5a1a``): a Gemini SSE body whose second frame
+holds a surrogate written as UTF-8 bytes (``\\xed\\xa0\\x80``), its third frame malformed."""
+
+
+def test_the_hunts_split_dependent_gemini_body_decodes_the_same_in_any_split() -> None:
+    """Whole, the second frame took the JSON fast path, whose standard-library fallback read the
+    bytes as one lone surrogate (one U+FFFD); cut at the hunt's offsets, the SSE decoder replaced
+    each byte (three). The fallback now takes bytes as strict UTF-8, as orjson does."""
+    whole, _ = decode("gemini", _FOUND_SPLIT)
+    split, _ = decode("gemini", _FOUND_SPLIT, [853, 946, 958, 540, 914, 115])
+    assert wire(split) == wire(whole)
+    by_byte, _ = decode("gemini", _FOUND_SPLIT, range(1, len(_FOUND_SPLIT)))
+    assert wire(by_byte) == wire(whole)
