@@ -76,7 +76,7 @@ def _frame(raw: bytes | str, where: str, event: str | None = None) -> Frame:
     except jsontext.JSONDecodeError as exc:
         snippet = raw[:80] if isinstance(raw, str) else raw[:80].decode("utf-8", "replace")
         raise MalformedUpstreamError(f"{where} is not valid JSON ({exc}): {snippet!r}") from exc
-    return Frame(value, event, surrogates=surrogates) if surrogates else Frame(value, event)
+    return Frame(value, event, surrogates=surrogates)
 
 
 class FrameDecoder:

@@ -46,7 +46,6 @@ from pydantic import BaseModel, ConfigDict
 from starlette.responses import Response
 
 from agui_codecs.encoders.agui import AguiEncoder
-from agui_codecs.encoders.ai_sdk import AiSdkEncoder
 from agui_codecs.protocols import ClientRequest
 
 from .. import metrics
@@ -70,7 +69,7 @@ from ._http import (
     run_ref,
     sse_response,
 )
-from .stream import run_metadata
+from .stream import resume_encoder
 
 __all__ = [
     "REPLAY_MODES",
@@ -253,11 +252,7 @@ async def ai_sdk_resume(call: Call) -> Response:
     annotate(call.request, run_id=run.public_run_id)
     reader = await manager.reader(run.id)
     metrics.RESUMES.labels("ai_sdk").inc()
-    encoder = AiSdkEncoder(
-        message_id=run.message_id,
-        ai_sdk_major=route.ai_sdk_major,
-        message_metadata=run_metadata(run),
-    )
+    encoder = resume_encoder(route, run)
     headers = run_headers(run.public_thread_id, run.public_run_id)
     body = encode_run_events(reader, encoder)
     return sse_response(body, encoder, services.settings, headers=headers)

@@ -163,6 +163,17 @@ def run_metadata(run: RunRecord) -> dict[str, str]:
     return {"threadId": run.public_thread_id, "runId": run.public_run_id}
 
 
+def resume_encoder(route: RouteConfig, run: RunRecord) -> AiSdkEncoder:
+    """The AI SDK encoder a stored ``run`` of ``route`` is replayed with: the settings its
+    POST streamed with (message id, ``ai`` major, ``start.messageMetadata``), so a resume
+    gives the same chunks (the AI SDK resume and the ``WorkflowChatTransport`` stream)."""
+    return AiSdkEncoder(
+        message_id=run.message_id,
+        ai_sdk_major=route.ai_sdk_major,
+        message_metadata=run_metadata(run),
+    )
+
+
 async def _stream(
     call: Call,
     route: RouteConfig,

@@ -36,7 +36,6 @@ from urllib.parse import quote, unquote
 
 from starlette.responses import Response
 
-from agui_codecs.encoders.ai_sdk import AiSdkEncoder
 from agui_codecs.protocols.ai_sdk.chat_request import AiSdkChatRequest
 
 from .. import metrics
@@ -48,7 +47,7 @@ from ..types import Cursor
 from ._access import annotate
 from ._endpoint import Call
 from ._http import path_id, query_param, read_json, run_headers, sse_response
-from .stream import ai_sdk_chat, run_metadata
+from .stream import ai_sdk_chat, resume_encoder
 
 __all__ = [
     "RUN_ID_HEADER",
@@ -133,11 +132,7 @@ async def workflow_stream(call: Call) -> Response:
     annotate(call.request, run_id=run.public_run_id)
     reader = await manager.reader(run.id)
     metrics.RESUMES.labels("start_index").inc()
-    encoder = AiSdkEncoder(
-        message_id=run.message_id,
-        ai_sdk_major=route.ai_sdk_major,
-        message_metadata=run_metadata(run),
-    )
+    encoder = resume_encoder(route, run)
     headers = run_headers(run.public_thread_id, run.public_run_id)
     headers[RUN_ID_HEADER] = quote(run.public_run_id, safe="")
     frames = encode_event_frames(reader, encoder)
