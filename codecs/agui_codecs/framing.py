@@ -34,9 +34,11 @@ __all__ = ["DONE", "Frame", "FrameDecoder", "Framing"]
 Framing = Literal["auto", "sse", "jsonl", "json"]
 
 _LEADING: Final = b"\xef\xbb\xbf \t\r\n"
+"""Bytes ``auto`` skips before the first significant one (BOM bytes and JSON whitespace)."""
 _STRING_STOP: Final = re.compile(rb'["\\]')
 """What ends a run of plain characters inside a JSON string: a quote or a backslash."""
-"""Bytes ``auto`` skips before the first significant one (BOM bytes and JSON whitespace)."""
+_EVENT_NAME: Final = re.compile(rb"[A-Za-z0-9_.\-]+")
+"""An SSE event name the fast path takes as it is (anything else goes to the SSE decoder)."""
 
 
 class _Done:
@@ -50,7 +52,7 @@ DONE: Final = _Done()
 """Payload of the frame produced by an SSE ``data: [DONE]`` terminator."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Frame:
     """One upstream payload.
 
@@ -69,14 +71,18 @@ class Frame:
     surrogates: bool = False
 
 
-def _frame(raw: bytes | str, where: str, event: str | None = None) -> Frame:
-    """The frame of one payload ``raw`` (``where`` names it in the error)."""
+def _frame(raw: bytes | str, where: str | None, event: str | None = None) -> Frame:
+    """The frame of one payload ``raw`` (``where`` names it in the error; ``None``: the data
+    of an SSE event of type ``event``)."""
     try:
         value, surrogates = jsontext.parse(raw)  # orjson, keeping big integers and lone surrogates
     except jsontext.JSONDecodeError as exc:
         snippet = raw[:80] if isinstance(raw, str) else raw[:80].decode("utf-8", "replace")
+        where = where or f"SSE {event!r} event data"
         raise MalformedUpstreamError(f"{where} is not valid JSON ({exc}): {snippet!r}") from exc
-    return Frame(value, event, surrogates=surrogates)
+    if surrogates:
+        return Frame(value, event, None, True)
+    return Frame(value, event)  # positional, the common case: about half the cost of keywords
 
 
 class FrameDecoder:
@@ -113,6 +119,7 @@ class FrameDecoder:
         self._elem_start = -1
         self._array_open = False
         self._array_done = False
+        self._event_names: dict[bytes, str] = {}  # SSE fast path: event names seen
         self._scan = 0  # JSON array: bytes of _pending already scanned; JSON lines: no LF
         self._failed = False
         self._out: list[Frame] = []
@@ -222,34 +229,62 @@ class FrameDecoder:
             elif not payload.strip():
                 continue  # a blank data field carries nothing; skip rather than fail
             else:
-                frames.append(_frame(payload, f"SSE {ev.event!r} event data", ev.event))
+                frames.append(_frame(payload, None, ev.event))
 
     fast_sse: bool = True
-    """Take ``data: {...}\n\n`` frames without the line-by-line SSE decoder (same frames)."""
+    """Take ``[event: <name>\n]data: {...}\n\n`` frames without the line-by-line SSE decoder
+    (same frames)."""
 
     def _take_simple_frames(self, data: bytes, frames: list[Frame]) -> bytes:
-        """The fast path: while ``data`` starts with a whole ``data: {<JSON>}\n\n`` frame (one
-        LF-ended line holding a JSON object, then a blank line), decode its bytes straight with
-        :func:`~agui_codecs.jsontext.loads` and return what is left for the SSE decoder. It
-        stops at anything else (another field, a comment, CR, a partial frame, a line over
-        the size cap, bytes that are not valid UTF-8 JSON): the decoder then sees exactly
-        what it would have seen, so the frames are the same (WHATWG: one ``data`` field, one
-        leading space removed, dispatched as type ``message``)."""
+        """The fast path: while ``data`` starts with a whole simple frame, decode its JSON bytes
+        straight with :func:`~agui_codecs.jsontext.parse` and return what is left for the SSE
+        decoder. A simple frame is one LF-ended ``data: {<JSON>}`` line, optionally after one
+        ``event: <name>`` line whose name is a plain ASCII token (:data:`_EVENT_NAME`; OpenAI
+        Responses and Anthropic name every event), then a blank line. It stops at anything else
+        (another field, a comment, CR, a partial frame, a line over the size cap, bytes that
+        are not valid UTF-8 JSON): the decoder then sees exactly what it would have seen, so
+        the frames are the same (WHATWG HTML §9.2.6: one ``data`` field, one leading space
+        removed from each value, the event type from ``event`` or else ``message``)."""
         pos = 0
         limit = self.max_event_size
-        while data.startswith(b"data: {", pos):
-            end = data.find(b"\n", pos + 7)
-            if end < 0 or data[end + 1 : end + 2] != b"\n" or end - pos > limit:
+        names = self._event_names
+        while True:
+            if data.startswith(b"data: {", pos):
+                event = "message"
+                line = pos
+            elif data.startswith(b"event: ", pos):
+                line = data.find(b"\n", pos + 7)
+                if line < 0 or line - pos > limit:
+                    break
+                name = data[pos + 7 : line]
+                event = names.get(name) or self._event_name(name)
+                if not event or not data.startswith(b"data: {", line + 1):
+                    break
+                line += 1
+            else:
+                break
+            end = data.find(b"\n", line + 7)
+            if end < 0 or data[end + 1 : end + 2] != b"\n" or end - line > limit:
                 break
             if data.find(b"\r", pos, end) >= 0:
                 break
             try:
-                value, surrogates = jsontext.parse(data[pos + 6 : end])
+                value, surrogates = jsontext.parse(data[line + 6 : end])
             except jsontext.JSONDecodeError:
                 break  # the decoder's way: U+FFFD replacement, then the same error if any
-            frames.append(Frame(value, "message", surrogates=surrogates))
+            frames.append(Frame(value, event, None, True) if surrogates else Frame(value, event))
             pos = end + 2
         return data[pos:] if pos else data
+
+    def _event_name(self, name: bytes) -> str:
+        """``name`` as the event type when it is a plain token (remembered, up to 256 names),
+        else ``""`` (the frame is left to the SSE decoder)."""
+        if _EVENT_NAME.fullmatch(name) is None:
+            return ""
+        text = name.decode("ascii")
+        if len(self._event_names) < 256:
+            self._event_names[name] = text
+        return text
 
     # -- JSON lines ----------------------------------------------------------------------
     def _feed_jsonl(self, data: bytes, *, final: bool) -> None:

@@ -1,5 +1,5 @@
-"""The fast SSE path of FrameDecoder (whole ``data: {...}`` frames decoded without the
-line-by-line WHATWG decoder) yields exactly the frames of the decoder alone, for any body and
+"""The fast SSE path of FrameDecoder (whole ``data: {...}`` frames, optionally after one
+``event: <name>`` line, decoded without the line-by-line WHATWG decoder) yields exactly the frames of the decoder alone, for any body and
 any split of it into reads (issue 13)."""
 
 from __future__ import annotations
@@ -22,6 +22,20 @@ PIECES = [
     b'data: {"a":\n',
     b"data: 2}\n\n",
     b"event: delta\n",
+    b'event: message_start\ndata: {"type":"message_start"}\n\n',
+    b'event: response.output_text.delta\ndata: {"d":"x"}\n\n',
+    b"event: \ndata: {}\n\n",  # an empty name: type message
+    b"event:x\ndata: {}\n\n",
+    b"event:  x\ndata: {}\n\n",  # the second space is part of the name
+    b"event: a b\ndata: {}\n\n",
+    b"event: caf\xc3\xa9\ndata: {}\n\n",
+    b"event: \xff\ndata: {}\n\n",
+    b"event: x\r\ndata: {}\n\n",
+    b"event: x\nid: 1\ndata: {}\n\n",
+    b"event: x\ndata: {}\nevent: y\n\n",  # the last event field wins
+    b"event: x\nevent: y\ndata: {}\n\n",
+    b"event: x\ndata: {not json}\n\n",
+    b"event: " + b"n" * 70 + b"\ndata: {}\n\n",  # a line over the size cap below
     b"id: 7\n",
     b": keep-alive\n\n",
     b"retry: 10\n",
@@ -72,10 +86,13 @@ def test_whole_simple_frames_bypass_the_line_decoder(monkeypatch: Any) -> None:
     seen: list[bytes] = []
     feed = sse.feed
     monkeypatch.setattr(sse, "feed", lambda data: seen.append(data) or feed(data))
-    got = decoder.feed(b'data: {"a":1}\n\ndata: {"b":2}\n\nevent: x\ndata: {"c":3}\n\n')
+    got = decoder.feed(
+        b'data: {"a":1}\n\nevent: x\ndata: {"b":2}\n\nid: 7\ndata: {"c":3}\n\ndata: {"d":4}\n\n'
+    )
     assert [(f.data, f.event) for f in got] == [
         ({"a": 1}, "message"),
-        ({"b": 2}, "message"),
-        ({"c": 3}, "x"),
+        ({"b": 2}, "x"),
+        ({"c": 3}, "message"),
+        ({"d": 4}, "message"),
     ]
-    assert seen == [b'event: x\ndata: {"c":3}\n\n']  # only the frame with another field
+    assert seen == [b'id: 7\ndata: {"c":3}\n\n']  # only the frame with another field
