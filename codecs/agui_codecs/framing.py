@@ -238,38 +238,52 @@ class FrameDecoder:
     def _take_simple_frames(self, data: bytes, frames: list[Frame]) -> bytes:
         """The fast path: while ``data`` starts with a whole simple frame, decode its JSON bytes
         straight with :func:`~agui_codecs.jsontext.parse` and return what is left for the SSE
-        decoder. A simple frame is one LF-ended ``data: {<JSON>}`` line, optionally after one
-        ``event: <name>`` line whose name is a plain ASCII token (:data:`_EVENT_NAME`; OpenAI
-        Responses and Anthropic name every event), then a blank line. It stops at anything else
-        (another field, a comment, CR, a partial frame, a line over the size cap, bytes that
+        decoder. A simple frame is one LF-ended ``data: {<JSON>}`` line (or ``data:{``, as
+        DeepSeek, Groq and Mistral write it), optionally after one ``event: <name>`` line
+        whose name is a plain ASCII token (:data:`_EVENT_NAME`; OpenAI Responses and Anthropic
+        name every event), then a blank line. Comment lines (``: OPENROUTER PROCESSING``) and
+        blank lines between frames are skipped (the decoder ignores them there too). It stops at
+        anything else (another field, CR, a partial frame, a line over the size cap, bytes that
         are not valid UTF-8 JSON): the decoder then sees exactly what it would have seen, so
-        the frames are the same (WHATWG HTML §9.2.6: one ``data`` field, one leading space
-        removed from each value, the event type from ``event`` or else ``message``)."""
+        the frames are the same (WHATWG HTML §9.2.6: one leading space removed from a value,
+        the event type from ``event`` or else ``message``, a comment or an empty event
+        dispatches nothing)."""
         pos = 0
         limit = self.max_event_size
         names = self._event_names
         while True:
-            if data.startswith(b"data: {", pos):
-                event = "message"
-                line = pos
-            elif data.startswith(b"event: ", pos):
+            line = pos
+            if data.startswith(b"event: ", pos):
                 line = data.find(b"\n", pos + 7)
                 if line < 0 or line - pos > limit:
                     break
                 name = data[pos + 7 : line]
                 event = names.get(name) or self._event_name(name)
-                if not event or not data.startswith(b"data: {", line + 1):
+                if not event:
                     break
                 line += 1
+            elif data.startswith(b":", pos) or data.startswith(b"\n", pos):
+                end = data.find(b"\n", pos)
+                if end < 0 or end - pos > limit or data.find(b"\r", pos, end) >= 0:
+                    break
+                if end > pos:
+                    self._sse.comments += 1  # type: ignore[union-attr]
+                pos = end + 1
+                continue
             else:
+                event = "message"
+            if not data.startswith(b"data:", line):
                 break
-            end = data.find(b"\n", line + 7)
+            json_at = line + 6 if data.startswith(b" {", line + 5) else line + 5
+            if not data.startswith(b"{", json_at):
+                break
+            end = data.find(b"\n", json_at)
             if end < 0 or data[end + 1 : end + 2] != b"\n" or end - line > limit:
                 break
             if data.find(b"\r", pos, end) >= 0:
                 break
             try:
-                value, surrogates = jsontext.parse(data[line + 6 : end])
+                value, surrogates = jsontext.parse(data[json_at:end])
             except jsontext.JSONDecodeError:
                 break  # the decoder's way: U+FFFD replacement, then the same error if any
             frames.append(Frame(value, event, None, True) if surrogates else Frame(value, event))

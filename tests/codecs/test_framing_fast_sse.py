@@ -38,6 +38,11 @@ PIECES = [
     b"event: " + b"n" * 70 + b"\ndata: {}\n\n",  # a line over the size cap below
     b"id: 7\n",
     b": keep-alive\n\n",
+    b": OPENROUTER PROCESSING\n",
+    b":\n",
+    b'data:{"nospace":1}\n\n',
+    b"data:{not json}\n\n",
+    b": " + b"c" * 70 + b"\n",  # a comment over the size cap below
     b"retry: 10\n",
     b"\n",
     b"\r",
