@@ -395,11 +395,12 @@ class AiSdkEncoder(ToolParts, Encoder):
         return self._tool_end(w["toolCallId"], incomplete=incomplete)
 
     def _on_run_finished(self, w: WireEvent) -> _Chunks:
-        if _cancelled(w):
+        outcome = w.get("outcome")  # read once: a model's nested value is serialized per read
+        if _cancelled(outcome):
             self._finished = True
             return self._abort(w, _metadata(w).get("abortReason"))
         out = self._close_parts()
-        interrupts = _interrupts(w)
+        interrupts = _interrupts(outcome)
         if interrupts is not None:
             names = {tid: tool.name for tid, tool in self._known_tools.items()}
             out += interrupt_chunks(interrupts, names, self.ai_sdk_major)
@@ -548,15 +549,14 @@ class AiSdkEncoder(ToolParts, Encoder):
         return merged if merged and self._metadata_object else None
 
 
-def _cancelled(w: WireEvent) -> bool:
-    """RUN_FINISHED ``outcome: {type: "cancelled"}`` (AG-UI 1.0)."""
-    outcome = w.get("outcome")
+def _cancelled(outcome: Any) -> bool:
+    """Whether RUN_FINISHED's ``outcome`` (wire form) is ``{type: "cancelled"}`` (AG-UI 1.0)."""
     return isinstance(outcome, Mapping) and outcome.get("type") == "cancelled"
 
 
-def _interrupts(w: WireEvent) -> list[Mapping[str, Any]] | None:
-    """RUN_FINISHED ``outcome.interrupts`` (wire dicts) when the outcome is ``interrupt``."""
-    outcome = w.get("outcome")
+def _interrupts(outcome: Any) -> list[Mapping[str, Any]] | None:
+    """RUN_FINISHED ``outcome.interrupts`` (wire dicts) when the outcome (wire form) is
+    ``interrupt``."""
     if isinstance(outcome, Mapping) and outcome.get("type") == "interrupt":
         return list(outcome.get("interrupts") or ())
     return None
