@@ -29,8 +29,8 @@ import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from .. import migrations
-from .cursor import Cursor
 from .answers_sql import Answer, answered, claim
+from .cursor import Cursor
 from .engine import DEFAULT_DATABASE_URL, create_engine
 from .errors import InterruptAnsweredError, RunExistsError, RunNotFoundError, RunStoreError
 from .group_commit import GroupCommitter

@@ -105,7 +105,14 @@ def entries(draw: st.DrawFn, index: int, *, needs_result: bool) -> Case:
     if not approved:
         result = None
     return Case(
-        call_id, f"tool_{index}", {"i": index}, interrupt_id, entry, approved, reason, result,
+        call_id,
+        f"tool_{index}",
+        {"i": index},
+        interrupt_id,
+        entry,
+        approved,
+        reason,
+        result,
         via_payload,
     )
 
@@ -147,7 +154,11 @@ def request(cases: list[Case], *, interrupt_ids_are_calls: bool = False) -> Clie
 def text_of(case: Case) -> str:
     if not case.approved:
         return case.reason or DENIED
-    return case.result if isinstance(case.result, str) else json.dumps(case.result, separators=(",", ":"))
+    return (
+        case.result
+        if isinstance(case.result, str)
+        else json.dumps(case.result, separators=(",", ":"))
+    )
 
 
 def by_order(cases: list[Case]) -> list[Case]:
@@ -204,7 +215,11 @@ def test_responses_gets_mcp_approval_responses(cases: list[Case]) -> None:
 
 def assistant_calls(cases: list[Case]) -> list[dict[str, Any]]:
     return [
-        {"id": c.call_id, "type": "function", "function": {"name": c.name, "arguments": json.dumps(c.args)}}
+        {
+            "id": c.call_id,
+            "type": "function",
+            "function": {"name": c.name, "arguments": json.dumps(c.args)},
+        }
         for c in cases
     ]
 
@@ -237,7 +252,11 @@ def test_anthropic_gets_tool_result_blocks(cases: list[Case]) -> None:
     assert last["role"] == "user" and len(body["messages"]) == 3
     expected = []
     for c in by_order(cases):
-        block: dict[str, Any] = {"type": "tool_result", "tool_use_id": c.call_id, "content": text_of(c)}
+        block: dict[str, Any] = {
+            "type": "tool_result",
+            "tool_use_id": c.call_id,
+            "content": text_of(c),
+        }
         if not c.approved:
             block["is_error"] = True
         expected.append(block)
@@ -253,7 +272,9 @@ def test_gemini_gets_function_responses(cases: list[Case]) -> None:
     expected = []
     for c in by_order(cases):
         response = {"output": c.result} if c.approved else {"error": text_of(c)}
-        expected.append({"functionResponse": {"id": c.call_id, "name": c.name, "response": response}})
+        expected.append(
+            {"functionResponse": {"id": c.call_id, "name": c.name, "response": response}}
+        )
     assert sorted(contents[2]["parts"], key=lambda p: p["functionResponse"]["id"]) == expected
 
 
@@ -267,7 +288,9 @@ def test_bedrock_gets_tool_results(cases: list[Case]) -> None:
     for c in by_order(cases):
         content = [{"json": c.result}] if isinstance(c.result, dict) else [{"text": text_of(c)}]
         status = "success" if c.approved else "error"
-        expected.append({"toolResult": {"toolUseId": c.call_id, "content": content, "status": status}})
+        expected.append(
+            {"toolResult": {"toolUseId": c.call_id, "content": content, "status": status}}
+        )
     assert sorted(messages[2]["content"], key=lambda b: b["toolResult"]["toolUseId"]) == expected
 
 
@@ -279,7 +302,17 @@ BUILDERS = [chat_request, anthropic_request, gemini_request, bedrock_request]
 
 @pytest.mark.parametrize("build", BUILDERS)
 def test_an_approval_without_result_is_invalid_tool_result(build: Any) -> None:
-    case = Case("call_0", "tool_0", {}, "approval_0", {"interruptId": "approval_0", "status": "resolved", "payload": {"toolCallId": "call_0"}}, True, None, None, True)
+    case = Case(
+        "call_0",
+        "tool_0",
+        {},
+        "approval_0",
+        {"interruptId": "approval_0", "status": "resolved", "payload": {"toolCallId": "call_0"}},
+        True,
+        None,
+        None,
+        True,
+    )
     with pytest.raises(RequestTranslationError) as refused:
         build(request([case]), model="m", params={})
     assert refused.value.code == "INVALID_TOOL_RESULT"
@@ -291,14 +324,34 @@ def test_an_approval_without_result_is_invalid_tool_result(build: Any) -> None:
     ["yes", 3, [True], {"approved": "yes"}, {"reason": 5}, {"toolCallId": ""}],
 )
 def test_a_payload_that_is_no_answer_is_invalid_request(build: Any, payload: Any) -> None:
-    case = Case("call_0", "tool_0", {}, "approval_0", {"interruptId": "approval_0", "status": "resolved", "payload": payload}, True, None, None, False)
+    case = Case(
+        "call_0",
+        "tool_0",
+        {},
+        "approval_0",
+        {"interruptId": "approval_0", "status": "resolved", "payload": payload},
+        True,
+        None,
+        None,
+        False,
+    )
     with pytest.raises(InvalidInputError):
         build(request([case]), model="m", params={})
 
 
 @pytest.mark.parametrize("build", [*BUILDERS, ai_sdk_request])
 def test_an_answer_naming_no_tool_call_is_invalid_request(build: Any) -> None:
-    case = Case("call_0", "tool_0", {}, "approval_0", {"interruptId": "approval_0", "status": "cancelled", "payload": {"toolCallId": "call_9"}}, False, None, None, True)
+    case = Case(
+        "call_0",
+        "tool_0",
+        {},
+        "approval_0",
+        {"interruptId": "approval_0", "status": "cancelled", "payload": {"toolCallId": "call_9"}},
+        False,
+        None,
+        None,
+        True,
+    )
     with pytest.raises(InvalidInputError):
         build(request([case]), model="m", params={})
 

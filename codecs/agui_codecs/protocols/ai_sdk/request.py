@@ -61,8 +61,7 @@ from ag_ui.core import (
     UserMessage,
 )
 
-from ...errors import RequestTranslationError
-from ...errors import InvalidInputError
+from ...errors import InvalidInputError, RequestTranslationError
 from .._request import ClientRequest, data_url, json_or_text, part_metadata, tool_result_text
 from .._resume import Answer, answers
 

@@ -57,7 +57,6 @@ from ag_ui.core import (
 )
 
 from ...errors import RequestTranslationError
-from .._resume import with_tool_results
 from .._request import (
     ClientRequest,
     check_conversation,
@@ -69,6 +68,7 @@ from .._request import (
     text_of,
     tool_arguments_object,
 )
+from .._resume import with_tool_results
 
 __all__ = ["ALLOWED_PARAMS", "DEFAULT_MAX_TOKENS", "build_request", "to_anthropic"]
 

@@ -65,7 +65,6 @@ from ag_ui.core import (
 )
 
 from ...errors import RequestTranslationError
-from .._resume import with_tool_results
 from .._request import (
     ClientRequest,
     check_conversation,
@@ -80,6 +79,7 @@ from .._request import (
     tool_arguments_object,
     tool_result_text,
 )
+from .._resume import with_tool_results
 
 __all__ = ["ALLOWED_PARAMS", "PROVIDER", "build_request", "to_converse"]
 

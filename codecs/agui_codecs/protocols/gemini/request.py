@@ -79,7 +79,6 @@ from ag_ui.core import (
 )
 
 from ...errors import RequestTranslationError
-from .._resume import with_tool_results
 from .._request import (
     ClientRequest,
     check_conversation,
@@ -95,6 +94,7 @@ from .._request import (
     tool_call_names,
     tool_result_text,
 )
+from .._resume import with_tool_results
 
 __all__ = [
     "ALLOWED_PARAMS",

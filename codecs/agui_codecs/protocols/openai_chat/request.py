@@ -57,7 +57,6 @@ from ag_ui.core import (
 )
 
 from ...errors import RequestTranslationError
-from .._resume import with_tool_results
 from .._request import (
     ClientRequest,
     check_conversation,
@@ -68,6 +67,7 @@ from .._request import (
     results_after_calls,
     text_of,
 )
+from .._resume import with_tool_results
 
 __all__ = ["ALLOWED_PARAMS", "build_request", "to_openai_chat"]
 

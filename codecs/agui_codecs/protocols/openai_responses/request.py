@@ -80,7 +80,6 @@ from ag_ui.core import (
 )
 
 from ...errors import RequestTranslationError
-from .._resume import Answer, answers
 from .._request import (
     ClientRequest,
     check_conversation,
@@ -93,6 +92,7 @@ from .._request import (
     system_text,
     tool_result_text,
 )
+from .._resume import Answer, answers
 
 __all__ = [
     "ALLOWED_PARAMS",
@@ -276,9 +276,7 @@ def to_openai_responses(
         if isinstance(message, UserMessage):
             items.append(_user(message, index))
         elif isinstance(message, AssistantMessage):
-            items.extend(
-                i for i in _assistant(message) if i.get("call_id", None) not in approvals
-            )
+            items.extend(i for i in _assistant(message) if i.get("call_id", None) not in approvals)
         elif isinstance(message, ReasoningMessage):
             items.extend(_reasoning(message))
         elif isinstance(message, ToolMessage):
