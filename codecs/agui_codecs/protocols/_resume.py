@@ -27,9 +27,10 @@ Responses ``mcp_approval_response``). The others (OpenAI Chat Completions, Anthr
 Bedrock Converse) have none, and the gateway does not execute tools, so
 :func:`with_tool_results` turns each answer into the tool result the provider does know: an
 approval into the result the payload gives (``payload.result``; none is ``INVALID_TOOL_RESULT``),
-a denial into an error result saying so (the reason, else :data:`DENIED`), the wording of
-``ai`` 7.0.173 ``convertToModelMessages`` for a denied tool part. A call that already has its
-result in ``messages`` keeps it (the answer adds nothing).
+a denial into an error result saying so (the reason, else :data:`DENIED`, the text the AI SDK
+providers send for an ``execution-denied`` tool output: ``@ai-sdk/openai``
+``convert-to-openai-chat-messages.ts``, ``output.reason ?? 'Tool call execution denied.'``). A
+call that already has its result in ``messages`` keeps it (the answer adds nothing).
 """
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ from ._request import ClientRequest
 __all__ = ["DENIED", "NO_RESULT", "Answer", "answers", "with_tool_results"]
 
 DENIED: Final = "Tool call execution denied."
-"""The tool result text of a denial without a reason (``ai`` 7.0.173's wording)."""
+"""The tool result text of a denial without a reason (the AI SDK providers' wording)."""
 
 NO_RESULT: Final = object()
 """:attr:`Answer.result` when the payload gave none."""
