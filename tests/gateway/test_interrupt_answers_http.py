@@ -158,3 +158,97 @@ async def test_ai_sdk_approval_is_claimed_once(app: Any, router: respx.MockRoute
     assert route.call_count == 1
     sent = orjson.loads(route.calls[0].request.content)
     assert {"role": "tool", "tool_call_id": "c1", "content": "keep it"} in sent["messages"]
+
+
+# -- the tool call an answer is about, read from the run that raised the interrupt ----------
+
+SDK_BACKEND = "https://agent.test/api/chat"
+SDK_ROUTES = f"""
+[[routes]]
+name = "sdk"
+upstream_url = "{SDK_BACKEND}"
+protocol = "ai-sdk"
+"""
+APPROVAL_TURN = [
+    {"type": "start", "messageId": "m1"},
+    {"type": "start-step"},
+    {"type": "tool-input-start", "toolCallId": "c1", "toolName": "delete_file"},
+    {"type": "tool-input-available", "toolCallId": "c1", "toolName": "delete_file", "input": {}},
+    {"type": "tool-approval-request", "approvalId": "ap1", "toolCallId": "c1"},
+    {"type": "finish-step"},
+    {"type": "finish", "finishReason": "tool-calls"},
+]
+
+
+async def test_an_ai_sdk_approval_answer_finds_its_tool_call_in_the_stored_interrupt(
+    tmp_path: Path, router: respx.MockRouter
+) -> None:
+    """The answer names only the interrupt (``approvalId``); the gateway finds the call (``c1``)
+    on the stored RUN_FINISHED outcome and sends the AI SDK backend the tool part
+    ``approval-responded`` with ``approval: {id, approved, reason}`` (ai 7.0.173
+    ``ui-messages.ts``)."""
+    frames = b"".join(b"data: " + orjson.dumps(c) + b"\n\n" for c in APPROVAL_TURN)
+    route = router.post(SDK_BACKEND).mock(
+        side_effect=lambda request: httpx.Response(
+            200, content=frames + b"data: [DONE]\n\n", headers={"content-type": "text/event-stream"}
+        )
+    )
+    path = tmp_path / "routes.toml"
+    path.write_text(SDK_ROUTES, encoding="utf-8")
+    client = httpx.AsyncClient(transport=httpx.MockTransport(router.async_handler))
+    settings = Settings(config=path, database_url=f"sqlite:///{tmp_path}/runs.db", **FAST)
+    app = create_app(settings, http_client=client)
+    first_input = {
+        "threadId": "t1",
+        "runId": "r1",
+        "messages": [{"id": "u1", "role": "user", "content": "Delete it."}],
+        "tools": [],
+        "context": [],
+        "state": None,
+        "forwardedProps": {},
+    }
+    async with running(app):
+        first = await call(app, "POST", "/v1/agui/sdk", first_input)
+        finished = events_of(first.body)[-1]
+        assert finished["type"] == "RUN_FINISHED"
+        assert finished["outcome"]["type"] == "interrupt"
+        assert [(i["id"], i["toolCallId"]) for i in finished["outcome"]["interrupts"]] == [
+            ("ap1", "c1")
+        ]
+        answer_input = {
+            **first_input,
+            "runId": "r2",
+            "messages": [
+                *first_input["messages"],
+                {
+                    "id": "m1",
+                    "role": "assistant",
+                    "toolCalls": [
+                        {
+                            "id": "c1",
+                            "type": "function",
+                            "function": {"name": "delete_file", "arguments": "{}"},
+                        }
+                    ],
+                },
+            ],
+            "resume": [
+                {"interruptId": "ap1", "status": "resolved", "payload": {"reason": "go ahead"}}
+            ],
+        }
+        second = await call(app, "POST", "/v1/agui/sdk", answer_input)
+        third = await call(app, "POST", "/v1/agui/sdk", {**answer_input, "runId": "r3"})
+    await client.aclose()
+    assert (second.status, third.status) == (200, 409)
+    assert route.call_count == 2
+    sent = orjson.loads(route.calls[1].request.content)
+    assert sent["messages"][1]["parts"] == [
+        {"type": "step-start"},
+        {
+            "type": "tool-delete_file",
+            "toolCallId": "c1",
+            "state": "approval-responded",
+            "input": {},
+            "approval": {"id": "ap1", "approved": True, "reason": "go ahead"},
+        },
+    ]
