@@ -252,3 +252,13 @@ async def test_an_ai_sdk_approval_answer_finds_its_tool_call_in_the_stored_inter
             "approval": {"id": "ap1", "approved": True, "reason": "go ahead"},
         },
     ]
+
+
+async def test_an_interrupt_id_the_store_cannot_key_is_invalid_id(
+    app: Any, router: respx.MockRouter
+) -> None:
+    route = upstream(router)
+    reply = await call(app, "POST", "/v1/agui/gpt", answer("r1", interrupt_id="x" * 101))
+    assert reply.status == 422
+    assert orjson.loads(reply.body)["error"]["code"] == "INVALID_ID"
+    assert route.call_count == 0
