@@ -447,6 +447,27 @@ async def test_simultaneous_answers_give_one_run(store: SqlRunStore, n: int) -> 
     assert [run.id for run in await store.list_runs("t")] == [created[0].id]
 
 
+@pytest.mark.parametrize("n", [2, 6])
+async def test_simultaneous_answers_in_separate_transactions_give_one_run(
+    store: SqlRunStore, clock: ManualClock, n: int
+) -> None:
+    """Without the group writer (as from several replicas) each answer is its own transaction:
+    the database's key is the compare-and-set (PostgreSQL: the later inserts wait, then
+    fail)."""
+    single = SqlRunStore(store.engine, clock=clock, group_commit=False)  # shares the engine
+
+    async def answer(k: int) -> Any:
+        return await single.create_run(
+            run_id=f"r{k}", thread_id="t", owner=f"replica-{k}", answers=[("int-1", "resolved")]
+        )
+
+    results = await asyncio.gather(*(answer(k) for k in range(n)), return_exceptions=True)
+    created = [r for r in results if not isinstance(r, BaseException)]
+    refused = [r for r in results if isinstance(r, InterruptAnsweredError)]
+    assert len(created) == 1 and len(refused) == n - 1, results
+    assert [run.id for run in await store.list_runs("t")] == [created[0].id]
+
+
 async def test_purge_drops_the_answers_of_purged_threads(
     store: SqlRunStore, clock: ManualClock
 ) -> None:
