@@ -112,8 +112,9 @@ def check_ids(ids: Iterable[tuple[Loc, Any]]) -> None:
 
 def run_input_ids(run_input: RunAgentInput, *, prefix: Loc = ()) -> Iterator[tuple[Loc, Any]]:
     """The ids of a ``RunAgentInput`` that the store keeps (camelCase locations): ``threadId``,
-    ``runId``, ``parentRunId``, each message ``id``, an assistant message's tool-call ids and a
-    tool message's ``toolCallId``."""
+    ``runId``, ``parentRunId``, each message ``id``, an assistant message's tool-call ids, a
+    tool message's ``toolCallId`` and each ``resume[]`` entry's ``interruptId`` (claimed in the
+    store, ``docs/runs.md`` §7)."""
     yield (*prefix, "threadId"), run_input.thread_id
     yield (*prefix, "runId"), run_input.run_id
     if run_input.parent_run_id is not None:
@@ -125,11 +126,14 @@ def run_input_ids(run_input: RunAgentInput, *, prefix: Loc = ()) -> Iterator[tup
                 yield (*prefix, "messages", index, "toolCalls", call_index, "id"), call.id
         elif isinstance(message, ToolMessage):
             yield (*prefix, "messages", index, "toolCallId"), message.tool_call_id
+    for index, entry in enumerate(run_input.resume or ()):
+        yield (*prefix, "resume", index, "interruptId"), entry.interrupt_id
 
 
 def chat_request_ids(chat: AiSdkChatRequest) -> Iterator[tuple[Loc, Any]]:
     """The ids of an AI SDK chat request (wire locations): the chat ``id`` (the thread),
-    ``messageId``, each message ``id`` and each tool part's ``toolCallId``."""
+    ``messageId``, each message ``id``, each tool part's ``toolCallId`` and the ``approval.id``
+    of one in state ``approval-responded`` (an interrupt answer, claimed in the store)."""
     if chat.id is not None:
         yield ("id",), chat.id
     if chat.message_id is not None:
@@ -139,3 +143,6 @@ def chat_request_ids(chat: AiSdkChatRequest) -> Iterator[tuple[Loc, Any]]:
         for part_index, part in enumerate(message.parts):
             if isinstance(part, ToolUIPart):
                 yield ("messages", index, "parts", part_index, "toolCallId"), part.tool_call_id
+                if part.state == "approval-responded" and part.approval is not None:
+                    where = ("messages", index, "parts", part_index, "approval", "id")
+                    yield where, part.approval.get("id")

@@ -20,6 +20,7 @@ import logging
 import math
 import time
 from collections.abc import AsyncGenerator, Mapping
+from dataclasses import replace
 from functools import partial
 
 import orjson
@@ -39,6 +40,7 @@ from .pipeline import RunPipeline, flatten, requested_model
 from .quota import RUN_RESERVE, capped
 from .runs import RunManager
 from .runs.history import input_items
+from .runs.interrupts import interrupt_calls
 from .runs.prelude import Prelude
 from .runs.rejoin import known_ids, rejoin_refusal
 from .store import (
@@ -304,6 +306,9 @@ class Services:
                 recorded then).
             RunExistsError: 409 ``RUN_EXISTS``, the ``runId`` is taken (the AG-UI stream
                 endpoint re-joins it instead, :meth:`rejoin`).
+            InterruptAnsweredError: 409 ``INTERRUPT_ANSWERED``, a ``resume[]`` entry answers
+                an interrupt another run of the thread answered (claimed once, nothing
+                recorded, no upstream request: ``docs/runs.md`` §7).
         """
         manager = self.runs()
         # what create_run stores: the input as history items (gateway.runs.history)
@@ -312,6 +317,11 @@ class Services:
         wire = await off_loop(size, _wire_messages, client.run_input)
         incoming = await off_loop(size, _incoming_bytes, wire)
         share = await self._check_quotas(caller, manager, incoming)
+        if client.run_input.resume:  # the tool calls the answered approvals are about
+            calls = await interrupt_calls(
+                manager.store, caller.thread_key(client.run_input.thread_id)
+            )
+            client = replace(client, interrupt_calls=calls)
         prepare = partial(self.pipeline.prepare, accept_language=accept_language)
         prepared = await off_loop(size, prepare, route, client)
         run = await self._create(
@@ -349,6 +359,7 @@ class Services:
                 message_id=message_id,
                 input_messages=wire,
                 tenant=caller.tenant,
+                answers=[(e.interrupt_id, e.status) for e in run_input.resume or []],
             )
         except RunExistsError:
             raise RunExistsError(f"thread {thread_id!r} already has a run {run_id!r}") from None

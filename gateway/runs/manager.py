@@ -91,6 +91,7 @@ class RunManager:
         message_id: str | None = None,
         input_messages: Sequence[JsonObject] = (),
         tenant: str | None = None,
+        answers: Sequence[tuple[str, str]] = (),
     ) -> RunRecord:
         """Record a new queued run leased to this replica.
 
@@ -102,9 +103,12 @@ class RunManager:
                 thread's history when not already there.
             tenant: the tenant starting it (``thread_id`` / ``run_id`` are then its store keys,
                 :mod:`gateway.tenancy`).
+            answers: ``(interruptId, status)`` of its ``resume[]`` entries, claimed once for the
+                thread with the run (:meth:`RunStore.create_run`).
 
         Raises:
             RunExistsError: ``run_id`` is taken.
+            InterruptAnsweredError: another run of the thread answered one of ``answers``.
         """
         run_id = run_id or f"run_{uuid.uuid4().hex}"
         return await self.store.create_run(
@@ -117,6 +121,7 @@ class RunManager:
             message_id=message_id,
             input_messages=input_items(input_messages, run_id=run_id),
             tenant=tenant,
+            answers=answers,
         )
 
     def start(

@@ -18,6 +18,7 @@ from .engine import DEFAULT_DATABASE_URL, create_engine, normalize_url
 from .errors import (
     CursorError,
     CursorMismatchError,
+    InterruptAnsweredError,
     InvalidCursorError,
     RunClosedError,
     RunExistsError,
@@ -62,6 +63,7 @@ __all__ = [
     "CursorError",
     "CursorMismatchError",
     "HistoryPage",
+    "InterruptAnsweredError",
     "InvalidCursorError",
     "JsonObject",
     "LeaseState",

@@ -8,6 +8,8 @@ hint::
     ├── StoreUnavailableError          503 STORE_UNAVAILABLE   the database cannot be reached
     ├── RunNotFoundError               404 RUN_NOT_FOUND       no run with that id
     ├── RunExistsError                 409 RUN_EXISTS          create_run with a used id
+    ├── InterruptAnsweredError         409 INTERRUPT_ANSWERED  a resume[] entry answers an
+    │                                                          interrupt another run answered
     ├── CursorError                    400 INVALID_CURSOR      a Last-Event-ID the run cannot use
     │   ├── InvalidCursorError             not of the form ``<epoch>.<seq>``
     │   └── CursorMismatchError            well formed, but names no event of this run
@@ -25,6 +27,7 @@ from __future__ import annotations
 __all__ = [
     "CursorError",
     "CursorMismatchError",
+    "InterruptAnsweredError",
     "InvalidCursorError",
     "RunClosedError",
     "RunExistsError",
@@ -78,6 +81,23 @@ class RunExistsError(RunStoreError):
 
     code = "RUN_EXISTS"
     status = 409
+
+
+class InterruptAnsweredError(RunStoreError):
+    """``create_run`` was given answers (``RunAgentInput.resume[]`` entries) to interrupts of the
+    thread that another run already answered: an interrupt is claimed once, so a second answer
+    is refused and no second continuation starts (issue 11 kind 7, ``docs/runs.md`` §7).
+
+    Attributes:
+        interrupt_ids: the interrupt ids already answered, in the order given.
+    """
+
+    code = "INTERRUPT_ANSWERED"
+    status = 409
+
+    def __init__(self, message: str, *, interrupt_ids: tuple[str, ...] = ()) -> None:
+        super().__init__(message)
+        self.interrupt_ids = interrupt_ids
 
 
 class CursorError(RunStoreError):

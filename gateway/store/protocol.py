@@ -64,8 +64,14 @@ class RunStore(Protocol):
         status: RunStatus = "queued",
         input_messages: Sequence[JsonObject] = (),
         tenant: str | None = None,
+        answers: Sequence[tuple[str, str]] = (),
     ) -> RunRecord:
         """Create a run (and its thread if new) with epoch 1, leased to ``owner``.
+
+        ``answers`` (``(interruptId, status)`` of the request's ``RunAgentInput.resume[]``
+        entries) are claimed for the thread in the same transaction: an interrupt is answered
+        once, so when another run of the thread claimed one of them (or one is named twice)
+        nothing is recorded and :class:`InterruptAnsweredError` is raised (``docs/runs.md`` §7).
 
         ``input_messages`` (history items) are added to the thread's history unless an item
         with the same id or alias is already there; their JSON size starts the run's
@@ -73,8 +79,16 @@ class RunStore(Protocol):
         (:meth:`tenant_usage`); ids are the caller's keys (:mod:`gateway.tenancy`).
 
         Raises:
-            RunExistsError: ``run_id`` is taken.
+            RunExistsError: ``run_id`` is taken (checked first: a retry of the same run).
+            InterruptAnsweredError: 409 ``INTERRUPT_ANSWERED``, an answer was claimed before.
         """
+        ...
+
+    async def answered_interrupts(
+        self, thread_id: str, interrupt_ids: Sequence[str]
+    ) -> dict[str, str]:
+        """``{interruptId: runId}`` for those of ``interrupt_ids`` the thread has answered (the
+        run that claimed each)."""
         ...
 
     async def get_run(self, run_id: str) -> RunRecord:

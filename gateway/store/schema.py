@@ -16,6 +16,9 @@ compares the migrated database with this metadata. Tables:
   twice.
 * ``api_keys`` (migration 0003): client API keys, the SHA-256 of the secret only, their tenant,
   route allowlist, expiry and revocation time.
+* ``interrupt_answers`` (migration 0002): one row per answered interrupt of a thread (its
+  ``RunAgentInput.resume[]`` entry), primary key ``(thread_id, interrupt_id)``, the run that
+  carries the answer and the entry's ``status``; inserting it is the claim (claimed once).
 
 Thread and run ids are store keys scoped by tenant and thread (:mod:`gateway.tenancy`); a run's
 ``tenant`` (None without tenancy) and ``stored_bytes`` (its events and the history items it
@@ -34,6 +37,7 @@ __all__ = [
     "UTCDateTime",
     "api_keys",
     "events",
+    "interrupt_answers",
     "message_aliases",
     "messages",
     "metadata",
@@ -171,4 +175,19 @@ api_keys = sa.Table(
     sa.Column("expires_at", UTCDateTime),
     sa.Column("revoked_at", UTCDateTime),
     sa.Index("ix_api_keys_tenant", "tenant"),
+)
+
+interrupt_answers = sa.Table(
+    "interrupt_answers",
+    metadata,
+    sa.Column(
+        "thread_id",
+        sa.String(255),
+        sa.ForeignKey("threads.id", ondelete="CASCADE"),
+        primary_key=True,
+    ),
+    sa.Column("interrupt_id", sa.String(255), primary_key=True),
+    sa.Column("run_id", sa.String(255), nullable=False),
+    sa.Column("status", sa.String(16), nullable=False),
+    sa.Column("created_at", UTCDateTime, nullable=False),
 )

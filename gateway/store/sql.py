@@ -29,9 +29,10 @@ import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from .. import migrations
+from .answers_sql import Answer, answered, claim
 from .cursor import Cursor
 from .engine import DEFAULT_DATABASE_URL, create_engine
-from .errors import RunExistsError, RunNotFoundError, RunStoreError
+from .errors import InterruptAnsweredError, RunExistsError, RunNotFoundError, RunStoreError
 from .group_commit import GroupCommitter
 from .history_sql import add_items, ensure_thread, history_page
 from .keys_sql import get_key, insert_key, list_keys, revoke_key, tenant_usage
@@ -54,7 +55,7 @@ from .models import (
 )
 from .protocol import HISTORY_DEFAULT_LIMIT
 from .schema import events as events_t
-from .schema import message_aliases, messages, runs, threads
+from .schema import interrupt_answers, message_aliases, messages, runs, threads
 from .sql_errors import connection, is_database_error, transaction, translate_error
 from .sql_statements import (
     CREATE_RUN,
@@ -199,8 +200,10 @@ class SqlRunStore:
         status: RunStatus = "queued",
         input_messages: Sequence[JsonObject] = (),
         tenant: str | None = None,
+        answers: Sequence[Answer] = (),
     ) -> RunRecord:
-        """See :meth:`RunStore.create_run`."""
+        """See :meth:`RunStore.create_run`. The answers are claimed in the run's own
+        transaction (:mod:`gateway.store.answers_sql`)."""
         if status not in ACTIVE_STATUSES:
             raise ValueError(f"a new run is queued or running, not {status!r}")
         size = json_size(input_messages)
@@ -227,6 +230,7 @@ class SqlRunStore:
                 "stored_bytes": size,
             }
             row = (await conn.execute(CREATE_RUN, values)).one()
+            await claim(conn, thread_id, run_id, answers, now)
             if input_messages:
                 await add_items(
                     conn, thread_id, input_messages, run_id=None, now=now, replace=False
@@ -241,8 +245,39 @@ class SqlRunStore:
                 return await create(conn, self.now())
         except RunStoreError as exc:
             if isinstance(exc.__cause__, sa.exc.IntegrityError):
-                raise RunExistsError(f"run {run_id!r} already exists") from exc.__cause__
+                raise await self._conflict(run_id, thread_id, answers) from exc.__cause__
             raise
+
+    async def _conflict(
+        self, run_id: str, thread_id: str, answers: Sequence[Answer]
+    ) -> RunStoreError:
+        """Which key refused a ``create_run``: the run id (a retry of the same run, answered
+        as such) before the interrupt answers (claimed by another run)."""
+        try:
+            await self.get_run(run_id)
+        except RunNotFoundError:
+            pass
+        else:
+            return RunExistsError(f"run {run_id!r} already exists")
+        ids = [interrupt_id for interrupt_id, _ in answers]
+        async with self._read() as conn:
+            taken = await answered(conn, thread_id, ids)
+        repeated = {i for i in ids if ids.count(i) > 1}
+        refused = tuple(dict.fromkeys(i for i in ids if i in taken or i in repeated))
+        if not refused:
+            return RunExistsError(f"run {run_id!r} already exists")
+        return InterruptAnsweredError(
+            f"interrupt {', '.join(map(repr, refused))} already answered; an interrupt is "
+            "answered once",
+            interrupt_ids=refused,
+        )
+
+    async def answered_interrupts(
+        self, thread_id: str, interrupt_ids: Sequence[str]
+    ) -> dict[str, str]:
+        """See :meth:`RunStore.answered_interrupts`."""
+        async with self._read() as conn:
+            return await answered(conn, thread_id, interrupt_ids)
 
     async def get_run(self, run_id: str) -> RunRecord:
         """See :meth:`RunStore.get_run`."""
@@ -468,6 +503,9 @@ class SqlRunStore:
             )
             await conn.execute(
                 sa.delete(message_aliases).where(message_aliases.c.thread_id.in_(idle))
+            )
+            await conn.execute(
+                sa.delete(interrupt_answers).where(interrupt_answers.c.thread_id.in_(idle))
             )
             n_messages = (
                 await conn.execute(sa.delete(messages).where(messages.c.thread_id.in_(idle)))

@@ -15,6 +15,7 @@ from run_backends import ManualClock
 from gateway import migrations
 from gateway.store import (
     Cursor,
+    InterruptAnsweredError,
     NewEvent,
     RunClosedError,
     RunEvent,
@@ -388,3 +389,95 @@ async def test_purge_removes_old_ended_runs_and_idle_threads(
     assert (await store.history("t-old")).total == 0
     assert (await store.get_run(live.id)).status == "queued"
     assert len(await store.read_events(recent.id)) == 1
+
+
+# -- interrupt answers: claimed once (issue 11 kind 7, docs/runs.md §7) -------------------------
+
+
+async def test_an_interrupt_is_answered_once(store: SqlRunStore) -> None:
+    first = await store.create_run(
+        run_id="r1", thread_id="t", owner="a", answers=[("int-1", "resolved")]
+    )
+    with pytest.raises(InterruptAnsweredError) as refused:
+        await store.create_run(
+            run_id="r2", thread_id="t", owner="a", answers=[("int-1", "cancelled")]
+        )
+    assert refused.value.code == "INTERRUPT_ANSWERED" and refused.value.status == 409
+    assert refused.value.interrupt_ids == ("int-1",)
+    with pytest.raises(RunNotFoundError):  # nothing recorded for the refused answer
+        await store.get_run("r2")
+    assert await store.answered_interrupts("t", ["int-1", "int-2"]) == {"int-1": first.id}
+    # the same interrupt id on another thread is another interrupt
+    await store.create_run(run_id="r3", thread_id="t2", owner="a", answers=[("int-1", "resolved")])
+
+
+async def test_a_refused_answer_claims_none_of_its_interrupts(store: SqlRunStore) -> None:
+    await store.create_run(run_id="r1", thread_id="t", owner="a", answers=[("b", "resolved")])
+    with pytest.raises(InterruptAnsweredError) as refused:
+        await store.create_run(
+            run_id="r2", thread_id="t", owner="a", answers=[("a", "resolved"), ("b", "resolved")]
+        )
+    assert refused.value.interrupt_ids == ("b",)
+    assert await store.answered_interrupts("t", ["a", "b"]) == {"b": "r1"}
+    with pytest.raises(InterruptAnsweredError):  # one request naming an interrupt twice
+        await store.create_run(
+            run_id="r3", thread_id="t", owner="a", answers=[("c", "resolved"), ("c", "resolved")]
+        )
+    assert await store.answered_interrupts("t", ["c"]) == {}
+
+
+async def test_a_retry_of_the_answering_run_is_run_exists(store: SqlRunStore) -> None:
+    await store.create_run(run_id="r1", thread_id="t", owner="a", answers=[("i", "resolved")])
+    with pytest.raises(RunExistsError):  # the same runId: a retry, which the endpoint re-joins
+        await store.create_run(run_id="r1", thread_id="t", owner="a", answers=[("i", "resolved")])
+
+
+@pytest.mark.parametrize("n", [2, 8])
+async def test_simultaneous_answers_give_one_run(store: SqlRunStore, n: int) -> None:
+    async def answer(k: int) -> Any:
+        return await store.create_run(
+            run_id=f"r{k}", thread_id="t", owner="a", answers=[("int-1", "resolved")]
+        )
+
+    results = await asyncio.gather(*(answer(k) for k in range(n)), return_exceptions=True)
+    created = [r for r in results if not isinstance(r, BaseException)]
+    refused = [r for r in results if isinstance(r, InterruptAnsweredError)]
+    assert len(created) == 1 and len(refused) == n - 1, results
+    assert await store.answered_interrupts("t", ["int-1"]) == {"int-1": created[0].id}
+    assert [run.id for run in await store.list_runs("t")] == [created[0].id]
+
+
+@pytest.mark.parametrize("n", [2, 6])
+async def test_simultaneous_answers_in_separate_transactions_give_one_run(
+    store: SqlRunStore, clock: ManualClock, n: int
+) -> None:
+    """Without the group writer (as from several replicas) each answer is its own transaction:
+    the database's key is the compare-and-set (PostgreSQL: the later inserts wait, then
+    fail)."""
+    single = SqlRunStore(store.engine, clock=clock, group_commit=False)  # shares the engine
+
+    async def answer(k: int) -> Any:
+        return await single.create_run(
+            run_id=f"r{k}", thread_id="t", owner=f"replica-{k}", answers=[("int-1", "resolved")]
+        )
+
+    results = await asyncio.gather(*(answer(k) for k in range(n)), return_exceptions=True)
+    created = [r for r in results if not isinstance(r, BaseException)]
+    refused = [r for r in results if isinstance(r, InterruptAnsweredError)]
+    assert len(created) == 1 and len(refused) == n - 1, results
+    assert [run.id for run in await store.list_runs("t")] == [created[0].id]
+
+
+async def test_purge_drops_the_answers_of_purged_threads(
+    store: SqlRunStore, clock: ManualClock
+) -> None:
+    await store.create_run(run_id="r1", thread_id="t", owner="a", answers=[("i", "resolved")])
+    await store.append_events(
+        "r1",
+        1,
+        batch(1, ev("RUN_STARTED"), ev("RUN_FINISHED")),
+        final=RunFinal(status="completed"),
+    )
+    clock.advance(3600)
+    await store.purge(clock.now)
+    assert await store.answered_interrupts("t", ["i"]) == {}

@@ -56,10 +56,10 @@ async def test_migrations_behind_head_are_not_ready(make_app: Any, tmp_path: Pat
     async with running(app):
         engine = app.state.services.manager.store.engine
         async with engine.begin() as conn:
-            await conn.exec_driver_sql("UPDATE alembic_version SET version_num = '0002'")
+            await conn.exec_driver_sql("UPDATE alembic_version SET version_num = '0001'")
         status, body = await readyz(app)
     assert status == 503 and body["failing"] == ["migrations"]
-    assert body["checks"]["migrations"] == {"status": "failing", "revision": "0002", "head": HEAD}
+    assert body["checks"]["migrations"] == {"status": "failing", "revision": "0001", "head": HEAD}
 
 
 async def test_readyz_flips_to_503_when_postgresql_stops(make_app: Any) -> None:

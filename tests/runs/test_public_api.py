@@ -27,6 +27,7 @@ PUBLIC = {
         "CursorError",
         "CursorMismatchError",
         "HistoryPage",
+        "InterruptAnsweredError",
         "InvalidCursorError",
         "JsonObject",
         "LeaseState",

@@ -15,7 +15,7 @@ from __future__ import annotations
 import base64
 import binascii
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import orjson
@@ -91,11 +91,16 @@ class ClientRequest:
         raw: the request body bytes exactly as received (JSON). Passthrough upstreams of the
             same protocol forward them untouched (the ``ai_sdk`` and ``agui`` builders); ``None``
             when the request did not come from HTTP.
+        interrupt_calls: ``{interruptId: toolCallId}`` of the thread's open tool-approval
+            interrupts (AG-UI ``Interrupt.toolCallId``), which the gateway reads from the run
+            that raised them, so a ``resume[]`` entry finds its tool call
+            (:mod:`agui_codecs.protocols._resume`).
     """
 
     run_input: RunAgentInput
     wire: ClientWire = "agui"
     raw: bytes | None = None
+    interrupt_calls: Mapping[str, str] = field(default_factory=dict)
 
 
 def merge_params(

@@ -19,6 +19,11 @@ encoder). The message mapping follows ``convertToModelMessages`` of ``ai`` 7.0.1
   ToolMessage per answered tool part: ``output-available`` (a string output as is, other JSON
   as compact JSON text), ``output-error`` (``errorText``, ``error`` set), ``output-denied`` or a
   denied approval (the denial reason, ``error`` set);
+* a tool part in state ``approval-responded`` (``approval: {id, approved, reason?}``, left by
+  ``addToolApprovalResponse``, ``ai`` 7.0.173 ``src/ui/ui-messages.ts``) is also an AG-UI 1.0
+  ``resume[]`` entry ``{interruptId: approval.id, status: "resolved", payload: {approved,
+  reason?, toolCallId}}``: the answer to the interrupt the approval request became, which the
+  gateway claims once (a second answer is refused, ``docs/runs.md`` §7);
 * tool parts still ``input-streaming`` and provider-executed tool parts are not sent (the AI SDK
   does the same for the first; the second has no AG-UI equivalent in a request); ``data-*``,
   ``source-*``, assistant ``file`` parts and unknown parts are dropped.
@@ -48,6 +53,7 @@ from ag_ui.core import (
     ImagePart,
     Message,
     ReasoningMessage,
+    ResumeEntry,
     RunAgentInput,
     SystemMessage,
     TextPart,
@@ -352,6 +358,28 @@ def _assistant(message: UIMessage) -> list[Message]:
     return out
 
 
+def _resume(messages: list[UIMessage]) -> list[ResumeEntry]:
+    """The approval answers of the tool parts in state ``approval-responded``."""
+    out: list[ResumeEntry] = []
+    for message in messages:
+        for part in message.parts:
+            if not isinstance(part, ToolUIPart) or part.state != "approval-responded":
+                continue
+            approval = part.approval or {}
+            approval_id = approval.get("id")
+            if not isinstance(approval_id, str) or not approval_id:
+                continue
+            payload: dict[str, Any] = {
+                "approved": approval.get("approved") is True,
+                "toolCallId": part.tool_call_id,
+            }
+            reason = approval.get("reason")
+            if isinstance(reason, str) and reason:
+                payload["reason"] = reason
+            out.append(ResumeEntry(interrupt_id=approval_id, status="resolved", payload=payload))
+    return out
+
+
 def to_run_agent_input(request: AiSdkChatRequest, *, run_id: str) -> RunAgentInput:
     """Translate an AI SDK chat request into a ``RunAgentInput`` (see module docstring).
 
@@ -360,7 +388,8 @@ def to_run_agent_input(request: AiSdkChatRequest, *, run_id: str) -> RunAgentInp
         run_id: the AG-UI runId to use (the AI SDK has none).
 
     Returns:
-        The run input; ``threadId`` is the chat ``id`` (``thread_<run_id>`` when absent).
+        The run input; ``threadId`` is the chat ``id`` (``thread_<run_id>`` when absent);
+        ``resume`` holds the approval answers of ``approval-responded`` tool parts, if any.
     """
     messages: list[Message] = []
     for message in request.messages:
@@ -373,6 +402,7 @@ def to_run_agent_input(request: AiSdkChatRequest, *, run_id: str) -> RunAgentInp
             messages.extend(_assistant(message))
     known = {"id", "messages", "trigger", "messageId", "message_id", "tools", "context"}
     forwarded = {k: v for k, v in (request.model_extra or {}).items() if k not in known}
+    resume = _resume(request.messages)
     return RunAgentInput(
         thread_id=request.id or f"thread_{run_id}",
         run_id=run_id,
@@ -381,6 +411,7 @@ def to_run_agent_input(request: AiSdkChatRequest, *, run_id: str) -> RunAgentInp
         context=request.context or [],
         state=None,
         forwarded_props=forwarded,
+        resume=resume or None,
     )
 
 

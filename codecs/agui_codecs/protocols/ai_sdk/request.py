@@ -28,6 +28,14 @@ assistant, reasoning,  one ``{role: "assistant"}`` message per run of consecutiv
 activity               not sent
 =====================  =============================================================================
 
+``resume[]`` entries (AG-UI 1.0) answer tool approvals (the AI SDK ``tool-approval-request``
+chunk, an interrupt ``{id: approvalId, reason: "tool_approval", toolCallId}``): the answered
+call's tool part becomes ``{state: "approval-responded", approval: {id: <interruptId>,
+approved, reason?}}``, what ``ai`` 7.0.173 ``addToolApprovalResponse`` leaves on the part before
+the chat resubmits (``src/ui/ui-messages.ts``, ``ToolUIPart`` state ``approval-responded``; the
+same in v6), so the backend's ``streamText`` runs or denies the call. The payload is read by
+:mod:`agui_codecs.protocols._resume`; a part that already has its output keeps it.
+
 ``providerMetadata`` (``{<provider>: {<field>: value}}``) is set when the encrypted value's
 ``metadata`` names its provider and field (ARCHITECTURE.md); without that provenance the AI SDK
 provider could not read it back, so it is left out.
@@ -53,10 +61,11 @@ from ag_ui.core import (
     UserMessage,
 )
 
-from ...errors import RequestTranslationError
+from ...errors import InvalidInputError, RequestTranslationError
 from .._request import ClientRequest, data_url, json_or_text, part_metadata, tool_result_text
+from .._resume import Answer, answers
 
-__all__ = ["ai_sdk_body", "build_request", "to_ui_messages"]
+__all__ = ["ai_sdk_body", "build_request", "respond_approvals", "to_ui_messages"]
 
 _WILDCARD_TYPES: Final = {"image": "image/*", "audio": "audio/*", "video": "video/*"}
 _CHAT_KEYS: Final = frozenset({"id", "messages", "trigger", "messageId", "tools", "context"})
@@ -69,6 +78,8 @@ def ai_sdk_body(request: ClientRequest) -> dict[str, Any] | bytes:
     Raises:
         RequestTranslationError: a provider file handle in a user message (``UNSUPPORTED_CONTENT``:
             a ``UIMessage`` file part needs a URL).
+        InvalidInputError: a ``resume[]`` entry that is no answer, or whose tool call has no
+            tool part (``INVALID_REQUEST``).
     """
     if request.wire == "ai-sdk" and request.raw is not None:
         return request.raw
@@ -78,6 +89,7 @@ def ai_sdk_body(request: ClientRequest) -> dict[str, Any] | bytes:
         body.update({k: v for k, v in run_input.forwarded_props.items() if k not in _CHAT_KEYS})
     body["id"] = run_input.thread_id
     body["messages"] = to_ui_messages(run_input)
+    respond_approvals(body["messages"], answers(request))
     body["trigger"] = "submit-message"
     if run_input.tools:
         body["tools"] = [
@@ -98,6 +110,34 @@ def build_request(
         RequestTranslationError: see :func:`ai_sdk_body`.
     """
     return ai_sdk_body(request)
+
+
+def respond_approvals(messages: list[dict[str, Any]], answered: list[Answer]) -> None:
+    """Set each answered call's tool part of ``messages`` (UIMessages) to
+    ``approval-responded`` with ``approval: {id, approved, reason?}`` (module docstring).
+
+    Raises:
+        InvalidInputError: an answer whose tool call has no tool part (``INVALID_REQUEST``).
+    """
+    parts = {
+        part["toolCallId"]: part
+        for message in messages
+        for part in message["parts"]
+        if "toolCallId" in part
+    }
+    for answer in answered:
+        part = parts.get(answer.tool_call_id or "")
+        if part is None:
+            raise InvalidInputError(
+                f"resume entry for interrupt {answer.interrupt_id!r}: its tool call is not in "
+                "messages (give payload.toolCallId)"
+            )
+        if part["state"] != "input-available":
+            continue  # the call has its output: the answer adds nothing
+        approval: dict[str, Any] = {"id": answer.interrupt_id, "approved": answer.approved}
+        if answer.reason:
+            approval["reason"] = answer.reason
+        part.update(state="approval-responded", approval=approval)
 
 
 def _provider_metadata(holder: Any) -> dict[str, Any] | None:

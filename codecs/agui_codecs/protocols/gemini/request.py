@@ -94,6 +94,7 @@ from .._request import (
     tool_call_names,
     tool_result_text,
 )
+from .._resume import with_tool_results
 
 __all__ = [
     "ALLOWED_PARAMS",
@@ -316,13 +317,18 @@ def to_gemini(
 def build_request(
     request: ClientRequest, *, model: str, params: Mapping[str, Any]
 ) -> dict[str, Any]:
-    """The spec's request builder: :func:`~agui_codecs.protocols.check_conversation`, then
+    """The spec's request builder: the ``resume[]`` answers as tool results
+    (:func:`~agui_codecs.protocols._resume.with_tool_results`: this API has no tool approval),
+    :func:`~agui_codecs.protocols.check_conversation`, then
     :func:`to_gemini` of the request's ``RunAgentInput``.
 
     Raises:
-        InvalidInputError: no conversation to send (``INVALID_REQUEST``).
+        InvalidInputError: no conversation to send, or a ``resume[]`` entry that is no answer
+            or names no tool call of ``messages`` (``INVALID_REQUEST``).
         RequestTranslationError: see :func:`to_gemini`; also a tool result without its call
-            (``INVALID_TOOL_RESULT``).
+            (``INVALID_TOOL_RESULT``), or an approval without ``payload.result``
+            (``INVALID_TOOL_RESULT``: the gateway does not execute tools).
     """
-    check_conversation(request.run_input)
-    return to_gemini(request.run_input, model=model, params=params)
+    run_input = with_tool_results(request)
+    check_conversation(run_input)
+    return to_gemini(run_input, model=model, params=params)

@@ -67,6 +67,7 @@ from .._request import (
     results_after_calls,
     text_of,
 )
+from .._resume import with_tool_results
 
 __all__ = ["ALLOWED_PARAMS", "build_request", "to_openai_chat"]
 
@@ -234,13 +235,18 @@ def to_openai_chat(
 def build_request(
     request: ClientRequest, *, model: str, params: Mapping[str, Any]
 ) -> dict[str, Any]:
-    """The spec's request builder: :func:`~agui_codecs.protocols.check_conversation`, then
+    """The spec's request builder: the ``resume[]`` answers as tool results
+    (:func:`~agui_codecs.protocols._resume.with_tool_results`: this API has no tool approval),
+    :func:`~agui_codecs.protocols.check_conversation`, then
     :func:`to_openai_chat` of the request's ``RunAgentInput``.
 
     Raises:
-        InvalidInputError: no conversation to send (``INVALID_REQUEST``).
+        InvalidInputError: no conversation to send, or a ``resume[]`` entry that is no answer
+            or names no tool call of ``messages`` (``INVALID_REQUEST``).
         RequestTranslationError: see :func:`to_openai_chat`; also a tool result without its call
-            (``INVALID_TOOL_RESULT``).
+            (``INVALID_TOOL_RESULT``), or an approval without ``payload.result``
+            (``INVALID_TOOL_RESULT``: the gateway does not execute tools).
     """
-    check_conversation(request.run_input)
-    return to_openai_chat(request.run_input, model=model, params=params)
+    run_input = with_tool_results(request)
+    check_conversation(run_input)
+    return to_openai_chat(run_input, model=model, params=params)

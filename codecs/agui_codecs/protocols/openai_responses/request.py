@@ -45,11 +45,20 @@ into ``reasoning.effort`` / ``reasoning.summary`` / ``text.verbosity``.
 
 Tool results are sent directly after the assistant message that made their call, text in
 between moved after them (:func:`~agui_codecs.protocols._request.results_after_calls`).
+
+``resume[]`` entries (AG-UI 1.0) answer ``mcp_approval_request`` items, whose interrupt id is
+the request item's ``id`` (``openai_responses.decoder``): each becomes the input item
+``{"type": "mcp_approval_response", "approval_request_id": <interruptId>, "approve": <bool>,
+"reason"?}`` (API reference, "Create a model response", ``input`` -> "MCP approval response"),
+appended after the history, the payload read by :mod:`agui_codecs.protocols._resume`
+(``cancelled`` or ``approved: false`` -> ``approve: false``). The approval request's tool call
+(``mcp.<name>``, provider-executed) is not sent as a ``function_call``: it is not one, and its
+``mcp_approval_request`` item cannot be rebuilt (the history has no ``server_label``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from ag_ui.core import (
@@ -83,6 +92,7 @@ from .._request import (
     system_text,
     tool_result_text,
 )
+from .._resume import Answer, answers
 
 __all__ = [
     "ALLOWED_PARAMS",
@@ -226,8 +236,23 @@ def _include(params: Mapping[str, Any], needed: bool) -> list[Any] | None:
     return entries or None
 
 
+def _approval_response(answer: Answer) -> dict[str, Any]:
+    item: dict[str, Any] = {
+        "type": "mcp_approval_response",
+        "approval_request_id": answer.interrupt_id,
+        "approve": answer.approved,
+    }
+    if answer.reason:
+        item["reason"] = answer.reason
+    return item
+
+
 def to_openai_responses(
-    run_input: RunAgentInput, *, model: str, params: Mapping[str, Any] | None = None
+    run_input: RunAgentInput,
+    *,
+    model: str,
+    params: Mapping[str, Any] | None = None,
+    answers: Sequence[Answer] = (),
 ) -> dict[str, Any]:
     """Build the Responses API request body for ``run_input`` (see module docstring).
 
@@ -235,6 +260,8 @@ def to_openai_responses(
         run_input: the AG-UI run input.
         model: the route's model.
         params: the route's default body parameters (``store``, ``include``, ``reasoning``...).
+        answers: its ``resume[]`` entries read as approvals
+            (:func:`agui_codecs.protocols._resume.answers`), sent as ``mcp_approval_response``.
 
     Returns:
         The JSON body, ``stream: true``.
@@ -244,17 +271,19 @@ def to_openai_responses(
             ``UNSUPPORTED_CONTENT``).
     """
     items: list[dict[str, Any]] = []
+    approvals = {answer.interrupt_id for answer in answers}
     for index, message in results_after_calls(run_input.messages):
         if isinstance(message, UserMessage):
             items.append(_user(message, index))
         elif isinstance(message, AssistantMessage):
-            items.extend(_assistant(message))
+            items.extend(i for i in _assistant(message) if i.get("call_id", None) not in approvals)
         elif isinstance(message, ReasoningMessage):
             items.extend(_reasoning(message))
         elif isinstance(message, ToolMessage):
             items.append(_tool(message, index))
         elif isinstance(message, SystemMessage | DeveloperMessage | ActivityMessage):
             continue  # system text goes to ``instructions``; activities are UI only
+    items.extend(_approval_response(answer) for answer in answers)
     merged = nest_params(
         merge_params(params or {}, run_input.forwarded_props, ALLOWED_PARAMS), _NESTED
     )
@@ -283,9 +312,11 @@ def build_request(
     :func:`to_openai_responses` of the request's ``RunAgentInput``.
 
     Raises:
-        InvalidInputError: no conversation to send (``INVALID_REQUEST``).
+        InvalidInputError: no conversation to send, or a ``resume[]`` entry that is no answer
+            (``INVALID_REQUEST``).
         RequestTranslationError: see :func:`to_openai_responses`; also a tool result without
             its call (``INVALID_TOOL_RESULT``).
     """
+    answered = answers(request)
     check_conversation(request.run_input)
-    return to_openai_responses(request.run_input, model=model, params=params)
+    return to_openai_responses(request.run_input, model=model, params=params, answers=answered)

@@ -1,0 +1,264 @@
+"""An interrupt answered through the gateway is claimed once (issue 11 kind 7, docs/runs.md §7).
+
+N simultaneous ``POST /v1/agui/{route}`` answering one interrupt (each a new ``runId``) give
+exactly one continuation (one run recorded, one upstream request, carrying the answer) and
+N-1 ``409 INTERRUPT_ANSWERED``, on SQLite and on PostgreSQL; the same POST again (its
+``runId``) re-joins the run that holds the claim instead of calling the upstream again; the
+AI SDK endpoint claims the approval of an ``approval-responded`` tool part the same way.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+from typing import Any
+
+import httpx
+import orjson
+import pytest
+import respx
+from gwtest import FAST, OPENAI_URL
+
+from gateway.app import create_app
+from gateway.config import Settings
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "replicas"))  # durable_support
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "contracts"))  # run_backends
+
+from durable_support import call, chat_events, events_of, running
+from run_backends import STORES, ManualClock, make_store
+
+pytestmark = pytest.mark.timeout(120)
+
+
+def answer(run_id: str, *, interrupt_id: str = "int-1") -> dict[str, Any]:
+    """A RunAgentInput answering the approval of call ``c1`` with its result."""
+    return {
+        "threadId": "t1",
+        "runId": run_id,
+        "messages": [
+            {"id": "u1", "role": "user", "content": "Delete the draft."},
+            {
+                "id": "a1",
+                "role": "assistant",
+                "toolCalls": [
+                    {
+                        "id": "c1",
+                        "type": "function",
+                        "function": {"name": "delete", "arguments": "{}"},
+                    }
+                ],
+            },
+        ],
+        "tools": [],
+        "context": [],
+        "state": None,
+        "forwardedProps": {},
+        "resume": [
+            {
+                "interruptId": interrupt_id,
+                "status": "resolved",
+                "payload": {"toolCallId": "c1", "result": {"deleted": True}},
+            }
+        ],
+    }
+
+
+def upstream(router: respx.MockRouter) -> respx.Route:
+    def reply(request: httpx.Request) -> httpx.Response:
+        body = b"".join(chat_events(text=["Deleted."]))
+        return httpx.Response(200, content=body, headers={"content-type": "text/event-stream"})
+
+    return router.post(OPENAI_URL).mock(side_effect=reply)
+
+
+@pytest.fixture(params=STORES)
+async def app(
+    request: pytest.FixtureRequest,
+    tmp_path: Path,
+    routes_file: Path,
+    router: respx.MockRouter,
+    keys: None,
+) -> Any:
+    async with make_store(request.param, tmp_path, ManualClock()) as store:
+        client = httpx.AsyncClient(transport=httpx.MockTransport(router.async_handler))
+        application = create_app(
+            Settings(config=routes_file, **FAST), store=store, http_client=client
+        )
+        async with running(application):
+            yield application
+        await client.aclose()
+
+
+@pytest.mark.parametrize("n", [2, 6])
+async def test_simultaneous_answers_give_one_continuation(
+    app: Any, router: respx.MockRouter, n: int
+) -> None:
+    route = upstream(router)
+    replies = await asyncio.gather(
+        *(call(app, "POST", "/v1/agui/gpt", answer(f"r{k}")) for k in range(n))
+    )
+    statuses = sorted(reply.status for reply in replies)
+    assert statuses == [200] + [409] * (n - 1)
+    for reply in replies:
+        if reply.status == 409:
+            assert orjson.loads(reply.body)["error"]["code"] == "INTERRUPT_ANSWERED"
+        else:
+            assert [e["type"] for e in events_of(reply.body)][-1] == "RUN_FINISHED"
+    assert route.call_count == 1
+    sent = orjson.loads(route.calls[0].request.content)
+    assert {"role": "tool", "tool_call_id": "c1", "content": '{"deleted":true}'} in sent["messages"]
+    runs = await app.state.services.manager.store.list_runs("t1")
+    assert len(runs) == 1
+
+
+async def test_a_retried_answer_rejoins_and_a_new_one_is_409(
+    app: Any, router: respx.MockRouter
+) -> None:
+    route = upstream(router)
+    first = await call(app, "POST", "/v1/agui/gpt", answer("r1"))
+    again = await call(app, "POST", "/v1/agui/gpt", answer("r1"))
+    other = await call(app, "POST", "/v1/agui/gpt", answer("r2"))
+    assert (first.status, again.status, other.status) == (200, 200, 409)
+    assert events_of(again.body)[0]["runId"] == "r1"
+    assert orjson.loads(other.body)["error"]["code"] == "INTERRUPT_ANSWERED"
+    assert route.call_count == 1
+    fresh = await call(app, "POST", "/v1/agui/gpt", answer("r3", interrupt_id="int-2"))
+    assert fresh.status == 200 and route.call_count == 2  # another interrupt: answered
+
+
+async def test_ai_sdk_approval_is_claimed_once(app: Any, router: respx.MockRouter) -> None:
+    route = upstream(router)
+    chat = {
+        "id": "chat-1",
+        "trigger": "submit-message",
+        "messages": [
+            {"id": "u1", "role": "user", "parts": [{"type": "text", "text": "Delete it."}]},
+            {
+                "id": "a1",
+                "role": "assistant",
+                "parts": [
+                    {"type": "step-start"},
+                    {
+                        "type": "tool-delete",
+                        "toolCallId": "c1",
+                        "state": "approval-responded",
+                        "input": {},
+                        "approval": {"id": "ap-1", "approved": False, "reason": "keep it"},
+                    },
+                ],
+            },
+        ],
+    }
+    first = await call(app, "POST", "/v1/ai-sdk/gpt", chat)
+    second = await call(app, "POST", "/v1/ai-sdk/gpt", chat)
+    assert (first.status, second.status) == (200, 409)
+    assert orjson.loads(second.body)["error"]["code"] == "INTERRUPT_ANSWERED"
+    assert route.call_count == 1
+    sent = orjson.loads(route.calls[0].request.content)
+    assert {"role": "tool", "tool_call_id": "c1", "content": "keep it"} in sent["messages"]
+
+
+# -- the tool call an answer is about, read from the run that raised the interrupt ----------
+
+SDK_BACKEND = "https://agent.test/api/chat"
+SDK_ROUTES = f"""
+[[routes]]
+name = "sdk"
+upstream_url = "{SDK_BACKEND}"
+protocol = "ai-sdk"
+"""
+APPROVAL_TURN = [
+    {"type": "start", "messageId": "m1"},
+    {"type": "start-step"},
+    {"type": "tool-input-start", "toolCallId": "c1", "toolName": "delete_file"},
+    {"type": "tool-input-available", "toolCallId": "c1", "toolName": "delete_file", "input": {}},
+    {"type": "tool-approval-request", "approvalId": "ap1", "toolCallId": "c1"},
+    {"type": "finish-step"},
+    {"type": "finish", "finishReason": "tool-calls"},
+]
+
+
+async def test_an_ai_sdk_approval_answer_finds_its_tool_call_in_the_stored_interrupt(
+    tmp_path: Path, router: respx.MockRouter
+) -> None:
+    """The answer names only the interrupt (``approvalId``); the gateway finds the call (``c1``)
+    on the stored RUN_FINISHED outcome and sends the AI SDK backend the tool part
+    ``approval-responded`` with ``approval: {id, approved, reason}`` (ai 7.0.173
+    ``ui-messages.ts``)."""
+    frames = b"".join(b"data: " + orjson.dumps(c) + b"\n\n" for c in APPROVAL_TURN)
+    route = router.post(SDK_BACKEND).mock(
+        side_effect=lambda request: httpx.Response(
+            200, content=frames + b"data: [DONE]\n\n", headers={"content-type": "text/event-stream"}
+        )
+    )
+    path = tmp_path / "routes.toml"
+    path.write_text(SDK_ROUTES, encoding="utf-8")
+    client = httpx.AsyncClient(transport=httpx.MockTransport(router.async_handler))
+    settings = Settings(config=path, database_url=f"sqlite:///{tmp_path}/runs.db", **FAST)
+    app = create_app(settings, http_client=client)
+    first_input = {
+        "threadId": "t1",
+        "runId": "r1",
+        "messages": [{"id": "u1", "role": "user", "content": "Delete it."}],
+        "tools": [],
+        "context": [],
+        "state": None,
+        "forwardedProps": {},
+    }
+    async with running(app):
+        first = await call(app, "POST", "/v1/agui/sdk", first_input)
+        finished = events_of(first.body)[-1]
+        assert finished["type"] == "RUN_FINISHED"
+        assert finished["outcome"]["type"] == "interrupt"
+        assert [(i["id"], i["toolCallId"]) for i in finished["outcome"]["interrupts"]] == [
+            ("ap1", "c1")
+        ]
+        answer_input = {
+            **first_input,
+            "runId": "r2",
+            "messages": [
+                *first_input["messages"],
+                {
+                    "id": "m1",
+                    "role": "assistant",
+                    "toolCalls": [
+                        {
+                            "id": "c1",
+                            "type": "function",
+                            "function": {"name": "delete_file", "arguments": "{}"},
+                        }
+                    ],
+                },
+            ],
+            "resume": [
+                {"interruptId": "ap1", "status": "resolved", "payload": {"reason": "go ahead"}}
+            ],
+        }
+        second = await call(app, "POST", "/v1/agui/sdk", answer_input)
+        third = await call(app, "POST", "/v1/agui/sdk", {**answer_input, "runId": "r3"})
+    await client.aclose()
+    assert (second.status, third.status) == (200, 409)
+    assert route.call_count == 2
+    sent = orjson.loads(route.calls[1].request.content)
+    assert sent["messages"][1]["parts"] == [
+        {"type": "step-start"},
+        {
+            "type": "tool-delete_file",
+            "toolCallId": "c1",
+            "state": "approval-responded",
+            "input": {},
+            "approval": {"id": "ap1", "approved": True, "reason": "go ahead"},
+        },
+    ]
+
+
+async def test_an_interrupt_id_the_store_cannot_key_is_invalid_id(
+    app: Any, router: respx.MockRouter
+) -> None:
+    route = upstream(router)
+    reply = await call(app, "POST", "/v1/agui/gpt", answer("r1", interrupt_id="x" * 101))
+    assert reply.status == 422
+    assert orjson.loads(reply.body)["error"]["code"] == "INVALID_ID"
+    assert route.call_count == 0
