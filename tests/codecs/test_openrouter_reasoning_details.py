@@ -30,6 +30,9 @@ from agui_codecs.encoders.agui import AguiEncoder
 from agui_codecs.encoders.ai_sdk import AiSdkEncoder
 from agui_codecs.protocols._reasoning_details import merge_details
 from agui_codecs.protocols.ai_sdk.chat_request import AiSdkChatRequest, to_run_agent_input
+from agui_codecs.protocols.anthropic.request import to_anthropic
+from agui_codecs.protocols.bedrock_converse.request import to_converse
+from agui_codecs.protocols.gemini.request import to_gemini
 from agui_codecs.protocols.openai_chat.request import to_openai_chat
 from agui_codecs.protocols.openai_responses.request import to_openai_responses
 
@@ -299,7 +302,7 @@ def streams(draw: st.DrawFn) -> tuple[list[dict[str, Any]], list[str], bytes]:
             i += 1
             continue
         size = draw(st.integers(1, 3))
-        group = []
+        group: list[dict[str, Any]] = []
         while i < len(items) and items[i][0] == "detail" and len(group) < size:
             group.append(items[i][1])
             i += 1
@@ -386,18 +389,14 @@ def test_the_next_request_carries_the_entries_back_as_openrouter_documents_them(
                 assert text.count(orjson.dumps(blob).decode()[1:-1]) == 1, (client, blob)
 
 
-def test_an_envelope_is_never_sent_to_another_providers_route() -> None:
-    """An ``encryptedValue`` that is an OpenRouter entry says where it is from: without
-    provenance (``@ag-ui/client`` keeps only the value) the Responses route does not send it
-    as ``encrypted_content``."""
-    envelope = orjson.dumps({"type": "reasoning.encrypted", "data": "x", "index": 0}).decode()
-    run_input = RunAgentInput.model_validate(
+def _history(reasoning: dict[str, Any]) -> RunAgentInput:
+    return RunAgentInput.model_validate(
         {
             "threadId": "t",
             "runId": "r",
             "messages": [
                 {"id": "u", "role": "user", "content": "hi"},
-                {"id": "rs", "role": "reasoning", "content": "", "encryptedValue": envelope},
+                {"id": "rs", "role": "reasoning", "content": "thought", **reasoning},
                 {"id": "a", "role": "assistant", "content": "hello"},
                 {"id": "u2", "role": "user", "content": "again"},
             ],
@@ -407,9 +406,67 @@ def test_an_envelope_is_never_sent_to_another_providers_route() -> None:
             "forwardedProps": {},
         }
     )
-    body = to_openai_responses(run_input, model="o4-mini")
-    assert not [i for i in body["input"] if i.get("type") == "reasoning"], body["input"]
+
+
+def _sent_reasoning(run_input: RunAgentInput) -> dict[str, Any]:
+    """What each other route's request builder sends of the history's reasoning message."""
+    anthropic = to_anthropic(run_input, model="claude-sonnet-4")["messages"]
+    gemini = to_gemini(run_input, model="gemini-2.5-pro")["contents"]
+    bedrock = to_converse(run_input)["messages"]
+    responses = to_openai_responses(run_input, model="o4-mini")["input"]
+    return {
+        "anthropic": [
+            b
+            for m in anthropic
+            if isinstance(m["content"], list)
+            for b in m["content"]
+            if b.get("type") in ("thinking", "redacted_thinking")
+        ],
+        "gemini": [p for c in gemini for p in c["parts"] if "thoughtSignature" in p],
+        "bedrock": [b for m in bedrock for b in m["content"] if "reasoningContent" in b],
+        "responses": [i for i in responses if i.get("type") == "reasoning"],
+    }
+
+
+def test_an_envelope_is_never_sent_to_another_providers_route() -> None:
+    """An ``encryptedValue`` that is an OpenRouter entry says where it is from: without
+    provenance (``@ag-ui/client`` keeps only the value) no other route sends it as its own
+    signature or encrypted content (each provider rejects another's: Anthropic "Invalid
+    signature in thinking block", OpenAI "encrypted content could not be verified")."""
+    envelope = orjson.dumps({"type": "reasoning.text", "signature": "s", "index": 0}).decode()
+    run_input = _history({"encryptedValue": envelope})
+    assert _sent_reasoning(run_input) == {
+        "anthropic": [],
+        "gemini": [],
+        "bedrock": [],
+        "responses": [],
+    }
     chat = to_openai_chat(run_input, model="m")
     assert _assistants(chat) == [
-        {"role": "assistant", "content": "hello", "reasoning_details": [orjson.loads(envelope)]}
+        {
+            "role": "assistant",
+            "content": "hello",
+            "reasoning_details": [
+                {"type": "reasoning.text", "text": "thought", "signature": "s", "index": 0}
+            ],
+        }
+    ]
+
+
+def test_another_providers_value_is_not_sent_as_anthropic_thinking() -> None:
+    """The same rule on the Anthropic route as on the others: a value whose metadata names
+    another provider (a Gemini thought signature) is not an Anthropic signature."""
+    run_input = _history(
+        {"encryptedValue": "g-sig", "metadata": {"provider": "google", "field": "thoughtSignature"}}
+    )
+    sent = _sent_reasoning(run_input)
+    assert sent["anthropic"] == [] and sent["responses"] == [] and sent["bedrock"] == []
+    assert _assistants(to_openai_chat(run_input, model="m")) == [
+        {"role": "assistant", "content": "hello"}
+    ]
+    own = _history(
+        {"encryptedValue": "a-sig", "metadata": {"provider": "anthropic", "field": "signature"}}
+    )
+    assert _sent_reasoning(own)["anthropic"] == [
+        {"type": "thinking", "thinking": "thought", "signature": "a-sig"}
     ]
