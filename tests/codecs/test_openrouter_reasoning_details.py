@@ -470,3 +470,38 @@ def test_another_providers_value_is_not_sent_as_anthropic_thinking() -> None:
     assert _sent_reasoning(own)["anthropic"] == [
         {"type": "thinking", "thinking": "thought", "signature": "a-sig"}
     ]
+
+
+def test_entries_of_a_whole_message_without_index_stay_apart() -> None:
+    """A non-streamed message lists each entry once, whole: two ``reasoning.text`` entries
+    without ``index`` are two entries, each with its own signature."""
+    first = {"type": "reasoning.text", "text": "one", "signature": "s1"}
+    second = {"type": "reasoning.text", "text": "two", "signature": "s2"}
+    reply = {
+        "id": "gen-2",
+        "object": "chat.completion",
+        "model": "m",
+        "choices": [
+            {
+                "index": 0,
+                "finish_reason": "stop",
+                "message": {
+                    "role": "assistant",
+                    "content": "ok",
+                    "reasoning_details": [first, second],
+                },
+            }
+        ],
+    }
+    events = wire(decode_all("openai-chat", orjson.dumps(reply)))
+    values = [
+        orjson.loads(w["encryptedValue"])
+        for w in events
+        if w["type"] == "REASONING_ENCRYPTED_VALUE"
+    ]
+    assert values == [
+        {"type": "reasoning.text", "signature": "s1"},
+        {"type": "reasoning.text", "signature": "s2"},
+    ]
+    texts = [w["delta"] for w in events if w["type"] == "REASONING_MESSAGE_CONTENT"]
+    assert texts == ["one", "two"]

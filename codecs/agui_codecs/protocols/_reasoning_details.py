@@ -132,8 +132,9 @@ def merge_details(details: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
 class ReasoningDetailsStream:
     """Turns the ``reasoning_details`` of successive deltas into reasoning messages.
 
-    One reasoning message per entry (keyed by its ``index``; an entry without one continues
-    the open entry of its type, else starts a new one). Its text streams as content; its
+    One reasoning message per entry (keyed by its ``index``; in a stream, an entry without
+    one continues the open entry of its type, else starts a new one; in a whole message each
+    entry is its own). Its text streams as content; its
     envelope is held on the message (:meth:`RunBuilder.hold_reasoning_encrypted`) and renewed
     whenever a non-text key arrives, so the message ends with one value holding every key
     received. A new ``index`` ends the previous entry's message. When something else closed
@@ -155,22 +156,23 @@ class ReasoningDetailsStream:
         key = self._key
         return key if key is not None and self.run.reasoning_is_open(key) else None
 
-    def feed(self, details: list[Any]) -> bool:
-        """Translate one delta's entries; non-objects are ignored. True when any entry
-        carried reasoning text."""
+    def feed(self, details: list[Any], *, whole: bool = False) -> bool:
+        """Translate one delta's entries (``whole``: a non-streamed message's, each entry
+        complete, so one without ``index`` continues nothing); non-objects are ignored. True
+        when any entry carried reasoning text."""
         texted = False
         for detail in details:
             if isinstance(detail, dict):
-                texted = self._entry(detail) or texted
+                texted = self._entry(detail, whole=whole) or texted
         return texted
 
-    def _entry(self, detail: dict[str, Any]) -> bool:
+    def _entry(self, detail: dict[str, Any], *, whole: bool) -> bool:
         kind, index = _type_of(detail), _index(detail)
         slot = (kind, index)
         open_key = self.key
         same = open_key is not None and self._slot is not None and self._slot[0] == kind
-        if index is not None:
-            same = same and self._slot == slot
+        if index is not None or whole:
+            same = same and index is not None and self._slot == slot
         if not same:
             if open_key is not None:
                 self.run.end_reasoning(open_key)

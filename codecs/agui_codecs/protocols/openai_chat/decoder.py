@@ -191,7 +191,7 @@ class OpenAIChatDecoder(StreamDecoder):
         details = self.arr(delta.get("reasoning_details"), "delta.reasoning_details")
         # OpenRouter sends the entries' text flattened in ``reasoning`` too: with entries,
         # they are the reasoning (the string only when no entry of the delta had text).
-        texted = self._details.feed(details) if details else False
+        texted = self._details.feed(details, whole=whole) if details else False
         if not texted:
             for key in ("reasoning_content", "reasoning"):
                 value = delta.get(key)
