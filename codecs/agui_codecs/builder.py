@@ -130,6 +130,8 @@ class RunBuilder:
         self._guard = guard()
         self._text: dict[Hashable, str] = {}  # key -> open text message id
         self._reasoning: dict[Hashable, str] = {}  # key -> open reasoning message id
+        # key -> (value, field, provider) held until that reasoning message ends
+        self._held: dict[Hashable, tuple[str, str, str | None]] = {}
         self._tools: dict[Hashable, _ToolCall] = {}  # key -> open tool call
         self._seq: dict[str, int] = {}
         self._last_text_id: str | None = None
@@ -344,13 +346,45 @@ class RunBuilder:
             )
         )
 
+    def reasoning_is_open(self, key: Hashable = "reasoning") -> bool:
+        """True when a reasoning message is open under ``key``."""
+        return key in self._reasoning
+
+    def hold_reasoning_encrypted(
+        self,
+        value: str,
+        *,
+        key: Hashable = "reasoning",
+        field: str = "encryptedValue",
+        provider: str | None = None,
+    ) -> None:
+        """Hold ``value`` for the reasoning message under ``key`` (opened if needed) and emit it
+        as REASONING_ENCRYPTED_VALUE just before that message ends, whatever ends it (text, a
+        tool call, the terminal event, a failure).
+
+        For a value that grows while its message streams (an OpenRouter ``reasoning_details``
+        entry whose ``signature`` or ``id`` arrives after its text): each call replaces the held
+        value, so the message carries one value, the last, and it is never lost to the close.
+        """
+        if not isinstance(value, str):
+            raise LocalProtocolError("RunBuilder.hold_reasoning_encrypted() takes a string value")
+        self._open_reasoning(key)
+        self._held[key] = (value, field, provider)
+
     def end_reasoning(self, key: Hashable = "reasoning") -> None:
-        """Close the reasoning message and span open under ``key``."""
+        """Close the reasoning message and span open under ``key`` (a value held for it by
+        :meth:`hold_reasoning_encrypted` is emitted first)."""
         message_id = self._reasoning.pop(key, None)
         if message_id is not None:
             rest = self._halves.flush(("reasoning", key))
             if rest:
                 self._emit(ReasoningMessageContentEvent(message_id=message_id, delta=rest))
+            held = self._held.pop(key, None)
+            if held is not None:
+                value, field, provider = held
+                self.encrypted(
+                    value, subtype="message", entity_id=message_id, field=field, provider=provider
+                )
             self._emit(ReasoningMessageEndEvent(message_id=message_id))
             self._emit(ReasoningEndEvent(message_id=message_id))
 
@@ -628,6 +662,7 @@ class RunBuilder:
             )
         self._text.clear()
         self._reasoning.clear()
+        self._held.clear()
         self._tools.clear()
         self._steps.clear()
         self._halves.clear()

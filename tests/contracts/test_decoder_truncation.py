@@ -31,6 +31,9 @@ CLOSERS = frozenset(
     {"TEXT_MESSAGE_END", "TOOL_CALL_END", "REASONING_MESSAGE_END", "REASONING_END", "STEP_FINISHED"}
 )
 """What EOF may add before RUN_ERROR: the END of whatever was open."""
+HELD = "REASONING_ENCRYPTED_VALUE"
+"""Also what a reasoning message held until its END (``RunBuilder.hold_reasoning_encrypted``:
+an OpenRouter ``reasoning_details`` entry's envelope), right before that END."""
 CUT_CALL_WARNINGS = frozenset(
     {"agui/hygiene/tool-call-without-args", "agui/hygiene/tool-args-not-json"}
 )
@@ -74,7 +77,15 @@ def test_every_cut_keeps_what_came_closes_what_is_open_and_ends_typed(
         if tail[0]["type"] == "RUN_STARTED":  # nothing had begun: only the end of the run
             assert fed == [] and last["code"] == "UPSTREAM_EMPTY", where
             tail = tail[1:]
-        assert {e["type"] for e in tail[:-1]} <= CLOSERS, (where, [e["type"] for e in tail])
+        assert {e["type"] for e in tail[:-1]} <= CLOSERS | {HELD}, (
+            where,
+            [e["type"] for e in tail],
+        )
+        for n, event in enumerate(tail[:-1]):  # a held value only right before its message's END
+            if event["type"] == HELD:
+                after = tail[n + 1]
+                assert after["type"] == "REASONING_MESSAGE_END", (where, after)
+                assert after["messageId"] == event["entityId"], (where, after)
         assert cut.error is not None and cut.error[1] == last["code"], (where, cut.error)
         assert cut.error[0] in ("RemoteProtocolError", "MalformedUpstreamError"), where
 

@@ -36,6 +36,8 @@ from ag_ui.core import (
 )
 
 from ..errors import InvalidInputError, RequestTranslationError
+from ._reasoning_details import PROVIDER as REASONING_DETAILS_PROVIDER
+from ._reasoning_details import parse_envelope
 
 __all__ = [
     "RESERVED_KEYS",
@@ -324,7 +326,9 @@ def own_encrypted_value(holder: Any, provider: str) -> str | None:
     that issued them. REASONING_ENCRYPTED_VALUE carries ``metadata.provider``
     (ARCHITECTURE.md); when the holder's ``metadata`` names a provider, the value is returned
     only for that provider. Without provenance (``@ag-ui/client`` 1.0 stores the value but not
-    the event's metadata) the value is assumed to come from the route's own provider.
+    the event's metadata) the value is assumed to come from the route's own provider, except
+    an OpenRouter ``reasoning_details`` envelope, which says where it is from
+    (:mod:`agui_codecs.protocols._reasoning_details`).
 
     Args:
         holder: an AG-UI message or ``ToolCall`` (anything with ``encrypted_value`` and
@@ -335,6 +339,8 @@ def own_encrypted_value(holder: Any, provider: str) -> str | None:
     if not isinstance(value, str) or not value:
         return None
     origin = provider_of(holder)
+    if origin is None and parse_envelope(value) is not None:
+        origin = REASONING_DETAILS_PROVIDER  # an OpenRouter reasoning_details entry
     return value if origin is None or origin == provider else None
 
 

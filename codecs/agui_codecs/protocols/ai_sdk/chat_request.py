@@ -12,7 +12,8 @@ encoder). The message mapping follows ``convertToModelMessages`` of ``ai`` 7.0.1
   handle; the filename in the part's ``metadata``);
 * ``assistant`` is split into steps at ``step-start`` parts; each step becomes its reasoning
   parts (ReasoningMessage, with ``encryptedValue`` read back from ``providerMetadata``, e.g.
-  ``anthropic.signature`` / ``anthropic.redactedData`` / ``openai.encryptedContent``), one
+  ``anthropic.signature`` / ``anthropic.redactedData`` / ``openai.encryptedContent`` /
+  ``openrouter.reasoningDetails``), one
   AssistantMessage (text parts concatenated, ``encryptedValue`` from a text part's
   ``providerMetadata``, e.g. ``google.thoughtSignature``; tool parts as ``toolCalls`` with
   ``arguments`` = JSON of ``input`` and ``encryptedValue`` from ``callProviderMetadata``), then one
@@ -81,6 +82,7 @@ _ENCRYPTED_FIELDS = (
     "reasoningEncryptedContent",
     "encryptedContent",
     "thoughtSignature",
+    "reasoningDetails",
 )
 _DENIED = "Tool call execution denied."
 

@@ -18,7 +18,9 @@ assistant              ``assistant`` turn: ``text`` block, then ``tool_use`` blo
 reasoning              ``thinking`` block ``{"thinking", "signature": encryptedValue}``, or
                        ``redacted_thinking`` ``{"data": encryptedValue}`` when the metadata
                        ``field`` says ``redactedData`` (or there is no text); a reasoning message
-                       without ``encryptedValue`` is dropped (the API rejects unsigned thinking)
+                       without an ``encryptedValue`` that belongs to Anthropic
+                       (``_request.own_encrypted_value``: another provider's signature is
+                       rejected as invalid) is dropped (the API rejects unsigned thinking)
 tool                   ``user`` turn: ``{"type": "tool_result", "tool_use_id", "content",
                        "is_error"?}``
 activity               not sent
@@ -36,7 +38,7 @@ between moved after them (:func:`~agui_codecs.protocols._request.results_after_c
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Final
 
 from ag_ui.core import (
     ActivityMessage,
@@ -63,6 +65,7 @@ from .._request import (
     context_text,
     decode_base64_text,
     merge_params,
+    own_encrypted_value,
     part_metadata,
     results_after_calls,
     text_of,
@@ -70,7 +73,11 @@ from .._request import (
 )
 from .._resume import with_tool_results
 
-__all__ = ["ALLOWED_PARAMS", "DEFAULT_MAX_TOKENS", "build_request", "to_anthropic"]
+__all__ = ["ALLOWED_PARAMS", "DEFAULT_MAX_TOKENS", "PROVIDER", "build_request", "to_anthropic"]
+
+PROVIDER: Final = "anthropic"
+"""Provider label of the Anthropic decoder (owner of the signatures and redacted thinking sent
+back)."""
 
 DEFAULT_MAX_TOKENS = 4096
 """``max_tokens`` when neither the route ``params`` nor the client set one (the API requires it)."""
@@ -162,7 +169,7 @@ def _assistant_blocks(message: AssistantMessage, index: int) -> list[dict[str, A
 
 
 def _reasoning_blocks(message: ReasoningMessage) -> list[dict[str, Any]]:
-    value = message.encrypted_value
+    value = own_encrypted_value(message, PROVIDER)
     if not value:
         return []
     meta = message.metadata if isinstance(message.metadata, Mapping) else {}

@@ -6,8 +6,13 @@ Follows the Chat Completions streaming reference (``chat.completion.chunk`` obje
 * ``choices[0].delta.content`` (string, or Mistral's array of ``text``/``thinking`` parts)
   becomes TEXT_MESSAGE_*; ``delta.refusal`` becomes text too, flagged ``metadata.refusal`` on
   its TEXT_MESSAGE_START and reported as RUN_FINISHED ``metadata.refusal``;
-* ``delta.reasoning_content`` (DeepSeek, xAI), ``delta.reasoning`` (OpenRouter, Groq) or
-  ``delta.reasoning_details[].text`` become REASONING_*;
+* ``delta.reasoning_content`` (DeepSeek, xAI) or ``delta.reasoning`` (OpenRouter, Groq)
+  become REASONING_*; OpenRouter's ``delta.reasoning_details[]`` entries (OpenRouter
+  "Reasoning Tokens", ``reasoning_details`` array structure) take precedence over the
+  flattened ``reasoning`` string: one reasoning message per entry (``reasoning.text`` /
+  ``reasoning.summary`` text as its content), the rest of the entry (``signature``, ``data``,
+  ``id``, ``format``, ``index``) kept as REASONING_ENCRYPTED_VALUE for the next request
+  (:mod:`agui_codecs.protocols._reasoning_details`);
 * ``delta.tool_calls[]`` are keyed by their ``index`` field (not list position); a new
   non-empty ``id`` at a used index starts a new call; arguments may arrive whole in the chunk
   that carries the id and name, and are emitted as exactly one TOOL_CALL_ARGS then;
@@ -42,6 +47,7 @@ from ... import jsontext
 from ...endings import OPENAI_CHAT_FINISH_REASONS, canonical_finish
 from ...errors import EventTooLargeError, MalformedUpstreamError
 from ...framing import DONE, Frame, FrameDecoder, Framing
+from .._reasoning_details import ReasoningDetailsStream
 from ..base import Framer, StreamDecoder, upstream_error
 
 __all__ = ["OpenAIChatDecoder"]
@@ -132,6 +138,7 @@ class OpenAIChatDecoder(StreamDecoder):
         self._usage: dict[str, Any] | None = None
         self._refusal: list[str] = []
         self._call_ids: dict[int, str] = {}  # tool index -> id of the call open there
+        self._details = ReasoningDetailsStream(self.run)
 
     def frame_decoder(self, framing: Framing, *, max_event_size: int) -> Framer:
         """:class:`_DocumentFrames` for ``auto`` / ``jsonl`` (a non-streamed reply may span
@@ -181,18 +188,16 @@ class OpenAIChatDecoder(StreamDecoder):
     def _delta(self, delta: dict[str, Any], *, whole: bool = False) -> None:
         """Translate a ``delta`` (or, ``whole``, a non-streamed ``message``)."""
         run = self.run
-        for key in ("reasoning_content", "reasoning"):
-            value = delta.get(key)
-            if isinstance(value, str) and value:
-                run.reasoning(value)
-                break
-        else:
-            for detail in self.arr(delta.get("reasoning_details"), "delta.reasoning_details"):
-                if isinstance(detail, dict):
-                    if isinstance(detail.get("text"), str) and detail["text"]:
-                        run.reasoning(detail["text"])
-                    elif isinstance(detail.get("data"), str) and detail["data"]:
-                        run.reasoning_encrypted(detail["data"], field="reasoningDetails")
+        details = self.arr(delta.get("reasoning_details"), "delta.reasoning_details")
+        # OpenRouter sends the entries' text flattened in ``reasoning`` too: with entries,
+        # they are the reasoning (the string only when no entry of the delta had text).
+        texted = self._details.feed(details, whole=whole) if details else False
+        if not texted:
+            for key in ("reasoning_content", "reasoning"):
+                value = delta.get(key)
+                if isinstance(value, str) and value:
+                    run.reasoning(value, key=self._details.key or "reasoning")
+                    break
         content = delta.get("content")
         if isinstance(content, str):
             if content:

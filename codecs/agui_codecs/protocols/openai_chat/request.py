@@ -19,7 +19,12 @@ assistant              ``content`` (omitted when empty and there are tool calls)
                        "arguments"}}]``; an assistant message with neither is skipped
 tool                   ``{"role": "tool", "tool_call_id", "content": str}`` (``error`` text when
                        the content is empty)
-reasoning, activity    not sent (Chat Completions takes no reasoning input)
+reasoning              OpenRouter ``reasoning_details`` entries (an ``encryptedValue`` that is a
+                       ``reasoning_details`` envelope, :mod:`..._reasoning_details`): rebuilt as
+                       envelope + text and put, in order, on the turn's assistant message
+                       (``reasoning_details: [...]``; an assistant message ``{"content": ""}``
+                       when the turn has none); other reasoning is not sent
+activity               not sent
 tools[]                ``{"type": "function", "function": {"name", "description",
                        "parameters"}}`` (``parameters`` defaults to an empty object schema)
 =====================  =============================================================================
@@ -28,13 +33,19 @@ Always ``stream: true`` and ``stream_options: {"include_usage": true}`` (so the 
 usage-only final chunk). The model is the route's; model parameters come from the route's
 ``params`` and from the allowed ``forwardedProps`` keys (:data:`ALLOWED_PARAMS`).
 
+Reasoning details follow OpenRouter "Reasoning Tokens" (openrouter.ai/docs/guides/
+best-practices/reasoning-tokens, "Preserving Reasoning Blocks": the assistant message goes back
+with its ``reasoning_details`` unmodified and in order); the entries of a turn (the messages
+between two user, system or tool messages: one Chat Completions reply, which AG-UI may hold as
+several assistant messages) all go on its first assistant message.
+
 Tool results are sent directly after the assistant message that made their call, text in
 between moved after them (:func:`~agui_codecs.protocols._request.results_after_calls`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ag_ui.core import (
@@ -47,6 +58,7 @@ from ag_ui.core import (
     DocumentPart,
     FileSource,
     ImagePart,
+    Message,
     ReasoningMessage,
     RunAgentInput,
     SystemMessage,
@@ -57,6 +69,7 @@ from ag_ui.core import (
 )
 
 from ...errors import RequestTranslationError
+from .._reasoning_details import FIELD, PROVIDER, TEXT_KEYS, merge_details, parse_envelope
 from .._request import (
     ClientRequest,
     check_conversation,
@@ -64,12 +77,13 @@ from .._request import (
     data_url,
     merge_params,
     part_metadata,
+    provider_of,
     results_after_calls,
     text_of,
 )
 from .._resume import with_tool_results
 
-__all__ = ["ALLOWED_PARAMS", "build_request", "to_openai_chat"]
+__all__ = ["ALLOWED_PARAMS", "build_request", "reasoning_detail", "to_openai_chat"]
 
 ALLOWED_PARAMS: dict[str, str] = {
     "temperature": "temperature",
@@ -165,6 +179,67 @@ def _assistant(message: AssistantMessage) -> dict[str, Any] | None:
     return out
 
 
+def reasoning_detail(message: ReasoningMessage) -> dict[str, Any] | None:
+    """The OpenRouter ``reasoning_details`` entry a reasoning message carries, else ``None``.
+
+    The entry is the message's envelope (its ``encryptedValue``) with the message's content as
+    its ``text`` / ``summary``; a value whose ``metadata.field`` is ``reasoningDetails`` but is
+    no envelope (a bare ``data`` blob) is a ``reasoning.encrypted`` entry. A value whose
+    ``metadata.provider`` names another provider is not ours to send.
+    """
+    value = message.encrypted_value
+    if not value or provider_of(message) not in (None, PROVIDER):
+        return None
+    detail = parse_envelope(value)
+    if detail is None:
+        meta = message.metadata if isinstance(message.metadata, Mapping) else {}
+        if meta.get("field") != FIELD:
+            return None
+        detail = {"type": "reasoning.encrypted", "data": value}
+    text_key = TEXT_KEYS.get(str(detail.get("type")))
+    if text_key is not None and message.content:
+        detail[text_key] = message.content
+    return detail
+
+
+def _turn_details(
+    messages: Sequence[Message],
+) -> tuple[dict[int, list[dict[str, Any]]], dict[int, list[dict[str, Any]]]]:
+    """The ``reasoning_details`` of each turn, in the messages' own order (before tool results
+    are moved): ``({index of the turn's first sent assistant message: entries}, {index of the
+    message ending a turn that has no assistant message (``len(messages)`` at the end):
+    entries})``. A turn is what lies between two user, system, developer or tool messages."""
+    owned: dict[int, list[dict[str, Any]]] = {}
+    orphans: dict[int, list[dict[str, Any]]] = {}
+    pending: list[dict[str, Any]] = []
+    first: int | None = None
+
+    def close(at: int) -> None:
+        if pending:
+            target = owned if first is not None else orphans
+            target[first if first is not None else at] = merge_details(pending)
+        pending.clear()
+
+    for index, message in enumerate(messages):
+        if isinstance(message, ReasoningMessage):
+            detail = reasoning_detail(message)
+            if detail is not None:
+                pending.append(detail)
+        elif isinstance(message, AssistantMessage):
+            if first is None and _assistant(message) is not None:
+                first = index
+        elif not isinstance(message, ActivityMessage):
+            close(index)
+            first = None
+    close(len(messages))
+    return owned, orphans
+
+
+def _reasoning_only(details: list[dict[str, Any]]) -> dict[str, Any]:
+    """The assistant message of a turn that had only reasoning."""
+    return {"role": "assistant", "content": "", "reasoning_details": details}
+
+
 def _tool(message: ToolMessage) -> dict[str, Any]:
     content = text_of(message.content) or (message.error or "")
     return {"role": "tool", "tool_call_id": message.tool_call_id, "content": content}
@@ -201,7 +276,19 @@ def to_openai_chat(
     """
     messages: list[dict[str, Any]] = []
     leading_system = 0
+    details, orphans = _turn_details(run_input.messages)
     for index, message in results_after_calls(run_input.messages):
+        if index in orphans:  # a turn with reasoning and no assistant message ends here
+            messages.append(_reasoning_only(orphans[index]))
+        if isinstance(message, AssistantMessage):
+            assistant = _assistant(message)
+            if assistant is not None:
+                if index in details:
+                    assistant["reasoning_details"] = details[index]
+                messages.append(assistant)
+            continue
+        if isinstance(message, ReasoningMessage | ActivityMessage):
+            continue
         if isinstance(message, SystemMessage | DeveloperMessage):
             item: dict[str, Any] = {"role": message.role, "content": message.content}
             if message.name:
@@ -211,14 +298,10 @@ def to_openai_chat(
             messages.append(item)
         elif isinstance(message, UserMessage):
             messages.append(_user(message, index))
-        elif isinstance(message, AssistantMessage):
-            assistant = _assistant(message)
-            if assistant is not None:
-                messages.append(assistant)
         elif isinstance(message, ToolMessage):
             messages.append(_tool(message))
-        elif isinstance(message, ReasoningMessage | ActivityMessage):
-            continue
+    if len(run_input.messages) in orphans:
+        messages.append(_reasoning_only(orphans[len(run_input.messages)]))
     context = context_text(run_input.context)
     if context is not None:
         messages.insert(leading_system, {"role": "system", "content": context})
