@@ -135,9 +135,7 @@ def check_bytes(
         ValueError: unknown protocol, AI SDK major or AG-UI profile.
     """
     chosen: Protocol = detect_protocol(data) if protocol == "auto" else protocol
-    checker = make_checker(
-        chosen, major=major, source=source, profile=profile, continues=continues
-    )
+    checker = make_checker(chosen, major=major, source=source, profile=profile, continues=continues)
     form = detect_form(data)
     if form == "sse":
         checker.feed(data)

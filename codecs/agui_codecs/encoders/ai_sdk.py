@@ -53,8 +53,9 @@ RUN_FINISHED outcome        open parts closed, one chunk per interrupt (below), 
 RUN_FINISHED outcome        open parts closed (tool inputs as incomplete), ``abort`` (``reason``:
  ``cancelled``, RUN_ERROR   ``metadata.abortReason`` / the error message, ai 7 only), ``finish``
  ``RUN_CANCELED``           {finishReason: "other", messageMetadata?}
-RUN_STARTED after           ``start-step`` (deferred as above): a further run of the same stream (AG-UI 1.0 runs in
- RUN_FINISHED               sequence, e.g. an agent loop) continues the message as a new step
+RUN_STARTED after           ``start-step`` (deferred as above): a further run of the same stream
+ RUN_FINISHED               (AG-UI 1.0 runs in sequence, e.g. an agent loop) continues the
+                            message as a new step
 STEP_STARTED                ``finish-step`` (open text / reasoning parts ended first) +
                             ``start-step``; nothing while the open step has no part yet (the
                             one ``start`` opened), so an AI SDK upstream's steps (STEP_STARTED
