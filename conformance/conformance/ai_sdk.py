@@ -14,6 +14,7 @@ Hygiene (``ai-sdk/hygiene/*``) follows ``docs/protocols.md`` §3.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from agui_codecs.transitions import PORTABLE_FINISH_REASONS, UI_MAJORS, UiChunkTracker
@@ -36,18 +37,24 @@ class AiSdkChecker:
     Args:
         major: AI SDK major, 5, 6 or 7.
         source: name shown in the report.
+        continues: the stream continues an assistant message whose tool parts have these
+            ``toolCallId``s (the ai v6/v7 tool-approval flow, a client tool's output): their
+            ``tool-output-*`` chunks are legal (``UiChunkTracker.continue_message``).
 
     Raises:
         ValueError: unsupported ``major``.
     """
 
-    def __init__(self, major: int = 7, source: str = "<stream>") -> None:
+    def __init__(
+        self, major: int = 7, source: str = "<stream>", *, continues: Iterable[str] = ()
+    ) -> None:
         if major not in UI_MAJORS:
             raise ValueError(f"unsupported AI SDK major {major} (supported: 5, 6, 7)")
         self.major = major
         self.report = Report(source, f"ai-sdk@{major}")
         self._splitter = EventSourceSplitter()
         self._tracker = UiChunkTracker(UI_MAJORS[major])
+        self._tracker.continue_message(continues)
         self._stopped = False
         self._done = False
         self._chunks = 0

@@ -3,7 +3,7 @@
 Usage::
 
     agui-conformance check FILE|URL [--protocol agui|ai-sdk|auto] [--ai-sdk-major 5|6|7|all]
-                           [--post input.json] [--header K:V]
+                           [--post input.json] [--header K:V] [--continues TOOL_CALL_ID]
     agui-conformance run URL [--input run.json] [--protocol agui|ai-sdk] [--header K:V]
                          [--save capture.sse]
     agui-conformance scenarios URL [--model-port 8765] [--only NAME] [--clients DIR]
@@ -67,12 +67,20 @@ def _majors(value: str) -> list[int]:
 
 
 def _check_one(
-    data: bytes, source: str, protocol: str, majors: list[int], profile: str = "1.0"
+    data: bytes,
+    source: str,
+    protocol: str,
+    majors: list[int],
+    profile: str = "1.0",
+    continues: Sequence[str] = (),
 ) -> list[Report]:
     proto = detect_protocol(data) if protocol == "auto" else protocol
     if proto == "agui":
         return [check_bytes(data, protocol="agui", source=source, profile=profile)]
-    return [check_bytes(data, protocol="ai-sdk", major=m, source=source) for m in majors]
+    return [
+        check_bytes(data, protocol="ai-sdk", major=m, source=source, continues=continues)
+        for m in majors
+    ]
 
 
 class _Progress:
@@ -133,7 +141,8 @@ def _cmd_check(args: argparse.Namespace) -> list[Report]:
         data = fetch(source, timeout=args.timeout)
     else:
         data = Path(source).read_bytes()
-    return _check_one(data, source, args.protocol, _majors(args.ai_sdk_major), args.profile)
+    majors = _majors(args.ai_sdk_major)
+    return _check_one(data, source, args.protocol, majors, args.profile, args.continues or ())
 
 
 def _cmd_run(args: argparse.Namespace) -> list[Report]:
@@ -199,7 +208,9 @@ def _cmd_corpus(args: argparse.Namespace) -> list[Report]:
         progress.update(done, path.name)
         name = str(path.relative_to(root))
         majors = _majors(args.ai_sdk_major)
-        reports += _check_one(path.read_bytes(), name, args.protocol, majors, args.profile)
+        reports += _check_one(
+            path.read_bytes(), name, args.protocol, majors, args.profile, args.continues or ()
+        )
     progress.close()
     return reports
 
@@ -259,6 +270,13 @@ def _parser() -> argparse.ArgumentParser:
             choices=("5", "6", "7", "all"),
             default="7",
             help="AI SDK major whose client rules apply (default 7)",
+        )
+        p.add_argument(
+            "--continues",
+            action="append",
+            metavar="TOOL_CALL_ID",
+            help="AI SDK: the stream continues an assistant message with a tool part of this "
+            "toolCallId (repeatable; the tool-approval flow's tool-output-* for it is legal)",
         )
 
     def header(p: argparse.ArgumentParser) -> None:

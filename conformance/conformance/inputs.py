@@ -98,10 +98,16 @@ def detect_protocol(data: bytes) -> Protocol:
 
 
 def make_checker(
-    protocol: Protocol, *, major: int = 7, source: str = "<stream>", profile: str = "1.0"
+    protocol: Protocol,
+    *,
+    major: int = 7,
+    source: str = "<stream>",
+    profile: str = "1.0",
+    continues: Iterable[str] = (),
 ) -> Checker:
     """A fresh checker for ``protocol`` (``major`` selects the AI SDK version, ``profile`` the
-    AG-UI profile, ``1.0`` or ``1.1``).
+    AG-UI profile, ``1.0`` or ``1.1``; ``continues``: the AI SDK stream continues an assistant
+    message with tool parts of these ``toolCallId``s, see :class:`AiSdkChecker`).
 
     Raises:
         ValueError: unknown protocol, AI SDK major or AG-UI profile.
@@ -109,7 +115,7 @@ def make_checker(
     if protocol == "agui":
         return AguiChecker(source, profile=profile)
     if protocol == "ai-sdk":
-        return AiSdkChecker(major, source)
+        return AiSdkChecker(major, source, continues=continues)
     raise ValueError(f"unknown protocol {protocol!r} (agui or ai-sdk)")
 
 
@@ -120,14 +126,16 @@ def check_bytes(
     major: int = 7,
     source: str = "<stream>",
     profile: str = "1.0",
+    continues: Iterable[str] = (),
 ) -> Report:
-    """Check one whole capture and return its :class:`~conformance.report.Report`.
+    """Check one whole capture and return its :class:`~conformance.report.Report`
+    (``continues``: see :func:`make_checker`).
 
     Raises:
         ValueError: unknown protocol, AI SDK major or AG-UI profile.
     """
     chosen: Protocol = detect_protocol(data) if protocol == "auto" else protocol
-    checker = make_checker(chosen, major=major, source=source, profile=profile)
+    checker = make_checker(chosen, major=major, source=source, profile=profile, continues=continues)
     form = detect_form(data)
     if form == "sse":
         checker.feed(data)

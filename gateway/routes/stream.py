@@ -38,6 +38,7 @@ from agui_codecs.encoders.ai_sdk import AiSdkEncoder
 from agui_codecs.protocols import ClientRequest
 from agui_codecs.protocols.ai_sdk.chat_request import (
     AiSdkChatRequest,
+    continued_tool_call_ids,
     response_message_id,
     to_run_agent_input,
 )
@@ -102,6 +103,7 @@ async def ai_sdk_chat(
     ``WorkflowChatTransport`` POST, :mod:`.workflow`)."""
     run_input = await off_loop(len(chat.messages), _chat_input, chat)
     message_id = response_message_id(chat)
+    earlier = continued_tool_call_ids(chat)  # the results of these calls may follow
     if message_id is None and route.protocol != "ai-sdk":
         # An AI SDK backend picks its own messageId (``start``, kept in RUN_STARTED
         # metadata), which the encoder falls back to; other upstreams have none.
@@ -113,7 +115,10 @@ async def ai_sdk_chat(
         # reloaded page need, with the ``x-agui-run-id`` header
         ids = None if run is None else run_metadata(run)
         return AiSdkEncoder(
-            message_id=message_id, ai_sdk_major=route.ai_sdk_major, message_metadata=ids
+            message_id=message_id,
+            ai_sdk_major=route.ai_sdk_major,
+            message_metadata=ids,
+            continues=earlier,
         )
 
     return await _stream(

@@ -204,3 +204,53 @@ async def test_provider_route_still_gets_a_fresh_message_id(
         reply = await call(app, "POST", "/v1/ai-sdk/gpt", chat())
     start = events_of(reply.body)[0]
     assert start["type"] == "start" and start["messageId"].startswith("msg_")
+
+
+async def test_a_continuation_answering_earlier_calls_reaches_the_client(
+    app: Any, router: respx.MockRouter
+) -> None:
+    """The ai v6 tool-approval flow through the gateway (issue 11, kind 4): the chat sends its
+    assistant message with the answered approvals last, the backend's ``streamText`` answers
+    the earlier calls after ``start`` (``tool-output-denied``, ``tool-output-available``), and
+    those reach the client, which sets the parts of the message it continues."""
+    previous = {
+        "id": "assistant-7",
+        "role": "assistant",
+        "parts": [
+            {"type": "step-start"},
+            *(
+                {
+                    "type": "tool-delete_file",
+                    "toolCallId": cid,
+                    "state": "approval-responded",
+                    "input": {"path": f"/tmp/{cid}"},
+                    "approval": {"id": f"ap-{cid}", "approved": approved},
+                }
+                for cid, approved in (("c0", False), ("c1", True))
+            ),
+        ],
+    }
+    backend(
+        router,
+        [
+            {"type": "start", "messageId": "assistant-7"},
+            {"type": "tool-output-denied", "toolCallId": "c0"},
+            {"type": "tool-output-available", "toolCallId": "c1", "output": {"deleted": True}},
+            *TEXT[1:],
+        ],
+    )
+    async with running(app):
+        reply = await call(app, "POST", "/v1/ai-sdk/sdk6", chat(USER, previous))
+    chunks = events_of(reply.body)
+    assert {"type": "tool-output-denied", "toolCallId": "c0"} in chunks
+    assert {"type": "tool-output-available", "toolCallId": "c1", "output": {"deleted": True}} in (
+        chunks
+    )
+    require_harness()
+    options = {"initial_messages": [USER, previous]}
+    result = replay([("v6", "ai-v6", reply.body, options)])["v6"]
+    assert result["accepted"], result["error"]
+    (message,) = [m for m in result["messages"] if m["role"] == "assistant"]
+    states = {p["toolCallId"]: p["state"] for p in message["parts"] if "toolCallId" in p}
+    assert states == {"c0": "output-denied", "c1": "output-available"}
+    assert [p["text"] for p in message["parts"] if p["type"] == "text"] == ["Hello"]

@@ -1,5 +1,7 @@
 """The tool parts of the AI SDK encoder (:mod:`agui_codecs.encoders.ai_sdk`): TOOL_CALL_* and
-TOOL_CALL_RESULT → ``tool-input-*`` / ``tool-output-available`` chunks.
+TOOL_CALL_RESULT → ``tool-input-*`` / ``tool-output-*`` chunks (a result with
+``metadata.isError``: ``tool-output-error``; with ``metadata.denied`` and ``ai_sdk_major >= 6``:
+``tool-output-denied``, the ``ai-sdk`` decoder's mappings back).
 
 Follows ``ai`` 7.0.173 ``src/ui/process-ui-message-stream.ts`` (checked against 6.0.326 and
 5.0.277): a ``tool-input-delta`` needs its call's partial input (after ``tool-input-start``,
@@ -9,6 +11,9 @@ sent right after that call's ``tool-input-available`` / ``tool-input-error``, in
 such events came (issue 11: it closed the input early and lost the arguments after it). The
 repairs of illegal AG-UI (``agui_codecs.core.illegal``) are listed in the ``ai_sdk`` module
 docstring; the faults are those of :data:`agui_codecs.transitions.LIFECYCLES`.
+A result of a call this stream did not announce is sent only for a call of the message the
+stream continues (the encoder's ``continues``; the client's ``getToolInvocation`` searches the
+whole message it continues).
 """
 
 from __future__ import annotations
@@ -75,6 +80,8 @@ class ToolParts:
     _tools: dict[str, _Tool]  # open tool inputs
     _known_tools: dict[str, _Tool]  # every tool call this stream announced
     _held: dict[str, list[WireEvent]]  # open call -> its results / preliminary outputs, held
+    _earlier: frozenset[str]  # tool calls of the message this stream continues
+    ai_sdk_major: int | None
     repairs: Repairs
 
     def _tool_start(self, w: WireEvent) -> _Chunks:
@@ -156,14 +163,28 @@ class ToolParts:
         tid = w["toolCallId"]
         tool = self._known_tools.get(tid)
         if tool is None:
-            # The client has no tool part for it (the output chunk would be rejected); a
-            # surface is a data part of its own and still goes out.
-            return self._ui(w)
+            if tid in self._earlier:  # a call of the message this stream continues
+                tool = _Tool(_UNKNOWN_TOOL, False, False)
+            else:
+                # The client has no tool part for it (the output chunk would be rejected);
+                # a surface is a data part of its own and still goes out.
+                return self._ui(w)
         if tid in self._tools:  # its arguments still stream: held until its TOOL_CALL_END
             self._held.setdefault(tid, []).append(w)
             return []
         out: _Chunks = []
         content = w["content"]
+        meta = metadata(w)
+        if meta.get("denied") is True and (self.ai_sdk_major or 0) >= 6:
+            # ai v6+ ``tool-output-denied`` (the ``ai-sdk`` decoder's denied result); ai v5
+            # has no such chunk and gets the ``execution-denied`` output below
+            out.append(tool.flags({"type": "tool-output-denied", "toolCallId": tid}))
+            return out + self._ui(w)
+        if meta.get("isError") is True and isinstance(content, str):
+            # ``tool-output-error`` {errorText} (ai v5, v6, v7): the part ends ``output-error``
+            chunk = {"type": "tool-output-error", "toolCallId": tid, "errorText": content}
+            out.append(tool.flags(chunk))
+            return out + self._ui(w)
         output: Any = content  # content parts: their wire dicts
         if isinstance(content, str):
             try:
@@ -183,6 +204,8 @@ class ToolParts:
             return []
         tid: str = value["toolCallId"]
         tool = self._known_tools.get(tid)
+        if tool is None and tid in self._earlier:
+            tool = _Tool(_UNKNOWN_TOOL, False, False)
         if tool is None:
             return []  # no tool part: the client could not place an output
         if tid in self._tools:

@@ -8,7 +8,10 @@ ai v5, v6 *and* v7 are produced:
 ==========================  ===================================================================
 AG-UI event                 chunks
 ==========================  ===================================================================
-RUN_STARTED                 ``start`` {messageId}, ``start-step``; messageId: the ``message_id``
+RUN_STARTED                 ``start`` {messageId}, then ``start-step`` before the first part (or
+                            STEP_STARTED, or the run's end): a result of a continued message's
+                            call comes before it, as ``streamText`` sends it; messageId: the
+                            ``message_id``
                             option, else RUN_STARTED ``metadata.messageId`` (the id the upstream
                             chose, e.g. an AI SDK backend's ``start.messageId``), else the runId
 TEXT_MESSAGE_START/CONTENT  ``text-start`` / ``text-delta`` {id, delta} / ``text-end``
@@ -22,7 +25,9 @@ TOOL_CALL_START/ARGS/END    ``tool-input-start`` / ``tool-input-delta`` / ``tool
                             ``providerExecuted`` / ``dynamic: true`` on every chunk of the call
 TOOL_CALL_END               ``tool-input-error`` {input: the raw partial text, errorText:
  {metadata.incomplete}      :data:`INCOMPLETE_TOOL_INPUT`} (a call cut off by a failed run)
-TOOL_CALL_RESULT            ``tool-output-available`` {output} (only for a call this stream began);
+TOOL_CALL_RESULT            ``tool-output-available`` {output} (only for a call this stream began;
+                            ``metadata.isError``: ``tool-output-error`` {errorText: content};
+                            ``metadata.denied`` and ``ai_sdk_major >= 6``: ``tool-output-denied``);
                             when it carries a ui_schema (delivery ``metadata`` / ``seed``), then
                             ``data-ui-schema`` {id: toolCallId, data: ui_schema}. A result of a
                             call whose arguments still stream (before its TOOL_CALL_END) is
@@ -48,8 +53,18 @@ RUN_FINISHED outcome        open parts closed, one chunk per interrupt (below), 
 RUN_FINISHED outcome        open parts closed (tool inputs as incomplete), ``abort`` (``reason``:
  ``cancelled``, RUN_ERROR   ``metadata.abortReason`` / the error message, ai 7 only), ``finish``
  ``RUN_CANCELED``           {finishReason: "other", messageMetadata?}
-RUN_STARTED after           ``start-step``: a further run of the same stream (AG-UI 1.0 runs in
- RUN_FINISHED               sequence, e.g. an agent loop) continues the message as a new step
+RUN_STARTED after           ``start-step`` (deferred as above): a further run of the same stream
+ RUN_FINISHED               (AG-UI 1.0 runs in sequence, e.g. an agent loop) continues the
+                            message as a new step
+STEP_STARTED                ``finish-step`` (open text / reasoning parts ended first) +
+                            ``start-step``; nothing while the open step has no part yet (the
+                            one ``start`` opened), so an AI SDK upstream's steps (STEP_STARTED
+                            / STEP_FINISHED ``step-N``, the ``ai-sdk`` decoder) stay its steps
+STEP_FINISHED               ``finish-step`` (text / reasoning parts ended first; content of
+                            such a message later is a new part of the same id; tool inputs stay
+                            open); the next content opens a step with ``start-step``
+TOOL_CALL_RESULT of a call  ``tool-output-available`` when the call is one of ``continues`` (the
+ of the continued message   message this stream continues); otherwise it has no tool part
 RUN_ERROR                   open parts closed (open tool inputs as incomplete, as above),
                             ``error`` {errorText}, ``finish`` {finishReason: "error"}
 close()                     ``data: [DONE]`` (after an ``error`` + ``finish`` when no terminal
@@ -68,6 +83,8 @@ toolCallId?, responseSchema?, expiresAt?, metadata?}}.
 Options (:class:`AiSdkEncoder`):
 
 * ``message_id``: ``start.messageId`` (a continuation must pass its message's id).
+* ``continues``: the tool call ids of the message a continuation continues (their results are
+  sent; ``agui_codecs.protocols.ai_sdk.chat_request.continued_tool_call_ids``).
 * ``ai_sdk_major``: ``None`` (default) for output every major accepts; ``5``, ``6`` or ``7``
   (or later) for the client's own major: ``>= 6`` sends ``tool-approval-request``; ``>= 7``
   adds its ``reason`` / ``isAutomatic`` and relays CUSTOM ``reasoning-file`` and ``custom``
@@ -91,7 +108,7 @@ losing content and counted in :attr:`AiSdkEncoder.repairs` under the fault the t
   message); counted under the run-level fault, or ``after-finish`` for the
   events AG-UI allows there (RUN_ERROR after RUN_FINISHED, a new run after RUN_ERROR).
 
-Other events (state, snapshots, steps, raw, upstream activities) have no UIMessageChunk
+Other events (state, snapshots, raw, upstream activities) have no UIMessageChunk
 equivalent in all three versions and are not sent. ``data-*`` chunks are accepted by ai v5, v6
 and v7 and kept as a data part of the message (same type and id: replaced; ``transient``: not
 kept). Every chunk is sanitized for ``secureJsonParse`` (``__proto__`` keys renamed
@@ -99,6 +116,7 @@ kept). Every chunk is sanitized for ``secureJsonParse`` (``__proto__`` keys rena
 :func:`sanitize_proto`).
 
 The tool parts (and the holding of results) are in :mod:`agui_codecs.encoders._ai_sdk_tools`,
+the steps in :mod:`agui_codecs.encoders._ai_sdk_steps`,
 the other non-event parts and the sanitizer in :mod:`agui_codecs.encoders._ai_sdk_parts`.
 
 The encoder reads AG-UI wire dicts (:mod:`agui_codecs.encoders.base`): ``encode(event)`` is
@@ -110,7 +128,7 @@ cursor, and one AG-UI event may give zero or several chunks.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, ClassVar, Final
 
 from ag_ui.core import (
@@ -140,6 +158,7 @@ from ._ai_sdk_parts import (
     part_chunk,
     sanitize_proto,
 )
+from ._ai_sdk_steps import StepParts, pushes_part
 from ._ai_sdk_tools import INCOMPLETE_TOOL_INPUT, PRELIMINARY, ToolParts
 from ._ai_sdk_tools import metadata as _metadata
 from .base import Encoder, WireEvent
@@ -157,7 +176,7 @@ _AFTER_FINISH: Final = "after-finish"
 """:attr:`AiSdkEncoder.repairs` key of a legal AG-UI event the finished message cannot carry."""
 
 
-class AiSdkEncoder(ToolParts, Encoder):
+class AiSdkEncoder(StepParts, ToolParts, Encoder):
     """Stateful AG-UI → UIMessageChunk SSE encoder; one instance per response stream.
 
     Args:
@@ -193,6 +212,7 @@ class AiSdkEncoder(ToolParts, Encoder):
         message_id: str | None = None,
         ai_sdk_major: int | None = None,
         message_metadata: Mapping[str, Any] | None = None,
+        continues: Iterable[str] = (),
     ) -> None:
         if ai_sdk_major is not None and (
             not isinstance(ai_sdk_major, int) or isinstance(ai_sdk_major, bool) or ai_sdk_major < 5
@@ -212,6 +232,12 @@ class AiSdkEncoder(ToolParts, Encoder):
         self._metadata_sent = False  # a message-metadata chunk went out
         self._metadata_object = True  # ...and the client holds an object (ours can merge in)
         self._held: dict[str, list[WireEvent]] = {}  # open call -> its results, held
+        self._earlier = frozenset(continues)
+        self._step_open = False  # a start-step was sent and no finish-step after it
+        self._step_empty = True  # ...and no part was added inside it yet
+        self._step_deferred = False  # the run's first start-step is still to be sent
+        self._step_ending = False  # a STEP_FINISHED's finish-step is still to be sent
+        self._step_closed: set[str] = set()  # text/reasoning parts a finish-step closed
         self._guard = guard()
         self.repairs = Repairs("ai-sdk encoder")
 
@@ -238,8 +264,10 @@ class AiSdkEncoder(ToolParts, Encoder):
         if self._guard is not None and not self._closed:
             self._guard.check(wire_view(event))
         fast = _MODEL_HANDLERS.get(type(event))
-        if fast is not None and self._started and not self._ended and not self._closed:
+        if fast is not None and self._step_open and not self._ended and not self._closed:
             chunks = fast(self, event)
+            if self._step_empty and chunks and pushes_part(chunks):
+                self._step_empty = False
         else:
             chunks = self._wire_chunks(wire_view(event))
         if len(chunks) == 1:
@@ -272,15 +300,21 @@ class AiSdkEncoder(ToolParts, Encoder):
             # One more run after RUN_FINISHED: the same UI message goes on as a new step (a
             # second ``start`` would rename the message).
             self._ended = self._finished = False
-            return [{"type": "start-step"}]
+            self._step_deferred = True
+            return []
         out: _Chunks = []
         if not self._started:
             out += self._start(wire if kind == "RUN_STARTED" else None)
             if kind == "RUN_STARTED":
                 return out
+        if self._step_ending and kind != "RUN_FINISHED":
+            out += self._step_end()
+        if self._step_deferred and kind in _OPEN_DEFERRED_STEP:
+            out += self._step_start()
         handler = _HANDLERS.get(kind)
         if handler is not None:
-            out += handler(self, wire)
+            chunks = handler(self, wire)
+            out += chunks if kind in _STEP_NEUTRAL else self._in_step(chunks)
         return out
 
     def close(self) -> bytes:
@@ -292,6 +326,9 @@ class AiSdkEncoder(ToolParts, Encoder):
         out = b""
         if not self._ended:
             chunks = self._start(None) if not self._started else []
+            chunks += self._step_end()
+            if self._step_deferred:
+                chunks += self._step_start()
             chunks += [
                 *self._close_parts(incomplete=True),
                 {"type": "error", "errorText": "UPSTREAM_TRUNCATED: stream ended early"},
@@ -336,12 +373,19 @@ class AiSdkEncoder(ToolParts, Encoder):
         chunk = {"type": "text-delta", "id": mid, "delta": delta}
         if mid in self._text:
             return [chunk]
+        if mid in self._step_closed:  # closed by a finish-step: a new part of the same id
+            self._step_closed.discard(mid)
+            self._text.add(mid)
+            return [{"type": "text-start", "id": mid}, chunk]
         self.repairs.note(
             Fault.TEXT_CONTENT_NOT_OPEN, "TEXT_MESSAGE_CONTENT", (mid,), "text-start sent first"
         )
         return [*self._text_start(mid), chunk]
 
     def _text_end(self, mid: str) -> _Chunks:
+        if mid in self._step_closed:  # a finish-step closed it already
+            self._step_closed.discard(mid)
+            return []
         if mid not in self._text:
             self.repairs.note(Fault.TEXT_END_NOT_OPEN, "TEXT_MESSAGE_END", (mid,), "not open")
             return []
@@ -352,6 +396,10 @@ class AiSdkEncoder(ToolParts, Encoder):
         chunk = {"type": "reasoning-delta", "id": mid, "delta": delta}
         if mid in self._reasoning:
             return [chunk]
+        if mid in self._step_closed:  # closed by a finish-step: a new part of the same id
+            self._step_closed.discard(mid)
+            self._reasoning.add(mid)
+            return [{"type": "reasoning-start", "id": mid}, chunk]
         self.repairs.note(
             Fault.REASONING_MESSAGE_CONTENT_NOT_OPEN,
             "REASONING_MESSAGE_CONTENT",
@@ -361,6 +409,9 @@ class AiSdkEncoder(ToolParts, Encoder):
         return [*self._reasoning_start(mid, repair=False), chunk]
 
     def _reasoning_end(self, mid: str) -> _Chunks:
+        if mid in self._step_closed:  # a finish-step closed it already
+            self._step_closed.discard(mid)
+            return []
         if mid not in self._reasoning:
             self.repairs.note(
                 Fault.REASONING_MESSAGE_END_NOT_OPEN, "REASONING_MESSAGE_END", (mid,), "not open"
@@ -398,13 +449,13 @@ class AiSdkEncoder(ToolParts, Encoder):
         outcome = w.get("outcome")  # read once: a model's nested value is serialized per read
         if _cancelled(outcome):
             self._finished = True
-            return self._abort(w, _metadata(w).get("abortReason"))
+            return [*self._step_end(), *self._abort(w, _metadata(w).get("abortReason"))]
         out = self._close_parts()
         interrupts = _interrupts(outcome)
         if interrupts is not None:
             names = {tid: tool.name for tid, tool in self._known_tools.items()}
             out += interrupt_chunks(interrupts, names, self.ai_sdk_major)
-        out.append({"type": "finish-step"})
+        out += self._step_finish()
         out.append(self._finish(w, interrupts))
         self._ended = self._finished = True
         return out
@@ -452,7 +503,8 @@ class AiSdkEncoder(ToolParts, Encoder):
         if self.message_metadata:
             start["messageMetadata"] = dict(self.message_metadata)
             self._metadata_sent = True
-        return [start, {"type": "start-step"}]
+        self._step_deferred = True
+        return [start]
 
     def _encrypted(self, w: WireEvent) -> _Chunks:
         meta = _metadata(w)
@@ -589,8 +641,17 @@ _HANDLERS: dict[str, _Handler] = {
     "ACTIVITY_SNAPSHOT": AiSdkEncoder._ui,
     "RUN_FINISHED": AiSdkEncoder._on_run_finished,
     "RUN_ERROR": AiSdkEncoder._on_run_error,
+    "STEP_STARTED": AiSdkEncoder._on_step_started,
+    "STEP_FINISHED": AiSdkEncoder._on_step_finished,
 }
 """AG-UI event type -> chunk builder. Types absent here have no UIMessageChunk form."""
+
+_STEP_NEUTRAL: Final = frozenset({"STEP_STARTED", "STEP_FINISHED", "RUN_FINISHED", "RUN_ERROR"})
+"""Event types whose chunks open no step: the step events themselves and the run's end."""
+
+_OPEN_DEFERRED_STEP: Final = frozenset({"STEP_FINISHED", "RUN_FINISHED", "RUN_ERROR"})
+"""Event types before which a run's deferred first ``start-step`` is sent (every run of the
+message has a step, as every ``streamText`` run does)."""
 
 _ModelHandler = Callable[[AiSdkEncoder, Any], _Chunks]
 _MODEL_HANDLERS: dict[type, _ModelHandler] = {

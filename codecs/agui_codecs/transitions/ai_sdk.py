@@ -13,7 +13,7 @@ the way the client would have, had it not stopped, so one defect is reported onc
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Final
@@ -168,6 +168,16 @@ class UiChunkTracker:
     metadata: Any = None
     _by_call: dict[str, list[_ToolPart]] = field(default_factory=dict, repr=False)
     _approvals: set[str] = field(default_factory=set, repr=False)
+
+    def continue_message(self, tool_call_ids: Iterable[str]) -> None:
+        """The stream continues an assistant message holding tool parts ``tool_call_ids``
+        (the client's ``sendMessage()`` after a tool approval or client tool output): output
+        chunks for them find those parts (``getToolInvocation`` searches the whole message,
+        ai 6.0.326 / 7.0.173). Whether an earlier part was dynamic is not known here, so both
+        kinds are assumed (ai v5's lookup by ``dynamic`` is not checked for them)."""
+        for call_id in tool_call_ids:
+            for dynamic in (False, True):
+                self._make_tool({"toolCallId": call_id, "dynamic": dynamic})
 
     def step(self, chunk: Mapping[str, Any]) -> tuple[UiFault, str] | None:
         """Apply one chunk; return the fault process-ui-message-stream.ts raises, or None."""

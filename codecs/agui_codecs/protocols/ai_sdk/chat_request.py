@@ -71,6 +71,7 @@ from pydantic.alias_generators import to_camel
 __all__ = [
     "AiSdkChatRequest",
     "UIMessage",
+    "continued_tool_call_ids",
     "response_message_id",
     "to_run_agent_input",
 ]
@@ -415,6 +416,18 @@ def to_run_agent_input(request: AiSdkChatRequest, *, run_id: str) -> RunAgentInp
         forwarded_props=forwarded,
         resume=resume or None,
     )
+
+
+def continued_tool_call_ids(request: AiSdkChatRequest) -> tuple[str, ...]:
+    """The ``toolCallId`` of every tool part of the assistant message the response continues
+    (:func:`response_message_id`), in order; ``()`` for a fresh message. The response may
+    answer them (``tool-output-available`` / ``tool-output-denied`` for a call of the earlier
+    response: the ai v6/v7 tool-approval flow); the AI SDK encoder's ``continues``."""
+    target_id = response_message_id(request)
+    if target_id is None:
+        return ()
+    target = next(m for m in reversed(request.messages) if m.id == target_id)
+    return tuple(p.tool_call_id for p in target.parts if isinstance(p, ToolUIPart))
 
 
 def response_message_id(request: AiSdkChatRequest) -> str | None:

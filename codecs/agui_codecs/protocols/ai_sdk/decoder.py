@@ -29,6 +29,9 @@ chunk                                  AG-UI
                                        ``metadata: {isError: true}``
 ``tool-output-denied``                 TOOL_CALL_RESULT ``{"type":"execution-denied"}``,
                                        ``metadata: {denied: true}``
+``tool-output-*`` of a call this       TOOL_CALL_RESULT all the same: the stream continues an
+stream did not start                   earlier message (the ai v6/v7 tool-approval flow sends
+                                       the approved / denied calls' outcomes after ``start``)
 ``tool-approval-request``              an Interrupt ``{id: approvalId, reason: "tool_approval",
                                        toolCallId}``; the run ends with outcome ``interrupt``
 ``source-url`` / ``source-document``   CUSTOM ``source`` (builder convention)
