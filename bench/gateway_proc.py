@@ -2,8 +2,8 @@
 
 Not product code. ``python bench/gateway_proc.py --upstream http://127.0.0.1:PORT --store
 sqlite`` serves three ``openai-chat`` routes (model ``gpt-4o-mini``) into the mock:
-``p5`` and ``p20`` (deltas 5 / 20 ms apart) and ``slow`` (5 s apart, for the open-streams
-hold) and ``bulk`` (9,995 deltas at once: a run of 10,000 events), with client auth and the per-tenant quotas off, on 127.0.0.1 and a free port, printed as ``PORT <n>`` once listening.
+``p5`` and ``p20`` (deltas 5 / 20 ms apart), ``slow`` and ``idle`` (5 s / 60 s apart, for the
+open-streams hold) and ``bulk`` (9,995 deltas at once: a run of 10,000 events), with client auth and the per-tenant quotas off, on 127.0.0.1 and a free port, printed as ``PORT <n>`` once listening.
 
 ``--store``: ``off`` (served without the lifespan: the streaming endpoints stream unrecorded,
 as an embedding app with ``lifespan="off"`` does), ``sqlite`` (a fresh file in a temp dir, the
@@ -13,7 +13,9 @@ uvicorn's event loop and HTTP parser (``auto`` is uvicorn's own choice: uvloop a
 when installed; ``guarded`` is what ``agui-gateway serve`` runs: ``gateway.server.build_server``'s
 h11 protocol with the head and send timeouts, :mod:`gateway.http_protocol`).
 
-``--server granian``: the same app under granian (the Rust HTTP server, ``pip install granian``;
+``--server serve``: the server ``agui-gateway serve`` builds (``gateway.server.build_server``
+with its defaults: the guarded h11 protocol, ``GATEWAY_MAX_CONNECTIONS`` as uvicorn's
+``limit_concurrency``), uvicorn's loop ``auto``. ``--server granian``: the same app under granian (the Rust HTTP server, ``pip install granian``;
 not a dependency of the gateway) instead of uvicorn: one worker process (``workers=1``, its
 ``mp`` server: a supervisor process and the worker, the benches count the whole process tree),
 HTTP/1.1 only, ``--loop`` its event loop (``auto``: uvloop when installed), the ASGI interface
@@ -48,6 +50,7 @@ PACED = {
     "p5": "delay_ms=5",
     "p20": "delay_ms=20",
     "slow": "delay_ms=5000,events=1000",
+    "idle": "delay_ms=60000,events=100",
     "bulk": "delay_ms=0,events=9995",
 }
 """Routes into the mock: ``{upstream}/<segment>/v1`` (the mock reads its pacing from the path)."""
@@ -70,7 +73,7 @@ def main() -> int:
     parser.add_argument("--redis", default=None)
     parser.add_argument("--loop", default="auto", choices=("auto", "asyncio", "uvloop"))
     parser.add_argument("--http", default="auto", choices=("auto", "h11", "httptools", "guarded"))
-    parser.add_argument("--server", default="uvicorn", choices=("uvicorn", "granian"))
+    parser.add_argument("--server", default="uvicorn", choices=("uvicorn", "serve", "granian"))
     args = parser.parse_args()
 
     tmp = Path(tempfile.mkdtemp(prefix="agui-bench-"))
@@ -100,6 +103,8 @@ def main() -> int:
     try:
         if args.server == "granian":
             _serve_granian(args.store, args.loop)
+        elif args.server == "serve":
+            _serve_as_shipped(args.store)
         else:
             _serve_uvicorn(args.store, args.loop, args.http)
     finally:
@@ -173,6 +178,34 @@ def _serve_granian(store: str, loop: str) -> None:
     if profile_path:
         print("BENCH_PROFILE is not supported with --server granian", file=sys.stderr)
     server.serve()
+
+
+def _serve_as_shipped(store: str) -> None:
+    """The server ``agui-gateway serve`` runs (:func:`gateway.server.build_server`, its
+    defaults: the guarded h11 protocol, ``GATEWAY_MAX_CONNECTIONS`` as uvicorn's
+    ``limit_concurrency``, keep-alive and shutdown grace), lifespan off with ``--store off``."""
+    from gateway.app import create_app
+    from gateway.config import Settings
+    from gateway.server import build_server
+
+    server = build_server(create_app(Settings()), "127.0.0.1", 0, log_level="warning")
+    if store == "off":
+        server.config.lifespan = "off"
+    started = server.startup
+
+    async def startup(sockets: object = None) -> None:
+        await started(sockets)  # type: ignore[arg-type]
+        print(f"PORT {server.bound_port}", flush=True)
+
+    server.startup = startup  # type: ignore[method-assign]
+    shutdown = server.shutdown
+
+    async def quiet_shutdown(sockets: object = None) -> None:
+        await shutdown(sockets)  # type: ignore[arg-type]
+        server._captured_signals.clear()
+
+    server.shutdown = quiet_shutdown  # type: ignore[method-assign]
+    server.run()
 
 
 def _serve_uvicorn(store: str, loop: str, http: str) -> None:

@@ -24,8 +24,9 @@ wires, every store (PostgreSQL + Redis skipped, and said so, when either cannot 
 
 ``--servers``: the server variants, comma-separated (default ``uvicorn``): ``uvicorn``
 (uvicorn on uvloop + httptools, what ``loop="auto"`` / ``http="auto"`` pick), ``serve``
-(uvicorn with the h11 protocol ``agui-gateway serve`` runs: ``gateway.http_protocol``'s head
-and send timeouts), ``asyncio-h11`` (uvicorn on the stdlib loop and h11), ``granian`` (granian,
+(the server ``agui-gateway serve`` builds, its defaults: uvicorn with the guarded h11 protocol,
+``gateway.http_protocol``'s head and send timeouts, ``GATEWAY_MAX_CONNECTIONS`` = 1000
+concurrent connections), ``asyncio-h11`` (uvicorn on the stdlib loop and h11), ``granian`` (granian,
 one worker, uvloop; skipped, and said so, when ``granian`` is not importable). ``--only``
 picks benches (``codec,latency,open,resume``); ``--out DIR`` keeps every JSON and the table
 (``table.md``).
@@ -54,7 +55,7 @@ BENCH = Path(__file__).resolve().parent
 
 SERVERS = {
     "uvicorn": "uvicorn:loop=uvloop,http=httptools",
-    "serve": "serve:loop=uvloop,http=guarded",
+    "serve": "serve:server=serve",
     "asyncio-h11": "asyncio-h11:loop=asyncio,http=h11",
     "granian": "granian:server=granian,loop=uvloop",
 }

@@ -1,7 +1,8 @@
 """Open streams held by one gateway process: how many open, RSS per stream, CPU while idle.
 
-N clients each POST ``/v1/agui/slow`` (the mock upstream sends a delta every 5 s, so the streams
-sit idle), at most ``--connect-concurrency`` opening at once; a stream counts as open at its
+N clients each POST ``/v1/agui/<--route>`` (``slow``: the mock upstream sends a delta every 5 s,
+so the streams sit nearly idle, though N = 10,000 of them still make 2,000 deltas a second;
+``idle``: every 60 s, 167 a second at N = 10,000), at most ``--connect-concurrency`` opening at once; a stream counts as open at its
 first byte of body. They are held for ``--hold`` seconds, then closed. Reported: opened, still
 alive at the end of the hold, errors by kind; the gateway's RSS before, with all streams open
 and per open stream; the gateway's CPU during the hold (% of one core: near 0 is the goal
@@ -152,6 +153,7 @@ def main() -> int:
     parser.add_argument("--variant", action="append", default=[])
     parser.add_argument("--pg", default="postgresql+asyncpg://postgres@127.0.0.1:5432/test")
     parser.add_argument("--redis", default="redis://127.0.0.1:6379/0")
+    parser.add_argument("--route", default="slow", choices=("slow", "idle"))
     parser.add_argument("--json", default=None, help="write the figures here")
     parser.add_argument("--tracemalloc", default=None, help="see the docstring")
     args = parser.parse_args()
@@ -172,7 +174,7 @@ def main() -> int:
                 result = run(
                     hold(
                         gw.port,
-                        "/v1/agui/slow",
+                        f"/v1/agui/{args.route}",
                         args.n,
                         args.hold,
                         args.connect_concurrency,
@@ -183,7 +185,7 @@ def main() -> int:
                     )
                 )
             print(f"{v.name} {args.store}: {json.dumps(result)}", flush=True)
-            results.append({"variant": v.name, "store": args.store, **result})
+            results.append({"variant": v.name, "store": args.store, "route": args.route, **result})
     print(f"loadavg after: {loadavg()}", flush=True)
     if args.json:
         with open(args.json, "w") as f:

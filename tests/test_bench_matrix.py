@@ -77,7 +77,7 @@ def test_latency_rows_each_name_their_own_point(
         assert (opts["-c"], opts["--wires"], opts["--stores"]) == (c, wire, store)
         assert Variant.parse(opts["--variant"]).name == row.server
     assert Variant.parse(matrix.SERVERS["granian"]).server == "granian"
-    assert Variant.parse(matrix.SERVERS["serve"]).http == "guarded"
+    assert Variant.parse(matrix.SERVERS["serve"]).server == "serve"
 
 
 def test_open_stream_rows_carry_alive_memory_and_idle_cpu(
