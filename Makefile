@@ -84,15 +84,17 @@ FAULT_SECONDS ?= 3600
 faults: $(VENV)/.installed-dev
 	$(BIN)/python bench/fault_trials.py --trials $(FAULT_TRIALS) --seconds $(FAULT_SECONDS)
 
-# make bench: the quick profile (about 10 min on 2 cores); make bench FULL=1: every wire, store
-# and C, 8 rounds, 10,000 open streams (about 1 h). README "Performance" gives each figure's
-# command.
-bench: $(VENV)/.installed-dev
-	$(BIN)/python bench/codec_throughput.py --repeat $(if $(FULL),5,2)
-	$(BIN)/python bench/added_latency.py $(if $(FULL),--full)
-	$(BIN)/python bench/open_streams.py -n $(if $(FULL),10000,1000) --hold $(if $(FULL),30,10)
-	$(BIN)/python bench/resume_http.py $(if $(FULL),,--repeat 3)
-	$(if $(FULL),$(BIN)/python bench/resume_http.py --store postgres)
+# make bench: the quick profile of bench/matrix.py (about 15 min on 2 idle cores), one table at
+# the end; make bench FULL=1: every wire, store and C, 8 rounds, 10,000 open streams (hours on
+# 2 cores); BENCH_SERVERS=uvicorn,serve,granian adds server variants to the same run. README
+# "Performance" gives each figure's command.
+BENCH_SERVERS ?= uvicorn
+$(VENV)/.installed-bench: $(VENV)/.installed-dev
+	$(BIN)/python -m pip install --quiet -e '.[bench]'
+	touch $@
+
+bench: $(VENV)/.installed-bench
+	$(BIN)/python bench/matrix.py $(if $(FULL),--full,--quick) --servers $(BENCH_SERVERS)
 
 clean:
 	rm -rf $(VENV) $(AF_VENV) tests/harness/node_modules tests/ui_harness/node_modules .pytest_cache

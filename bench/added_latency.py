@@ -19,7 +19,9 @@ Streams, skipped when either cannot be reached) x ``-c`` (1, 16, 64; C=64 paced 
 others at 5 ms) x ``--variant``s: each variant is one gateway process per store, so a
 before/after pair runs in the same invocation, interleaved point by point. A variant is
 ``NAME`` or ``NAME:key=value,...`` with keys ``src`` (a checkout whose ``gateway`` and
-``codecs`` are imported instead of this one's), ``loop`` / ``http`` (uvicorn's), and any
+``codecs`` are imported instead of this one's), ``loop`` / ``http`` (uvicorn's; ``http=guarded``
+is the protocol ``agui-gateway serve`` runs), ``server`` (``uvicorn``; ``serve``: the server
+``agui-gateway serve`` builds, its defaults; ``granian``), and any
 ``GATEWAY_*`` setting (``GATEWAY_UPSTREAM_MAX_CONNECTIONS=100``), and ``BENCH_PROFILE=PATH`` (a cProfile of
 the gateway process, written when it stops).
 
@@ -68,6 +70,7 @@ class Variant:
     src: str | None = None
     loop: str = "auto"
     http: str = "auto"
+    server: str = "uvicorn"
     env: dict[str, str] = field(default_factory=dict)
 
     @classmethod
@@ -78,7 +81,7 @@ class Variant:
             key, _, value = item.partition("=")
             if key == "src":
                 variant.src = os.path.abspath(value)
-            elif key in ("loop", "http"):
+            elif key in ("loop", "http", "server"):
                 setattr(variant, key, value)
             elif key.startswith(("GATEWAY_", "BENCH_")):
                 variant.env[key] = value
@@ -95,7 +98,8 @@ def start_gateway(variant: Variant, store: str, mock_port: int, pg: str, redis: 
     if variant.src is not None:
         env["PYTHONPATH"] = os.pathsep.join([variant.src, os.path.join(variant.src, "codecs")])
     args = ["--upstream", base, "--store", "postgres" if store == "postgres" else store]
-    args += ["--loop", variant.loop, "--http", variant.http, "--pg", pg]
+    args += ["--loop", variant.loop, "--http", variant.http, "--server", variant.server]
+    args += ["--pg", pg]
     if store == "postgres":
         args += ["--redis", redis]
     return Child("gateway_proc.py", *args, env=env)

@@ -2,15 +2,29 @@
 
 Not product code. ``python bench/gateway_proc.py --upstream http://127.0.0.1:PORT --store
 sqlite`` serves three ``openai-chat`` routes (model ``gpt-4o-mini``) into the mock:
-``p5`` and ``p20`` (deltas 5 / 20 ms apart) and ``slow`` (5 s apart, for the open-streams
-hold) and ``bulk`` (9,995 deltas at once: a run of 10,000 events), with client auth and the per-tenant quotas off, on 127.0.0.1 and a free port, printed as ``PORT <n>`` once listening.
+``p5`` and ``p20`` (deltas 5 / 20 ms apart), ``slow`` and ``idle`` (5 s / 60 s apart, for the
+open-streams hold) and ``bulk`` (9,995 deltas at once: a run of 10,000 events), with client auth and the per-tenant quotas off, on 127.0.0.1 and a free port, printed as ``PORT <n>`` once listening.
 
 ``--store``: ``off`` (served without the lifespan: the streaming endpoints stream unrecorded,
 as an embedding app with ``lifespan="off"`` does), ``sqlite`` (a fresh file in a temp dir, the
 default deployment), ``postgres`` (``--pg`` URL, a fresh schema dropped at exit; with
 ``--redis`` the Redis Streams broker under a fresh prefix). ``--loop`` and ``--http`` pick
 uvicorn's event loop and HTTP parser (``auto`` is uvicorn's own choice: uvloop and httptools
-when installed).
+when installed; ``guarded`` is what ``agui-gateway serve`` runs: ``gateway.server.build_server``'s
+h11 protocol with the head and send timeouts, :mod:`gateway.http_protocol`).
+
+``--server serve``: the server ``agui-gateway serve`` builds (``gateway.server.build_server``
+with its defaults: the guarded h11 protocol, ``GATEWAY_MAX_CONNECTIONS`` as uvicorn's
+``limit_concurrency``), uvicorn's loop ``auto``. ``--server granian``: the same app under granian (the Rust HTTP server, ``pip install granian``;
+not a dependency of the gateway) instead of uvicorn: one worker process (``workers=1``, its
+``mp`` server: a supervisor process and the worker, the benches count the whole process tree),
+HTTP/1.1 only, ``--loop`` its event loop (``auto``: uvloop when installed), the ASGI interface
+with lifespan (``asginl`` with ``--store off``). ``PORT <n>`` is printed once ``GET /healthz``
+answers (granian binds a port given to it: a free one is picked first).
+
+``BENCH_TRACEMALLOC=PATH`` (uvicorn only): ``tracemalloc`` runs from the start, and each
+``SIGUSR1`` writes the live allocations grouped by source line, largest first (top 40), to
+``PATH`` (``bench/open_streams.py --tracemalloc PATH`` sends it with the streams open).
 """
 
 from __future__ import annotations
@@ -36,6 +50,7 @@ PACED = {
     "p5": "delay_ms=5",
     "p20": "delay_ms=20",
     "slow": "delay_ms=5000,events=1000",
+    "idle": "delay_ms=60000,events=100",
     "bulk": "delay_ms=0,events=9995",
 }
 """Routes into the mock: ``{upstream}/<segment>/v1`` (the mock reads its pacing from the path)."""
@@ -57,7 +72,8 @@ def main() -> int:
     parser.add_argument("--pg", default="postgresql+asyncpg://postgres@127.0.0.1:5432/test")
     parser.add_argument("--redis", default=None)
     parser.add_argument("--loop", default="auto", choices=("auto", "asyncio", "uvloop"))
-    parser.add_argument("--http", default="auto", choices=("auto", "h11", "httptools"))
+    parser.add_argument("--http", default="auto", choices=("auto", "h11", "httptools", "guarded"))
+    parser.add_argument("--server", default="uvicorn", choices=("uvicorn", "serve", "granian"))
     args = parser.parse_args()
 
     tmp = Path(tempfile.mkdtemp(prefix="agui-bench-"))
@@ -82,24 +98,147 @@ def main() -> int:
 
     import resource
 
+    _soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    try:
+        if args.server == "granian":
+            _serve_granian(args.store, args.loop)
+        elif args.server == "serve":
+            _serve_as_shipped(args.store)
+        else:
+            _serve_uvicorn(args.store, args.loop, args.http)
+    finally:
+        if schema is not None:
+            _drop_schema(args.pg, schema)
+        shutil.rmtree(tmp, ignore_errors=True)
+    return 0
+
+
+def bench_app() -> object:
+    """The gateway app from the ``GATEWAY_*`` environment :func:`main` set (granian's factory
+    target ``gateway_proc:bench_app``, called in its worker process)."""
+    from gateway.app import create_app
+    from gateway.config import Settings
+
+    return create_app(Settings())
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _print_port_when_ready(port: int) -> None:
+    """In a thread: ``PORT <port>`` once ``GET /healthz`` answers 200 (the worker has loaded the
+    app and, with lifespan, opened the store)."""
+    import threading
+    import time
+    import urllib.request
+
+    def poll() -> None:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=2) as r:
+                    if r.status == 200:
+                        print(f"PORT {port}", flush=True)
+                        return
+            except OSError:
+                pass
+            time.sleep(0.1)
+        print("NOT READY", flush=True)
+
+    threading.Thread(target=poll, daemon=True).start()
+
+
+def _serve_granian(store: str, loop: str) -> None:
+    from granian import Granian  # type: ignore[import-not-found]
+    from granian.constants import HTTPModes, Interfaces, Loops  # type: ignore[import-not-found]
+
+    port = _free_port()
+    server = Granian(
+        "gateway_proc:bench_app",
+        address="127.0.0.1",
+        port=port,
+        interface=Interfaces.ASGINL if store == "off" else Interfaces.ASGI,
+        workers=1,
+        loop=Loops(loop) if loop != "auto" else Loops.auto,
+        http=HTTPModes.http1,
+        backlog=4096,
+        log_level="warning",
+        log_access=False,
+        workers_kill_timeout=1,
+        factory=True,
+    )
+    _print_port_when_ready(port)
+    profile_path = os.environ.get("BENCH_PROFILE")
+    if profile_path:
+        print("BENCH_PROFILE is not supported with --server granian", file=sys.stderr)
+    server.serve()
+
+
+def _serve_as_shipped(store: str) -> None:
+    """The server ``agui-gateway serve`` runs (:func:`gateway.server.build_server`, its
+    defaults: the guarded h11 protocol, ``GATEWAY_MAX_CONNECTIONS`` as uvicorn's
+    ``limit_concurrency``, keep-alive and shutdown grace), lifespan off with ``--store off``."""
+    from gateway.app import create_app
+    from gateway.config import Settings
+    from gateway.server import build_server
+
+    server = build_server(create_app(Settings()), "127.0.0.1", 0, log_level="warning")
+    if store == "off":
+        server.config.lifespan = "off"
+    started = server.startup
+
+    async def startup(sockets: object = None) -> None:
+        await started(sockets)  # type: ignore[arg-type]
+        print(f"PORT {server.bound_port}", flush=True)
+
+    server.startup = startup  # type: ignore[method-assign]
+    shutdown = server.shutdown
+
+    async def quiet_shutdown(sockets: object = None) -> None:
+        await shutdown(sockets)  # type: ignore[arg-type]
+        server._captured_signals.clear()
+
+    server.shutdown = quiet_shutdown  # type: ignore[method-assign]
+    server.run()
+
+
+def _serve_uvicorn(store: str, loop: str, http: str) -> None:
     import uvicorn
 
     from gateway.app import create_app
     from gateway.config import Settings
 
-    _soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    trace_path = os.environ.get("BENCH_TRACEMALLOC")
+    if trace_path:
+        _install_tracemalloc(trace_path)
+    settings = Settings()
+    app = create_app(settings)
+    protocol: object = http
+    if http == "guarded":
+        from gateway.http_protocol import guarded_protocol
 
-    app = create_app(Settings())
+        protocol = guarded_protocol(
+            header_timeout=settings.header_timeout_seconds,
+            send_timeout=settings.send_timeout_seconds,
+            write_buffer_bytes=settings.write_buffer_bytes,
+            max_header_bytes=settings.max_header_bytes,
+            socket_send_buffer=settings.socket_send_buffer_bytes,
+        )
     config = uvicorn.Config(
         app,
         host="127.0.0.1",
         port=0,
         log_level="warning",
         access_log=False,
-        lifespan="off" if args.store == "off" else "on",
-        loop=args.loop,
-        http=args.http,
+        lifespan="off" if store == "off" else "on",
+        loop=loop,
+        http=protocol,  # type: ignore[arg-type]
         backlog=4096,
         timeout_graceful_shutdown=1,
     )
@@ -122,18 +261,28 @@ def main() -> int:
 
     server.shutdown = quiet_shutdown  # type: ignore[method-assign]
     profile_path = os.environ.get("BENCH_PROFILE")
-    try:
-        if profile_path:  # cProfile of the whole process, written at exit (pstats format)
-            import cProfile
+    if profile_path:  # cProfile of the whole process, written at exit (pstats format)
+        import cProfile
 
-            cProfile.runctx("server.run()", globals(), {"server": server}, profile_path)
-        else:
-            server.run()
-    finally:
-        if schema is not None:
-            _drop_schema(args.pg, schema)
-        shutil.rmtree(tmp, ignore_errors=True)
-    return 0
+        cProfile.runctx("server.run()", globals(), {"server": server}, profile_path)
+    else:
+        server.run()
+
+
+def _install_tracemalloc(path: str) -> None:
+    import signal
+    import tracemalloc
+
+    tracemalloc.start(1)
+
+    def dump(_signum: int, _frame: object) -> None:
+        stats = tracemalloc.take_snapshot().statistics("lineno")
+        total = sum(s.size for s in stats)
+        lines = [f"total {total / 2**20:.1f} MiB in {sum(s.count for s in stats)} blocks"]
+        lines += [f"{s.size / 1024:10.1f} KiB {s.count:8d} {s.traceback[0]}" for s in stats[:40]]
+        Path(path).write_text("\n".join(lines) + "\n")
+
+    signal.signal(signal.SIGUSR1, dump)
 
 
 def _drop_schema(url: str, schema: str) -> None:

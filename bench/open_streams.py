@@ -1,7 +1,8 @@
 """Open streams held by one gateway process: how many open, RSS per stream, CPU while idle.
 
-N clients each POST ``/v1/agui/slow`` (the mock upstream sends a delta every 5 s, so the streams
-sit idle), at most ``--connect-concurrency`` opening at once; a stream counts as open at its
+N clients each POST ``/v1/agui/<--route>`` (``slow``: the mock upstream sends a delta every 5 s,
+so the streams sit nearly idle, though N = 10,000 of them still make 2,000 deltas a second;
+``idle``: every 60 s, 167 a second at N = 10,000), at most ``--connect-concurrency`` opening at once; a stream counts as open at its
 first byte of body. They are held for ``--hold`` seconds, then closed. Reported: opened, still
 alive at the end of the hold, errors by kind; the gateway's RSS before, with all streams open
 and per open stream; the gateway's CPU during the hold (% of one core: near 0 is the goal
@@ -9,7 +10,10 @@ for idle streams); the same for the mock (the anchor: a bare asyncio server hold
 streams). A fresh gateway process per run (RSS "before" is its footprint at rest).
 
 Run: ``python bench/open_streams.py -n 1000 --hold 15 [--store sqlite|off|postgres]
-[--variant NAME:key=value,...]`` (variants as in ``bench/added_latency.py``).
+[--variant NAME:key=value,...]`` (variants as in ``bench/added_latency.py``). ``--json PATH``
+keeps the figures; ``--tracemalloc PATH`` runs the gateway under ``tracemalloc`` and writes its
+live allocations by source line with the streams open (``PATH.<variant>``; the RSS figures are
+then inflated by tracemalloc's own bookkeeping).
 """
 
 from __future__ import annotations
@@ -65,6 +69,7 @@ async def hold(
     gw: Child,
     mock: Child,
     open_timeout: float,
+    trace: bool = False,
 ) -> dict[str, object]:
     loop = asyncio.get_running_loop()
     holders: list[_Holder] = []
@@ -113,6 +118,12 @@ async def hold(
     cpu_gw, cpu_mock = gw.cpu_seconds() - cpu_gw, mock.cpu_seconds() - cpu_mock
     alive = sum(h.alive for h in holders)
     rss_end = gw.rss_bytes()
+    if trace:
+        import os
+        import signal
+
+        os.kill(gw.pid, signal.SIGUSR1)
+        await asyncio.sleep(5.0)  # the snapshot is taken while the streams are still open
     for h in holders:
         if h.transport is not None:
             h.transport.close()
@@ -128,6 +139,7 @@ async def hold(
         "kib_per_stream": round((rss_open - rss0) / 1024 / max(opened, 1), 1),
         "gateway_cpu_pct_idle": round(cpu_gw / hold_s * 100, 1),
         "mock_cpu_pct_idle": round(cpu_mock / hold_s * 100, 1),
+        "loadavg_end": loadavg(),
     }
 
 
@@ -141,6 +153,9 @@ def main() -> int:
     parser.add_argument("--variant", action="append", default=[])
     parser.add_argument("--pg", default="postgresql+asyncpg://postgres@127.0.0.1:5432/test")
     parser.add_argument("--redis", default="redis://127.0.0.1:6379/0")
+    parser.add_argument("--route", default="slow", choices=("slow", "idle"))
+    parser.add_argument("--json", default=None, help="write the figures here")
+    parser.add_argument("--tracemalloc", default=None, help="see the docstring")
     args = parser.parse_args()
     _soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
@@ -149,24 +164,32 @@ def main() -> int:
         args.n = hard - 64
     variants = [Variant.parse(v) for v in args.variant] or [Variant("gateway")]
     print(f"loadavg before: {loadavg()}", flush=True)
+    results = []
     with Child("mock_upstream.py") as mock:
         for v in variants:
+            if args.tracemalloc:
+                v.env["BENCH_TRACEMALLOC"] = f"{args.tracemalloc}.{v.name}"
             with start_gateway(v, args.store, mock.port, args.pg, args.redis) as gw:
                 time.sleep(0.5)
                 result = run(
                     hold(
                         gw.port,
-                        "/v1/agui/slow",
+                        f"/v1/agui/{args.route}",
                         args.n,
                         args.hold,
                         args.connect_concurrency,
                         gw,
                         mock,
                         args.open_timeout,
+                        bool(args.tracemalloc),
                     )
                 )
             print(f"{v.name} {args.store}: {json.dumps(result)}", flush=True)
+            results.append({"variant": v.name, "store": args.store, "route": args.route, **result})
     print(f"loadavg after: {loadavg()}", flush=True)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(results, f, indent=1)
     return 0
 
 

@@ -8,7 +8,8 @@ connection, ``--repeat`` times: the time from the request to the last byte (medi
 events received and bytes. Anchor in the same run: the same number of bytes streamed by the
 mock (no store) in one response, i.e. what the loopback HTTP path itself costs.
 
-Run: ``python bench/resume_http.py [--store sqlite|postgres] [--repeat 7]``.
+Run: ``python bench/resume_http.py [--store sqlite|postgres] [--repeat 7]``; ``--json PATH``
+keeps the figures.
 """
 
 from __future__ import annotations
@@ -78,15 +79,21 @@ def main() -> int:
     parser.add_argument("--variant", action="append", default=[])
     parser.add_argument("--pg", default="postgresql+asyncpg://postgres@127.0.0.1:5432/test")
     parser.add_argument("--redis", default="redis://127.0.0.1:6379/0")
+    parser.add_argument("--json", default=None, help="write the figures here")
     args = parser.parse_args()
     variants = [Variant.parse(v) for v in args.variant] or [Variant("gateway")]
     print(f"loadavg before: {loadavg()}", flush=True)
+    results = []
     with Child("mock_upstream.py") as mock:
         for v in variants:
             with start_gateway(v, args.store, mock.port, args.pg, args.redis) as gw:
                 result = run(measure(gw, mock, args.repeat))
             print(f"{v.name} {args.store}: {json.dumps(result)}", flush=True)
+            results.append({"variant": v.name, "store": args.store, **result})
     print(f"loadavg after: {loadavg()}", flush=True)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(results, f, indent=1)
     return 0
 
 

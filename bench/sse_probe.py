@@ -229,14 +229,40 @@ class Child:
         self.port = int(line.split()[1])
         self.pid = self.proc.pid
 
+    def pids(self) -> list[int]:
+        """The child and its live descendants (a server with worker processes, e.g. granian's:
+        its figures are the whole tree's), from ``/proc/<pid>/task/*/children``."""
+        out, todo = [], [self.pid]
+        while todo:
+            pid = todo.pop()
+            out.append(pid)
+            for task in Path(f"/proc/{pid}/task").glob("*/children"):
+                try:
+                    todo.extend(int(c) for c in task.read_text().split())
+                except OSError:  # exited meanwhile
+                    continue
+        return out
+
     def cpu_seconds(self) -> float:
-        """User + system CPU seconds of the process so far (``/proc/<pid>/stat``)."""
-        fields = Path(f"/proc/{self.pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / _TICKS
+        """User + system CPU seconds so far of the process tree (``/proc/<pid>/stat``)."""
+        total = 0
+        for pid in self.pids():
+            try:
+                fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            total += int(fields[11]) + int(fields[12])
+        return total / _TICKS
 
     def rss_bytes(self) -> int:
-        """Resident set size now (``/proc/<pid>/statm``)."""
-        return int(Path(f"/proc/{self.pid}/statm").read_text().split()[1]) * _PAGE
+        """Resident set size now of the process tree (``/proc/<pid>/statm``)."""
+        pages = 0
+        for pid in self.pids():
+            try:
+                pages += int(Path(f"/proc/{pid}/statm").read_text().split()[1])
+            except OSError:
+                continue
+        return pages * _PAGE
 
     def stop(self) -> None:
         """Terminate the child (kill it after 10 s); its log file is kept (``self.log.name``)."""
