@@ -85,13 +85,13 @@ from ag_ui.core import (
     TokenUsage,
 )
 
+from .builder_tools import ToolCallParts
 from .core.guard import PROTOCOL_VERSION
 from .core.illegal import guard
 from .cost import price_usage
 from .endings import FINISH_REASONS, reconcile_finish
 from .errors import LocalProtocolError
 from .events import wire_view
-from .builder_tools import ToolCallParts
 from .identity import Identities
 from .surrogates import SurrogateJoiner, scrub_event
 

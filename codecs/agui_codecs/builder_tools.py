@@ -13,7 +13,13 @@ from __future__ import annotations
 from collections.abc import Hashable
 from typing import Any
 
-from ag_ui.core import Event, ToolCallArgsEvent, ToolCallEndEvent, ToolCallResultEvent, ToolCallStartEvent
+from ag_ui.core import (
+    Event,
+    ToolCallArgsEvent,
+    ToolCallEndEvent,
+    ToolCallResultEvent,
+    ToolCallStartEvent,
+)
 
 from .identity import Identities
 from .surrogates import SurrogateJoiner
@@ -177,4 +183,3 @@ class ToolCallParts:
     def pending_tool_call_ids(self) -> tuple[str, ...]:
         """Client tool calls announced in this run and not yet answered by a result."""
         return tuple(self._pending_tools)
-

@@ -35,7 +35,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Iterable, Iterator
-from typing import Any, Final
+from typing import Any, Final, TypeVar, cast
 
 import orjson
 from ag_ui.core import AssistantMessage, Message, ToolMessage
@@ -146,7 +146,10 @@ def _unmap(value: Any, key: object = None) -> Any:
     return value
 
 
-def provider_body(body: Any) -> Any:
+_Body = TypeVar("_Body")
+
+
+def provider_body(body: _Body) -> _Body:
     """An upstream request body with the provider's own ids: every string under a key ending
     in ``id`` (``id``, ``toolCallId``, ``tool_call_id``, ``tool_use_id``, ``toolUseId``,
     ``call_id``, ``messageId``, ... and lists under such keys) that is a :func:`derived_id`
@@ -170,5 +173,5 @@ def provider_body(body: Any) -> Any:
         except orjson.JSONDecodeError:
             return body
         fixed = _unmap(value)
-        return body if fixed is value else orjson.dumps(fixed)
-    return _unmap(body)
+        return body if fixed is value else cast(_Body, orjson.dumps(fixed))
+    return cast(_Body, _unmap(body))

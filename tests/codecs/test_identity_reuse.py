@@ -29,10 +29,10 @@ from agui_codecs.encoders.agui import AguiEncoder
 from agui_codecs.encoders.ai_sdk import AiSdkEncoder
 from agui_codecs.events import event_to_wire
 from agui_codecs.identity import message_ids, provider_body, provider_id
+from agui_codecs.protocols._request import ClientRequest
 from agui_codecs.protocols.ai_sdk.decoder import AiSdkUpstreamDecoder
 from agui_codecs.protocols.ai_sdk.request import build_request as ai_sdk_request
 from agui_codecs.protocols.openai_chat.request import build_request as openai_chat_request
-from agui_codecs.protocols._request import ClientRequest
 
 SETTINGS = settings(
     deadline=None,
@@ -106,7 +106,9 @@ def streams(draw: st.DrawFn) -> Drawn:
             out.chunks.append(available)
             out.calls.append((call_id, name, args))
             output = {"hits": draw(st.integers(0, 99))}
-            out.chunks.append({"type": "tool-output-available", "toolCallId": call_id, "output": output})
+            out.chunks.append(
+                {"type": "tool-output-available", "toolCallId": call_id, "output": output}
+            )
             out.results.append((call_id, output))
         out.chunks.append({"type": "finish-step"})
     out.chunks.append({"type": "finish", "finishReason": "stop"})
@@ -251,12 +253,18 @@ def next_request_ids(drawn: Drawn, agui_messages: list[dict[str, Any]]) -> None:
         }
     )
     body = provider_body(openai_chat_request(ClientRequest(run_input), model="m", params={}))
-    sent = [c["id"] for m in body["messages"] if m["role"] == "assistant" for c in m.get("tool_calls") or ()]
+    sent = [
+        c["id"]
+        for m in body["messages"]
+        if m["role"] == "assistant"
+        for c in m.get("tool_calls") or ()
+    ]
     assert sent == [PRIOR_CALL] + [c[0] for c in drawn.calls]
     answered = [m["tool_call_id"] for m in body["messages"] if m["role"] == "tool"]
     assert answered == [PRIOR_CALL] + [r[0] for r in drawn.results]
-    body = provider_body(ai_sdk_request(ClientRequest(run_input), model="", params={}))
-    parts = [p for m in body["messages"] for p in m["parts"] if "toolCallId" in p]
+    chat = provider_body(ai_sdk_request(ClientRequest(run_input), model="", params={}))
+    assert isinstance(chat, dict)
+    parts = [p for m in chat["messages"] for p in m["parts"] if "toolCallId" in p]
     assert [p["toolCallId"] for p in parts] == [PRIOR_CALL] + [c[0] for c in drawn.calls]
 
 

@@ -71,8 +71,12 @@ def hosts(draw: st.DrawFn) -> tuple[str, list[Call], list[dict[str, Any]]]:
                 call["index"] = n
                 if k == 0:
                     call["id"] = f"call_{n}"
-            chunks.append({"id": "chatcmpl-1", "choices": [{"index": 0, "delta": {"tool_calls": [call]}}]})
-    chunks.append({"id": "chatcmpl-1", "choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]})
+            chunks.append(
+                {"id": "chatcmpl-1", "choices": [{"index": 0, "delta": {"tool_calls": [call]}}]}
+            )
+    chunks.append(
+        {"id": "chatcmpl-1", "choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]}
+    )
     return style, calls, chunks
 
 
@@ -116,9 +120,14 @@ def test_every_call_is_its_own_entity_on_both_real_clients(
         agui_result, ai_result = results[f"{i}@agui"], results[f"{i}@ai-v7"]
         assert agui_result["accepted"], (style, agui_result["error"])
         held = [
-            c for m in agui_result["messages"] if m["role"] == "assistant" for c in m.get("toolCalls") or ()
+            c
+            for m in agui_result["messages"]
+            if m["role"] == "assistant"
+            for c in m.get("toolCalls") or ()
         ]
-        assert [(c["function"]["name"], json.loads(c["function"]["arguments"])) for c in held] == calls
+        assert [
+            (c["function"]["name"], json.loads(c["function"]["arguments"])) for c in held
+        ] == calls
         assert ai_result["accepted"], (style, ai_result["error"])
         (message,) = [m for m in ai_result["messages"] if m["role"] == "assistant"]
         parts = [p for p in message["parts"] if p["type"].startswith("tool-")]

@@ -277,7 +277,9 @@ class OpenAIChatDecoder(StreamDecoder):
             self._call_args[index].append(arguments)
             self.run.tool_args(index, arguments)
 
-    def _begins_call(self, index: int, new_id: str | None, name: str | None, *, indexed: bool) -> bool:
+    def _begins_call(
+        self, index: int, new_id: str | None, name: str | None, *, indexed: bool
+    ) -> bool:
         """Whether a ``tool_calls[]`` piece at ``index`` begins another call (module docstring)."""
         if not self.run.tool_is_open(index):
             return True
