@@ -129,11 +129,12 @@ class Identities:
 
 
 def _is_id_key(key: object) -> bool:
-    return isinstance(key, str) and key[-2:].lower() == "id"
+    return isinstance(key, str) and key.lower().endswith(("id", "ids"))
 
 
 def _unmap(value: Any, key: object = None) -> Any:
-    """``value`` with every id-named string (key ending ``id`` / ``Id`` / ``_id``) that is a
+    """``value`` with every id-named string (key ending ``id`` / ``Id`` / ``_id``, or a list
+    under a key ending ``ids`` / ``Ids``) that is a
     derived id replaced by its provider id; the same object when nothing changed."""
     if isinstance(value, str):
         return provider_id(value) if _is_id_key(key) and "~" in value else value
@@ -152,7 +153,8 @@ _Body = TypeVar("_Body")
 def provider_body(body: _Body) -> _Body:
     """An upstream request body with the provider's own ids: every string under a key ending
     in ``id`` (``id``, ``toolCallId``, ``tool_call_id``, ``tool_use_id``, ``toolUseId``,
-    ``call_id``, ``messageId``, ... and lists under such keys) that is a :func:`derived_id`
+    ``call_id``, ``messageId``, ... and lists under such keys or ``...Ids`` keys) that is a
+    :func:`derived_id`
     becomes :func:`provider_id` of it. Content (``text``, ``content``, arguments) is never
     touched.
 
