@@ -58,7 +58,12 @@ chunk                                  AG-UI
 A stream that ends without ``finish`` or ``[DONE]`` is RUN_ERROR ``UPSTREAM_TRUNCATED``. A chunk
 without a string ``type``, or missing an id it needs, is a malformed upstream (RUN_ERROR
 ``UPSTREAM_MALFORMED``); a chunk type this version does not know is skipped (newer SDKs add
-types). Arguments streamed as deltas are passed through as they come: when a later
+types). A ``toolCallId`` may name several calls (issue 11, identity: backends reuse it in a
+later step): a ``tool-input-start`` / ``-available`` / ``-error`` begins another call when the
+earlier call with that id has its input complete, was answered or began in an earlier step;
+the builder gives it a derived AG-UI id (:mod:`agui_codecs.identity`), and the chunks that
+follow (deltas, outputs, approval requests, signatures) belong to the latest call with the id.
+Arguments streamed as deltas are passed through as they come: when a later
 ``tool-input-available`` carries a repaired ``input`` the deltas cannot be taken back.
 """
 
