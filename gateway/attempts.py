@@ -38,6 +38,7 @@ from typing import Any, Protocol
 from ag_ui.core import Event, EventType, RunErrorEvent
 
 from agui_codecs import CodecError, get_decoder
+from agui_codecs.identity import message_ids
 from agui_codecs.protocols import ClientRequest
 
 from .config import RouteConfig
@@ -219,6 +220,8 @@ async def run_attempts(
                 run_id=run_input.run_id,
                 max_event_size=plan.max_event_size,
             )
+            # ids of the thread's history stay taken: a new entity never reuses one (issue 11)
+            decoder.run.reserve(message_ids(run_input.messages))
             report = AttemptReport()
             began = loop.time()
             failure: RunErrorEvent | None = None

@@ -99,6 +99,7 @@ import orjson
 from ag_ui.core import Event, RunAgentInput, RunErrorEvent
 
 from agui_codecs import CodecError, InternalDecoderError, get_protocol
+from agui_codecs.identity import provider_body
 from agui_codecs.protocols import ClientRequest, ProtocolSpec, RequestBody, StreamDecoder
 
 from . import metrics, tracing
@@ -152,7 +153,8 @@ def build_body(route: RouteConfig, request: ClientRequest | RunAgentInput) -> Up
     if isinstance(request, RunAgentInput):
         request = ClientRequest(request)
     spec = get_protocol(route.protocol)
-    return spec.build_request(request, model=route.model or "", params=route.params)
+    # each provider gets its own ids back (derived AG-UI ids, agui_codecs.identity)
+    return provider_body(spec.build_request(request, model=route.model or "", params=route.params))
 
 
 def endpoint_path(route: RouteConfig, thread_id: str = "") -> str:

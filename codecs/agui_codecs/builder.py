@@ -13,7 +13,10 @@ legal AG-UI 1.0 event sequence (``@ag-ui/client`` 1.0 ``verifyEvents``, see
   nothing is emitted after it.
 
 Message ids are deterministic (derived from the upstream message id, else from the run id), so
-feeding the same bytes in any split gives identical events.
+feeding the same bytes in any split gives identical events. Every id is unique in the thread
+(:mod:`agui_codecs.identity`): an id already used, by this stream or by the run's input
+messages (:meth:`RunBuilder.reserve`), is derived (``<id>~<n>-<check>``), never shared; the
+tool-call methods live in :mod:`agui_codecs.builder_tools`.
 
 Conventions the encoders rely on (documented in ARCHITECTURE.md):
 
@@ -56,7 +59,7 @@ calling decoder's bug, which the decoder base reports as ``INTERNAL_DECODER_ERRO
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Hashable, Iterable
 from typing import Any
 
 from ag_ui.core import (
@@ -80,33 +83,22 @@ from ag_ui.core import (
     TextMessageEndEvent,
     TextMessageStartEvent,
     TokenUsage,
-    ToolCallArgsEvent,
-    ToolCallEndEvent,
-    ToolCallResultEvent,
-    ToolCallStartEvent,
 )
 
+from .builder_tools import ToolCallParts
 from .core.guard import PROTOCOL_VERSION
 from .core.illegal import guard
 from .cost import price_usage
 from .endings import FINISH_REASONS, reconcile_finish
 from .errors import LocalProtocolError
 from .events import wire_view
+from .identity import Identities
 from .surrogates import SurrogateJoiner, scrub_event
 
 __all__ = ["FINISH_REASONS", "RunBuilder"]
 
 
-class _ToolCall:
-    __slots__ = ("args", "id", "name")
-
-    def __init__(self, tool_call_id: str, name: str) -> None:
-        self.id = tool_call_id
-        self.name = name
-        self.args: list[str] = []
-
-
-class RunBuilder:
+class RunBuilder(ToolCallParts):
     """Accumulates the AG-UI events of one run; decoders call its methods, then :meth:`drain`.
 
     Args:
@@ -132,7 +124,8 @@ class RunBuilder:
         self._reasoning: dict[Hashable, str] = {}  # key -> open reasoning message id
         # key -> (value, field, provider) held until that reasoning message ends
         self._held: dict[Hashable, tuple[str, str, str | None]] = {}
-        self._tools: dict[Hashable, _ToolCall] = {}  # key -> open tool call
+        self._tools = {}  # key -> open tool call (builder_tools)
+        self._ids = Identities()  # every id used in the thread (agui_codecs.identity)
         self._seq: dict[str, int] = {}
         self._last_text_id: str | None = None
         self._pending_tools: list[str] = []  # client tool calls announced, not yet answered
@@ -217,16 +210,26 @@ class RunBuilder:
         self._last_text_id = None
         self._pending_tools.clear()
 
-    def _peek_id(self, kind: str) -> str:
-        """The id :meth:`_next_id` will return next for ``kind`` (the run must have started)."""
+    def reserve(self, ids: Iterable[str]) -> None:
+        """Mark ids the thread already holds (the run's input messages:
+        :func:`agui_codecs.identity.message_ids`) as taken, before the stream is fed: no entity
+        of this stream gets one of them, and a result naming one of them (an AI SDK
+        continuation answering an earlier call) still finds it."""
+        self._ids.reserve(ids)
+
+    def _candidate_id(self, kind: str) -> str:
         n = self._seq.get(kind, 0)
         base = self.message_id or f"msg_{self.run_id}"
         prefix = base if kind == "text" else f"{base}-{kind}"
         return prefix if n == 0 else f"{prefix}-{n}"
 
+    def _peek_id(self, kind: str) -> str:
+        """The id :meth:`_next_id` will return next for ``kind`` (the run must have started)."""
+        return self._ids.peek(self._candidate_id(kind))
+
     def _next_id(self, kind: str) -> str:
         self.start()
-        message_id = self._peek_id(kind)
+        message_id = self._ids.mint(self._candidate_id(kind))
         self._seq[kind] = self._seq.get(kind, 0) + 1
         return message_id
 
@@ -324,6 +327,7 @@ class RunBuilder:
         entity_id: str,
         field: str,
         provider: str | None = None,
+        exact: bool = False,
     ) -> None:
         """Emit REASONING_ENCRYPTED_VALUE attached to an entity of this run.
 
@@ -335,8 +339,12 @@ class RunBuilder:
             field: where the provider expects the value back (metadata ``field``, e.g.
                 ``signature``, ``thoughtSignature``).
             provider: provider namespace of the value (default: the builder's provider).
+            exact: for ``"tool-call"``, ``entity_id`` is the AG-UI id :meth:`tool_start`
+                returned; else it is the provider's id, the latest call with it.
         """
         self.start()
+        if subtype == "tool-call" and not exact:
+            entity_id = self._ids.resolve(entity_id)
         self._emit(
             ReasoningEncryptedValueEvent(
                 subtype=subtype,
@@ -392,107 +400,6 @@ class RunBuilder:
         """Close every open reasoning message."""
         for key in list(self._reasoning):
             self.end_reasoning(key)
-
-    # -- tool calls ---------------------------------------------------------------------
-    def tool_start(
-        self,
-        key: Hashable,
-        name: str,
-        tool_call_id: str | None = None,
-        *,
-        provider_executed: bool = False,
-        metadata: dict[str, Any] | None = None,
-    ) -> str:
-        """Open a tool call under ``key``; an id is synthesized when the provider gave none.
-
-        A call already open under ``key`` is closed first. Open text is closed (the call
-        follows it) and becomes the call's ``parentMessageId``. Returns the tool call id.
-        """
-        self.start()
-        meta = dict(metadata or {})
-        if provider_executed:
-            meta["providerExecuted"] = True
-        event = ToolCallStartEvent(
-            tool_call_id=tool_call_id or self._peek_id("call"),
-            tool_call_name=name,
-            parent_message_id=self._last_text_id,
-            metadata=meta or None,
-        )
-        self.end_tool(key)
-        self.close_text()
-        self.close_reasoning()
-        if not tool_call_id:
-            tool_call_id = self._next_id("call")
-        self._tools[key] = _ToolCall(tool_call_id, name)
-        self._emit(event)
-        if not provider_executed:
-            self._pending_tools.append(tool_call_id)
-        return tool_call_id
-
-    def tool_args(self, key: Hashable, delta: str) -> None:
-        """Append an arguments fragment to the call open under ``key`` (ignored if none)."""
-        call = self._tools.get(key)
-        if call is not None and delta and self.lone_surrogates:
-            delta = self._halves.push(("call", key), delta)
-        if call is not None and delta:
-            event = ToolCallArgsEvent(tool_call_id=call.id, delta=delta)
-            call.args.append(delta)
-            self._emit(event)
-
-    def tool_is_open(self, key: Hashable) -> bool:
-        """True when a tool call is open under ``key``."""
-        return key in self._tools
-
-    def tool_id(self, key: Hashable) -> str | None:
-        """The id of the tool call open under ``key``, if any."""
-        call = self._tools.get(key)
-        return call.id if call else None
-
-    def tool_has_args(self, key: Hashable) -> bool:
-        """True when the call open under ``key`` has received argument text."""
-        call = self._tools.get(key)
-        return bool(call and call.args)
-
-    def end_tool(self, key: Hashable, *, incomplete: bool = False) -> None:
-        """Close the tool call open under ``key`` (no-op when none is open).
-
-        ``incomplete``: the call was cut off before its arguments completed; TOOL_CALL_END
-        carries ``metadata: {"incomplete": true}``.
-        """
-        call = self._tools.pop(key, None)
-        if call is not None:
-            rest = self._halves.flush(("call", key))
-            if rest:
-                call.args.append(rest)
-                self._emit(ToolCallArgsEvent(tool_call_id=call.id, delta=rest))
-            meta = {"incomplete": True} if incomplete else None
-            self._emit(ToolCallEndEvent(tool_call_id=call.id, metadata=meta))
-
-    def close_tools(self, *, incomplete: bool = False) -> None:
-        """Close every open tool call (``incomplete``: see :meth:`end_tool`)."""
-        for key in list(self._tools):
-            self.end_tool(key, incomplete=incomplete)
-
-    def tool_result(
-        self, tool_call_id: str, content: str, *, metadata: dict[str, Any] | None = None
-    ) -> None:
-        """Emit TOOL_CALL_RESULT (used for provider-executed tools); ``metadata`` e.g. isError."""
-        self.start()
-        event = ToolCallResultEvent(
-            message_id=f"{tool_call_id}-result",
-            tool_call_id=tool_call_id,
-            content=content,
-            role="tool",
-            metadata=metadata,
-        )
-        if tool_call_id in self._pending_tools:
-            self._pending_tools.remove(tool_call_id)
-        self._emit(event)
-
-    @property
-    def pending_tool_call_ids(self) -> tuple[str, ...]:
-        """Client tool calls announced in this run and not yet answered by a result."""
-        return tuple(self._pending_tools)
 
     # -- steps --------------------------------------------------------------------------
     def step_start(self, name: str) -> None:

@@ -19,6 +19,7 @@ from agui_codecs.core import (
     ChunkExpander,
     strict,
 )
+from agui_codecs.identity import provider_id
 
 
 def test_lane_tables_cover_every_event_type_once() -> None:
@@ -104,13 +105,15 @@ def test_builder_raises_on_text_after_the_terminal_event(strict_mode: None) -> N
     assert caught.value.event_type == "TEXT_MESSAGE_START"
 
 
-def test_builder_raises_on_a_second_start_of_an_open_tool_call(strict_mode: None) -> None:
+def test_builder_gives_a_second_call_with_an_open_calls_id_its_own_id(strict_mode: None) -> None:
+    # Issue 11 (identity): a reused provider id no longer makes a second TOOL_CALL_START of an
+    # open call (which strict mode refused as ``tool-start-already-open``): the second call
+    # gets a derived id, legal in strict mode, that maps back to the provider's id.
     run = RunBuilder(thread_id="t", run_id="r", provider="test")
-    run.tool_start(0, "search", "call_1")
-    with pytest.raises(IllegalEventError) as caught:
-        run.tool_start(1, "search", "call_1")
-    assert caught.value.fault == "tool-start-already-open"
-    assert caught.value.ids == ("call_1",)
+    first = run.tool_start(0, "search", "call_1")
+    second = run.tool_start(1, "search", "call_1")
+    assert first == "call_1" and second != first
+    assert provider_id(second) == "call_1"
 
 
 def test_builder_without_strict_mode_does_not_check() -> None:

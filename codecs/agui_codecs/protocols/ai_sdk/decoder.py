@@ -61,7 +61,12 @@ stream did not start                   earlier message (the ai v6/v7 tool-approv
 A stream that ends without ``finish`` or ``[DONE]`` is RUN_ERROR ``UPSTREAM_TRUNCATED``. A chunk
 without a string ``type``, or missing an id it needs, is a malformed upstream (RUN_ERROR
 ``UPSTREAM_MALFORMED``); a chunk type this version does not know is skipped (newer SDKs add
-types). Arguments streamed as deltas are passed through as they come: when a later
+types). A ``toolCallId`` may name several calls (issue 11, identity: backends reuse it in a
+later step): a ``tool-input-start`` / ``-available`` / ``-error`` begins another call when the
+earlier call with that id has its input complete, was answered or began in an earlier step;
+the builder gives it a derived AG-UI id (:mod:`agui_codecs.identity`), and the chunks that
+follow (deltas, outputs, approval requests, signatures) belong to the latest call with the id.
+Arguments streamed as deltas are passed through as they come: when a later
 ``tool-input-available`` carries a repaired ``input`` the deltas cannot be taken back.
 """
 
@@ -133,11 +138,16 @@ def _count(value: Any) -> int | None:
 
 
 class _Tool:
-    __slots__ = ("key", "streamed")
+    """One tool call entity: the provider's ``toolCallId`` may name several (a later step)."""
 
-    def __init__(self, key: tuple[str, str]) -> None:
+    __slots__ = ("answered", "id", "key", "step", "streamed")
+
+    def __init__(self, key: tuple[str, str, int], step: int) -> None:
         self.key = key
+        self.id = ""  # its AG-UI toolCallId (RunBuilder.tool_start)
+        self.step = step  # the step it began in
         self.streamed = False  # a tool-input-delta was relayed
+        self.answered = False  # a tool-output-* chunk came for it
 
 
 class AiSdkUpstreamDecoder(StreamDecoder):
@@ -148,7 +158,8 @@ class AiSdkUpstreamDecoder(StreamDecoder):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self._tools: dict[str, _Tool] = {}  # every tool call of the run, by toolCallId
+        self._tools: dict[str, _Tool] = {}  # the latest tool call entity, by toolCallId
+        self._generations = 0  # tool call entities begun
         self._part_ids: dict[tuple[str, str], str] = {}  # (kind, part id) -> latest message id
         self._signatures: set[tuple[str, str, str, str]] = set()
         self._steps = 0
@@ -221,29 +232,54 @@ class AiSdkUpstreamDecoder(StreamDecoder):
                 if seen not in self._signatures:
                     self._signatures.add(seen)
                     self.run.encrypted(
-                        value, subtype=subtype, entity_id=entity_id, field=name, provider=seen[1]
+                        value,
+                        subtype=subtype,
+                        entity_id=entity_id,
+                        field=name,
+                        provider=seen[1],
+                        exact=True,
                     )
 
     # -- tool calls -----------------------------------------------------------------------
+    def _is_new_call(self, tool: _Tool | None) -> bool:
+        """Whether a ``tool-input-start`` / ``-available`` / ``-error`` naming the ``toolCallId``
+        of ``tool`` begins another call: the id is reused (issue 11) when the earlier call's
+        input is already complete, or it was answered, or it began in an earlier step."""
+        if tool is None:
+            return True
+        if self.run.tool_is_open(tool.key):
+            return tool.answered or tool.step != self._steps
+        return True
+
     def _open_tool(self, chunk: dict[str, Any]) -> _Tool:
         call_id = _field(chunk, "toolCallId")
         tool = self._tools.get(call_id)
-        if tool is None:
-            tool = self._tools[call_id] = _Tool(("tool", call_id))
-            self.run.tool_start(
+        if self._is_new_call(tool):
+            name = _field(chunk, "toolName")
+            self._generations += 1
+            tool = _Tool(("tool", call_id, self._generations), self._steps)
+            tool.id = self.run.tool_start(
                 tool.key,
-                _field(chunk, "toolName"),
+                name,
                 call_id,
                 provider_executed=chunk.get("providerExecuted") is True,
                 metadata={"dynamic": True} if chunk.get("dynamic") is True else None,
             )
-        self._signatures_of(chunk, "tool-call", call_id)
+            self._tools[call_id] = tool
+        assert tool is not None
+        self._signatures_of(chunk, "tool-call", tool.id)
         return tool
 
     def _close_tool(self, call_id: str) -> None:
         tool = self._tools.get(call_id)
         if tool is not None:
             self.run.end_tool(tool.key)
+
+    def _call_id(self, call_id: str) -> tuple[str, bool]:
+        """The AG-UI id of the latest call with provider id ``call_id`` and whether it is
+        exact (False: a call of an earlier turn, resolved by the builder)."""
+        tool = self._tools.get(call_id)
+        return (tool.id, True) if tool is not None else (call_id, False)
 
     def _tool_input_start(self, chunk: dict[str, Any]) -> None:
         self._open_tool(chunk)
@@ -261,8 +297,7 @@ class AiSdkUpstreamDecoder(StreamDecoder):
             self.run.tool_args(tool.key, delta)
 
     def _tool_input_end(self, chunk: dict[str, Any], *, error: bool) -> None:
-        tool = self._open_tool(chunk)
-        call_id = chunk["toolCallId"]
+        tool = self._open_tool(chunk)  # a new call unless this ends the one streaming
         if self.run.tool_is_open(tool.key) and not tool.streamed:
             args = chunk.get("input")
             if error and isinstance(args, str):  # raw model text that did not parse
@@ -275,11 +310,14 @@ class AiSdkUpstreamDecoder(StreamDecoder):
                     args = None
             if args is not None:
                 self.run.tool_args(tool.key, jsontext.dumps(args))
-        self._close_tool(call_id)
+        self.run.end_tool(tool.key)
         if error:
             error_text = chunk.get("errorText")
             self.run.tool_result(
-                call_id, str(error_text or "invalid tool input"), metadata={"isError": True}
+                tool.id,
+                str(error_text or "invalid tool input"),
+                metadata={"isError": True},
+                exact=True,
             )
 
     def _tool_input_available(self, chunk: dict[str, Any]) -> None:
@@ -297,22 +335,26 @@ class AiSdkUpstreamDecoder(StreamDecoder):
             )
             return
         self._close_tool(call_id)
-        if call_id in self._tools:
-            self._signatures_of(chunk, "tool-call", call_id)
+        tool = self._tools.get(call_id)
+        if tool is not None:
+            tool.answered = True
+            self._signatures_of(chunk, "tool-call", tool.id)
+        agui_id, exact = self._call_id(call_id)
         if kind == "tool-output-available":
             output = chunk.get("output")
             content = output if isinstance(output, str) else jsontext.dumps(output)
-            self.run.tool_result(call_id, content)
+            self.run.tool_result(agui_id, content, exact=exact)
         elif kind == "tool-output-error":
-            self.run.tool_result(
-                call_id, str(chunk.get("errorText") or "tool failed"), metadata={"isError": True}
-            )
+            error_text = str(chunk.get("errorText") or "tool failed")
+            self.run.tool_result(agui_id, error_text, metadata={"isError": True}, exact=exact)
         else:  # tool-output-denied
-            self.run.tool_result(call_id, '{"type":"execution-denied"}', metadata={"denied": True})
+            denied = '{"type":"execution-denied"}'
+            self.run.tool_result(agui_id, denied, metadata={"denied": True}, exact=exact)
 
     def _approval_request(self, chunk: dict[str, Any]) -> None:
         approval_id, call_id = _field(chunk, "approvalId"), _field(chunk, "toolCallId")
         self._close_tool(call_id)  # the input is final once approval is asked for
+        agui_id, exact = self._call_id(call_id)
         extra = ("approvalDescriptor", "inputSchemaInput", "isAutomatic", "signature")
         metadata = {k: chunk[k] for k in extra if k in chunk}
         reason = chunk.get("reason")
@@ -320,7 +362,7 @@ class AiSdkUpstreamDecoder(StreamDecoder):
             Interrupt(
                 id=approval_id,
                 reason="tool_approval",
-                tool_call_id=call_id,
+                tool_call_id=agui_id if exact else self.run.resolve_call(call_id),
                 message=reason if isinstance(reason, str) and reason else None,
                 metadata=metadata or None,
             )

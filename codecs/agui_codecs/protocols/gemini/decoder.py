@@ -225,6 +225,7 @@ class GeminiDecoder(StreamDecoder):
         self._n_calls = 0
         self._function_calls = 0  # client function calls in this turn
         self._code_calls: list[str] = []  # executableCode call ids, in order
+        self._code_ids: dict[str, str] = {}  # executableCode provider id -> its AG-UI id
         self._signatures: set[tuple[str, str]] = set()  # (entity id, value) already emitted
 
     # -- payloads -----------------------------------------------------------------------
@@ -302,7 +303,9 @@ class GeminiDecoder(StreamDecoder):
     def _call_signature(self, sig: str | None, call_id: str) -> None:
         if sig and (call_id, sig) not in self._signatures:
             self._signatures.add((call_id, sig))
-            self.run.encrypted(sig, subtype="tool-call", entity_id=call_id, field=SIGNATURE_FIELD)
+            self.run.encrypted(  # call_id: the AG-UI id tool_start returned
+                sig, subtype="tool-call", entity_id=call_id, field=SIGNATURE_FIELD, exact=True
+            )
 
     def _message_signature(self, sig: str, message_id: str | None) -> None:
         entity = message_id or self.run.text_id() or self.run.last_text_id
@@ -373,6 +376,7 @@ class GeminiDecoder(StreamDecoder):
             key, "code_execution", _str(code.get("id")), provider_executed=True
         )
         self._code_calls.append(call_id)
+        self._code_ids[_str(code.get("id")) or call_id] = call_id
         self._call_signature(sig, call_id)
         args = {k: code[k] for k in ("language", "code") if k in code}
         self.run.tool_args(key, jsontext.dumps(args))
@@ -380,14 +384,14 @@ class GeminiDecoder(StreamDecoder):
 
     def _code_result(self, result: dict[str, Any], sig: str | None) -> None:
         wanted = _str(result.get("id"))
-        call_id = wanted if wanted in self._code_calls else None
+        call_id = self._code_ids.get(wanted) if wanted else None
         if call_id is None and self._code_calls:
             call_id = self._code_calls[-1]
         if call_id is None:
             raise MalformedUpstreamError("codeExecutionResult with no executableCode before it")
         self._call_signature(sig, call_id)
         content = {"outcome": result.get("outcome"), "output": result.get("output") or ""}
-        self.run.tool_result(call_id, jsontext.dumps(content))
+        self.run.tool_result(call_id, jsontext.dumps(content), exact=True)
 
     def _file(self, part: dict[str, Any], sig: str | None, thought: bool) -> None:
         if "inlineData" in part:

@@ -160,7 +160,7 @@ class LangGraphDecoder(StreamDecoder):
                 raise MalformedUpstreamError("a tool call chunk opens a call without its name")
             call_id = call_id if isinstance(call_id, str) and call_id else None
             opened = self.run.tool_start(key, name, call_id, metadata=meta)
-            self._calls[opened] = key
+            self._calls[call_id or opened] = key  # by the provider's id: tool messages name it
         args = tool.get("args")
         if isinstance(args, str):
             self.run.tool_args(key, args)
@@ -217,7 +217,7 @@ class LangGraphDecoder(StreamDecoder):
                 continue
             key = ("tool", message_id, n)
             opened = self.run.tool_start(key, name, call_id, metadata=meta)
-            self._done_calls.add(opened)
+            self._done_calls.add(call_id or opened)  # provider id (AG-UI id may be derived)
             self.run.tool_args(key, jsontext.dumps(call.get("args") or {}))
             self.run.end_tool(key)
         self._count(message.get("usage_metadata"))

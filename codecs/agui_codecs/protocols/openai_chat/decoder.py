@@ -13,9 +13,15 @@ Follows the Chat Completions streaming reference (``chat.completion.chunk`` obje
   ``reasoning.summary`` text as its content), the rest of the entry (``signature``, ``data``,
   ``id``, ``format``, ``index``) kept as REASONING_ENCRYPTED_VALUE for the next request
   (:mod:`agui_codecs.protocols._reasoning_details`);
-* ``delta.tool_calls[]`` are keyed by their ``index`` field (not list position); a new
-  non-empty ``id`` at a used index starts a new call; arguments may arrive whole in the chunk
-  that carries the id and name, and are emitted as exactly one TOOL_CALL_ARGS then;
+* ``delta.tool_calls[]`` are keyed by their ``index`` field (not list position); arguments
+  may arrive whole in the chunk that carries the id and name, and are emitted as exactly one
+  TOOL_CALL_ARGS then. Which piece begins another call (issue 11, identity): a new non-empty
+  ``id`` at a used index with a ``function.name`` does, unless the open call's arguments are
+  an unfinished JSON text; an ``id`` that changes without a name is the host renaming the call
+  on every chunk and continues it; a piece with neither ``id`` nor ``index`` (hosts that send
+  each call whole that way) begins another call when it is named and the open call's
+  arguments are a complete JSON text. Ids the provider repeats (``call_0`` every turn) are
+  made unique by the builder (:mod:`agui_codecs.identity`);
 * ``delta.annotations[]`` ``url_citation`` entries become CUSTOM ``source`` events;
 * ``usage`` (on the last chunk, often with ``choices: []``, or inside ``x_groq``) lands on
   RUN_FINISHED; an ``error`` object, or an SSE ``event: error``, ends the run with RUN_ERROR;
@@ -59,6 +65,15 @@ FINISH_REASONS = OPENAI_CHAT_FINISH_REASONS
 def _text(value: Any) -> str | None:
     """A non-empty string id or label, else ``None`` (hosts send ``""``, ``null`` or worse)."""
     return value if isinstance(value, str) and value else None
+
+
+def _complete_json(text: str) -> bool:
+    """True when ``text`` is one whole JSON value (a call's arguments are complete)."""
+    try:
+        jsontext.parse(text.encode("utf-8", "surrogatepass"))
+    except (jsontext.JSONDecodeError, ValueError):
+        return False
+    return True
 
 
 def _mapping(value: Any) -> dict[str, Any]:
@@ -137,7 +152,8 @@ class OpenAIChatDecoder(StreamDecoder):
         self._finish: str | None = None
         self._usage: dict[str, Any] | None = None
         self._refusal: list[str] = []
-        self._call_ids: dict[int, str] = {}  # tool index -> id of the call open there
+        self._call_ids: dict[int, str | None] = {}  # tool index -> provider id of its call
+        self._call_args: dict[int, list[str]] = {}  # tool index -> arguments of its call
         self._details = ReasoningDetailsStream(self.run)
 
     def frame_decoder(self, framing: Framing, *, max_event_size: int) -> Framer:
@@ -253,16 +269,31 @@ class OpenAIChatDecoder(StreamDecoder):
             raise MalformedUpstreamError("tool_calls[].id is not a string")
         if name is not None and not isinstance(name, str):
             raise MalformedUpstreamError("tool_calls[].function.name is not a string")
-        if (new_id and self._call_ids.get(index) != new_id) or not self.run.tool_is_open(index):
+        if self._begins_call(index, new_id, name, indexed="index" in call):
             if not new_id and not name:
                 # Arguments for an index never announced: nothing to attach them to.
                 raise MalformedUpstreamError(f"tool call index {index} has no id or name")
-            self._call_ids[index] = self.run.tool_start(index, name or "", new_id or None)
+            self.run.tool_start(index, name or "", new_id or None)
+            self._call_ids[index], self._call_args[index] = new_id or None, []
         arguments = function.get("arguments")
+        if isinstance(arguments, dict):  # some hosts send parsed arguments
+            arguments = jsontext.dumps(arguments)
         if isinstance(arguments, str) and arguments:
+            self._call_args[index].append(arguments)
             self.run.tool_args(index, arguments)
-        elif isinstance(arguments, dict):  # some hosts send parsed arguments
-            self.run.tool_args(index, jsontext.dumps(arguments))
+
+    def _begins_call(
+        self, index: int, new_id: str | None, name: str | None, *, indexed: bool
+    ) -> bool:
+        """Whether a ``tool_calls[]`` piece at ``index`` begins another call (module docstring)."""
+        if not self.run.tool_is_open(index):
+            return True
+        if not name:
+            return False  # arguments, or an id renamed on every chunk: the open call goes on
+        args = "".join(self._call_args.get(index, ()))
+        if new_id and new_id != self._call_ids.get(index):
+            return not args or _complete_json(args)
+        return not indexed and not new_id and bool(args) and _complete_json(args)
 
     def _token_usage(self) -> Any:
         u = self._usage

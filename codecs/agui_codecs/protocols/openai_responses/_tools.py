@@ -112,7 +112,8 @@ class ToolCalls(StreamDecoder):
         provider_executed: bool,
         wrap: tuple[str, str] | None = None,
     ) -> None:
-        self.run.tool_start(key, name, tool_id, provider_executed=provider_executed)
+        # state.tool_id: the AG-UI id (derived when the thread already holds tool_id)
+        tool_id = self.run.tool_start(key, name, tool_id, provider_executed=provider_executed)
         state.tool_id, state.open, state.wrap = tool_id, True, wrap
 
     def _client_call(
@@ -173,7 +174,7 @@ class ToolCalls(StreamDecoder):
         assert state.tool_id is not None
         failed = bool(item.get("error")) or item.get("status") == "failed"
         meta = {"isError": True} if failed else None
-        self.run.tool_result(state.tool_id, to_json(item), metadata=meta)
+        self.run.tool_result(state.tool_id, to_json(item), metadata=meta, exact=True)
 
     def _approval(self, key: Hashable, state: ItemState, item: dict[str, Any]) -> None:
         request_id, name = item.get("id"), item.get("name")
@@ -191,7 +192,7 @@ class ToolCalls(StreamDecoder):
                 id=request_id,
                 reason="tool_approval",
                 message=f"Approval required for MCP tool call: {name}",
-                tool_call_id=request_id,
+                tool_call_id=state.tool_id,
                 response_schema=_APPROVAL_SCHEMA,
                 metadata=meta,
             )
