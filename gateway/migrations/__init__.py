@@ -24,7 +24,7 @@ __all__ = ["HEAD", "SCRIPT_LOCATION", "alembic_config", "upgrade"]
 SCRIPT_LOCATION: Final[Path] = Path(__file__).resolve().parent
 """Folder holding ``env.py`` and ``versions/``."""
 
-HEAD: Final[str] = "0003"
+HEAD: Final[str] = "0004"
 """Revision id of the newest migration."""
 
 _LOCK_KEY: Final[int] = 0x4147_5549  # "AGUI": advisory lock id for migrations

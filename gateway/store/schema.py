@@ -16,6 +16,9 @@ compares the migrated database with this metadata. Tables:
   twice.
 * ``api_keys`` (migration 0003): client API keys, the SHA-256 of the secret only, their tenant,
   route allowlist, expiry and revocation time.
+* ``replicas`` (migration 0004): one lease row per gateway replica (``replica_id``, the runs'
+  ``lease_owner``; ``heartbeat_at``): a replica heartbeats once for all its runs (issue 13
+  item 5), and a run is stale when neither it nor its owner replica heartbeat recently.
 
 Thread and run ids are store keys scoped by tenant and thread (:mod:`gateway.tenancy`); a run's
 ``tenant`` (None without tenancy) and ``stored_bytes`` (its events and the history items it
@@ -37,6 +40,7 @@ __all__ = [
     "message_aliases",
     "messages",
     "metadata",
+    "replicas",
     "runs",
     "threads",
 ]
@@ -107,6 +111,7 @@ runs = sa.Table(
     sa.Index("ix_runs_thread_created", "thread_id", "created_at"),
     sa.Index("ix_runs_status_heartbeat", "status", "heartbeat_at"),
     sa.Index("ix_runs_tenant_status", "tenant", "status"),
+    sa.Index("ix_runs_owner_status", "lease_owner", "status"),
 )
 
 events = sa.Table(
@@ -171,4 +176,12 @@ api_keys = sa.Table(
     sa.Column("expires_at", UTCDateTime),
     sa.Column("revoked_at", UTCDateTime),
     sa.Index("ix_api_keys_tenant", "tenant"),
+)
+
+replicas = sa.Table(
+    "replicas",
+    metadata,
+    sa.Column("replica_id", sa.String(255), primary_key=True),
+    sa.Column("heartbeat_at", UTCDateTime, nullable=False),
+    sa.Column("started_at", UTCDateTime, nullable=False),
 )

@@ -31,6 +31,7 @@ PUBLIC = {
         "JsonObject",
         "LeaseState",
         "NewEvent",
+        "OwnedRun",
         "PurgeResult",
         "RunClosedError",
         "RunEvent",
