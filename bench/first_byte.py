@@ -7,7 +7,9 @@ upstream (``bench/mock_upstream.py``, route ``slow``: a delta every 5 s) plays n
 
 Each ``--variant`` (as in ``bench/added_latency.py``: ``NAME:src=PATH,GATEWAY_X=...``) is one
 gateway process over ``--store``; C closed-loop workers each open ``--per-worker`` streams one
-after the other, closing each at its first event; rounds alternate the variants' order (ABBA).
+after the other, closing each at its first event (``GATEWAY_ON_DISCONNECT=cancel`` unless the
+variant sets it, so closed runs end instead of piling up); rounds alternate the variants' order
+(ABBA).
 Reported per variant and C: median, p90 and p99 milliseconds to the first event, and the
 gateway's CPU milliseconds per stream opened.
 
@@ -70,6 +72,8 @@ def main() -> int:
     parser.add_argument("--redis", default="redis://127.0.0.1:6379/0")
     args = parser.parse_args()
     variants = [Variant.parse(v) for v in args.variant] or [Variant("gateway")]
+    for variant in variants:  # a closed stream cancels its run: no idle runs pile up
+        variant.env.setdefault("GATEWAY_ON_DISCONNECT", "cancel")
     print(f"loadavg before: {loadavg()}  cpus: {os.cpu_count()}", flush=True)
     with Child("mock_upstream.py") as mock:
         gateways: dict[str, Child] = {
