@@ -364,7 +364,8 @@ class Settings(SecuritySettings, BoundsSettings):
         redis_prefix: key prefix of the run streams and the deployment state in Redis.
         retention_seconds: runs ended longer ago than this are purged with their events
             (0 keeps them forever). Default 7 days.
-        heartbeat_interval: seconds between a pump's lease refreshes (> 0).
+        heartbeat_interval: seconds between the replica's lease refreshes (one for all its
+            runs) (> 0).
         lease_timeout: seconds without heartbeat after which another replica closes the run
             with RUN_ERROR ``RUN_INTERRUPTED``; must exceed ``heartbeat_interval``.
         reaper_interval: seconds between two looks for stale runs (> 0).
