@@ -220,7 +220,11 @@ def create_app(
                 stack.push_async_callback(client.aclose)
             run_store = store
             if run_store is None:
-                run_store = await open_store(settings.database_url, schema=settings.database_schema)
+                run_store = await open_store(
+                    settings.database_url,
+                    schema=settings.database_schema,
+                    max_readers=settings.database_max_readers,
+                )
                 stack.push_async_callback(run_store.close)
             run_broker = broker
             if run_broker is None:

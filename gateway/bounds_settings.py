@@ -15,8 +15,10 @@ Connections (``agui-gateway serve``: uvicorn settings and :mod:`gateway.http_pro
     GATEWAY_HEADER_TIMEOUT_SECONDS     request line + headers must arrive within (default 10)
     GATEWAY_MAX_HEADER_BYTES           request line + headers at most (default 16 KiB; 431)
     GATEWAY_KEEP_ALIVE_SECONDS         idle keep-alive connection closed after (default 5)
-    GATEWAY_MAX_CONNECTIONS            connections or requests at once, then 503 (default 1000;
-                                       0: no limit)
+    GATEWAY_MAX_CONNECTIONS            connections or requests at once, then 503 (default
+                                       10,000, the open-stream target, issue 13; 0: no limit;
+                                       each stream also holds an upstream socket: keep the
+                                       file-descriptor limit above twice this)
     GATEWAY_SEND_TIMEOUT_SECONDS       a client that takes no bytes for this long while output
                                        waits is dropped; its run goes on (default 30)
     GATEWAY_WRITE_BUFFER_BYTES         output buffered per connection before waiting for the
@@ -74,7 +76,7 @@ class BoundsSettings(BaseSettings):
     header_timeout_seconds: float = Field(default=10.0, gt=0)
     max_header_bytes: int = Field(default=16 * 1024, ge=1024)
     keep_alive_seconds: int = Field(default=5, ge=1)
-    max_connections: int = Field(default=1000, ge=0)
+    max_connections: int = Field(default=10_000, ge=0)
     send_timeout_seconds: float = Field(default=30.0, gt=0)
     write_buffer_bytes: int = Field(default=64 * 1024, ge=1024)
     socket_send_buffer_bytes: int = Field(default=0, ge=0)

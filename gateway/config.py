@@ -354,12 +354,18 @@ class Settings(SecuritySettings, BoundsSettings):
             (``postgresql+asyncpg://`` / ``postgresql://``). Migrations are applied at start.
         database_schema: PostgreSQL schema for the tables (created when missing); lets
             deployments and tests share one database.
+        database_max_readers: store reads holding a connection at once
+            (``GATEWAY_DATABASE_MAX_READERS``, >= 1, default 8); more wait their turn in order
+            (never a pool-timeout error, however many streams open at once). The store's pool
+            holds this many plus 4 connections (the group writer, the rare single writes), with
+            8 more on overflow, so the pool is never the cap below the stream target.
         redis_url: Redis Streams broker (``redis://``, ``rediss://``, ``unix://``); unset or
             empty: the in-process broker (a single replica).
         redis_prefix: key prefix of the run streams and the deployment state in Redis.
         retention_seconds: runs ended longer ago than this are purged with their events
             (0 keeps them forever). Default 7 days.
-        heartbeat_interval: seconds between a pump's lease refreshes (> 0).
+        heartbeat_interval: seconds between the replica's lease refreshes (one for all its
+            runs) (> 0).
         lease_timeout: seconds without heartbeat after which another replica closes the run
             with RUN_ERROR ``RUN_INTERRUPTED``; must exceed ``heartbeat_interval``.
         reaper_interval: seconds between two looks for stale runs (> 0).
@@ -395,6 +401,7 @@ class Settings(SecuritySettings, BoundsSettings):
     max_request_bytes: int = Field(default=32 * 1024 * 1024, gt=0)
     database_url: str = Field(default_factory=default_database_url, min_length=1)
     database_schema: str | None = None
+    database_max_readers: int = Field(default=8, ge=1)
     redis_url: str | None = None
     redis_prefix: str = Field(default=DEFAULT_REDIS_PREFIX, min_length=1)
     retention_seconds: float = Field(default=_RUN_DEFAULTS.retention, ge=0)

@@ -324,15 +324,22 @@ class Services:
             client = replace(client, interrupt_calls=calls)
         prepare = partial(self.pipeline.prepare, accept_language=accept_language)
         prepared = await off_loop(size, prepare, route, client)
+        # RUN_STARTED at once (the client's first bytes do not wait for the upstream), except
+        # for passthrough upstreams, whose own RUN_STARTED may carry metadata (messageId); it
+        # is stored with the run, in one commit (issue 13 item 2)
+        announce = not get_protocol(route.protocol).passthrough
         run = await self._create(
-            manager, caller, route, client.run_input, wire, message_id=message_id
+            manager,
+            caller,
+            route,
+            client.run_input,
+            wire,
+            message_id=message_id,
+            announce=announce,
         )
         # the run's ids are fixed here, once: the decoder stamps the recorded ones
         batches = prepared.stream(thread_id=run.public_thread_id, run_id=run.public_run_id)
         events = flatten(batches)
-        # RUN_STARTED at once (the client's first bytes do not wait for the upstream), except
-        # for passthrough upstreams, whose own RUN_STARTED may carry metadata (messageId)
-        announce = not get_protocol(route.protocol).passthrough
         manager.start(
             run, capped(events, share) if share is not None else events, announce=announce
         )
@@ -347,6 +354,7 @@ class Services:
         wire: list[JsonObject],
         *,
         message_id: str | None,
+        announce: bool = False,
     ) -> RunRecord:
         thread_id, run_id = run_input.thread_id, run_input.run_id
         try:
@@ -360,6 +368,7 @@ class Services:
                 input_messages=wire,
                 tenant=caller.tenant,
                 answers=[(e.interrupt_id, e.status) for e in run_input.resume or []],
+                announce=announce,
             )
         except RunExistsError:
             raise RunExistsError(f"thread {thread_id!r} already has a run {run_id!r}") from None

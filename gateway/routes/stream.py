@@ -204,7 +204,7 @@ async def _stream(
         message_id=message_id,
     )
     annotate(call.request, run_id=run.public_run_id)
-    events = await manager.reader(run.id)
+    events = await manager.reader(run.id, run=run)  # the record start_run returned
     encoder = make_encoder(run)
 
     async def abandon() -> None:

@@ -130,7 +130,7 @@ async def workflow_stream(call: Call) -> Response:
     if run.route is not None and run.route != route.name:
         raise RunNotFoundError(f"route {route.name!r} has no run {segment!r} of this chat")
     annotate(call.request, run_id=run.public_run_id)
-    reader = await manager.reader(run.id)
+    reader = await manager.reader(run.id, run=run)
     metrics.RESUMES.labels("start_index").inc()
     encoder = resume_encoder(route, run)
     headers = run_headers(run.public_thread_id, run.public_run_id)

@@ -5,13 +5,19 @@ store, everything live in the broker, so any replica can serve any run::
 
     manager = RunManager(store, broker, settings=RunSettings())
     await manager.start_background()                       # reaper + retention
-    run = await manager.create_run(thread_id=t, input_messages=run_input["messages"])
-    task = manager.start(run, decoder_events)              # pump in the background
+    run = await manager.create_run(thread_id=t, input_messages=run_input["messages"],
+                                   announce=True)          # RUN_STARTED stored with the run
+    task = manager.start(run, decoder_events, announce=True)   # pump in the background
     events = await manager.reader(run.id, after=last_event_id)   # validates first
     async with contextlib.aclosing(events):
         async for ev in events: ...                        # RunEvent(cursor, wire)
     await manager.cancel(run.id)
     await manager.aclose()                                  # shutdown: runs end interrupted
+
+Leases (issue 13 item 5): the manager heartbeats this replica once per ``heartbeat_interval``
+for all its runs (:meth:`~gateway.store.protocol.RunStore.heartbeat_replica`), and the answer
+(its active runs, their epochs and cancel flags) fences or cancels the local pumps, which keep
+no heartbeat of their own.
 """
 
 from __future__ import annotations
@@ -27,14 +33,15 @@ from datetime import timedelta
 
 from ag_ui.core import Event
 
-from agui_codecs.core import RunFold
+from agui_codecs.core import RunFold, StoreGuard
 
 from .. import metrics
 from ..broker.protocol import Broker
 from ..store.cursor import Cursor, parse_cursor
 from ..store.errors import RunStoreError
-from ..store.models import HistoryPage, JsonObject, RunEvent, RunRecord
+from ..store.models import HistoryPage, JsonObject, NewEvent, RunEvent, RunRecord
 from ..store.protocol import HISTORY_DEFAULT_LIMIT, HISTORY_MAX_LIMIT, RunStore
+from ..tenancy import public_id
 from .history import agui_messages_from_parts, history_items_to_agui, input_items
 from .prelude import Prelude, build_snapshot_prelude
 from .pump import RunOutcome, RunPump
@@ -78,6 +85,10 @@ class RunManager:
         self.reaper = Reaper(store, broker, owner=self.owner, settings=self.settings)
         self._pumps: dict[str, tuple[RunPump, asyncio.Task[RunOutcome]]] = {}
         self._background: list[asyncio.Task[None]] = []
+        self._announced: set[str] = set()  # created with their RUN_STARTED, not started yet
+        self._lease: asyncio.Task[None] | None = None
+        self.lease_beats = 0
+        """Replica heartbeats written (a figure for tests and benches)."""
 
     # -- runs -----------------------------------------------------------------------------
     async def create_run(
@@ -92,6 +103,7 @@ class RunManager:
         input_messages: Sequence[JsonObject] = (),
         tenant: str | None = None,
         answers: Sequence[tuple[str, str]] = (),
+        announce: bool = False,
     ) -> RunRecord:
         """Record a new queued run leased to this replica.
 
@@ -105,13 +117,22 @@ class RunManager:
                 :mod:`gateway.tenancy`).
             answers: ``(interruptId, status)`` of its ``resume[]`` entries, claimed once for the
                 thread with the run (:meth:`RunStore.create_run`).
+            announce: store the run's RUN_STARTED (``protocolVersion``, the public ids: what
+                :meth:`start` with ``announce`` sends first) in the same transaction as the
+                run (issue 13 item 2): the run is then ``running`` at seq 1 and its first byte
+                waits for this one commit only, still written before it is published
+                (``docs/runs.md`` §2).
 
         Raises:
             RunExistsError: ``run_id`` is taken.
             InterruptAnsweredError: another run of the thread answered one of ``answers``.
         """
         run_id = run_id or f"run_{uuid.uuid4().hex}"
-        return await self.store.create_run(
+        first: list[NewEvent] = []
+        if announce:
+            guard = StoreGuard(thread_id=public_id(thread_id), run_id=public_id(run_id))
+            first.append(NewEvent(1, guard.run_started(), durable=True))
+        record = await self.store.create_run(
             run_id=run_id,
             thread_id=thread_id,
             owner=self.owner,
@@ -122,7 +143,11 @@ class RunManager:
             input_messages=input_items(input_messages, run_id=run_id),
             tenant=tenant,
             answers=answers,
+            events=first,
         )
+        if announce:
+            self._announced.add(record.id)
+        return record
 
     def start(
         self,
@@ -134,8 +159,21 @@ class RunManager:
         """Pump ``source`` into ``run`` in a background task (returned; never raises).
 
         ``announce``: RUN_STARTED goes out before the upstream is read (see
-        :class:`~gateway.runs.pump.RunPump`)."""
-        pump = RunPump(self.store, self.broker, run, settings=self.settings, announce=announce)
+        :class:`~gateway.runs.pump.RunPump`); implied for a run created with ``announce``, whose
+        RUN_STARTED is already stored (then only published). The pump's lease is this
+        replica's (module docstring)."""
+        announced = run.id in self._announced
+        self._announced.discard(run.id)
+        pump = RunPump(
+            self.store,
+            self.broker,
+            run,
+            settings=self.settings,
+            announce=announce or announced,
+            announced=announced,
+            replica_lease=True,
+        )
+        self._ensure_lease()
         task = asyncio.create_task(pump.run(source), name=f"pump:{run.id}")
         self._pumps[run.id] = (pump, task)
         metrics.ACTIVE_RUNS.inc()
@@ -173,19 +211,22 @@ class RunManager:
 
     # -- reading --------------------------------------------------------------------------
     async def reader(
-        self, run_id: str, *, after: Cursor | str | None = None
+        self, run_id: str, *, after: Cursor | str | None = None, run: RunRecord | None = None
     ) -> AsyncIterator[RunEvent]:
         """Validate, then return the run's event iterator strictly after ``after``.
 
         Validation happens here, before any byte is sent, so the HTTP layer can answer 404 /
         400. Close the iterator (``contextlib.aclosing``) when the client goes away.
+        ``run``: the run's record when the caller has it (a run it just started): saves the
+        store read on the way to the first byte (issue 13 item 2).
 
         Raises:
             RunNotFoundError: unknown run (404).
             InvalidCursorError, CursorMismatchError: bad ``after`` (400).
         """
         cursor = parse_cursor(after) if isinstance(after, str) else after
-        run = await self.store.get_run(run_id)
+        if run is None or run.id != run_id:
+            run = await self.store.get_run(run_id)
         if cursor is not None:
             run.check_cursor(cursor, slack=self.settings.cursor_slack)
         return read_run(
@@ -282,8 +323,48 @@ class RunManager:
         return await self.store.history(thread_id, limit=limit, before_sequence=before_sequence)
 
     # -- lifecycle ------------------------------------------------------------------------
+    def _ensure_lease(self) -> None:
+        if self._lease is None or self._lease.done():
+            self._lease = asyncio.create_task(self._lease_forever(), name="replica-lease")
+
+    async def beat(self) -> None:
+        """One replica heartbeat: refresh this replica's lease for all its runs, then fence
+        the local pumps whose run another replica took over (or that ended elsewhere) and
+        cancel those with a cancel requested on another replica.
+
+        Raises:
+            RunStoreError: the heartbeat failed (nothing fenced or cancelled).
+        """
+        local = dict(self._pumps)  # before the query: a run started later is not judged by it
+        owned = {run.run_id: run for run in await self.store.heartbeat_replica(self.owner)}
+        self.lease_beats += 1
+        for run_id, (pump, task) in local.items():
+            if task.done():
+                continue
+            seen = owned.get(run_id)
+            if seen is None or seen.epoch != pump.writer.epoch:
+                pump.fence()
+            elif seen.cancel_requested:
+                pump.cancel()
+
+    async def _lease_forever(self) -> None:
+        """Beat every ``heartbeat_interval``; without :meth:`start_background` (a manager used
+        as a library), only while local runs are pumped (:meth:`start` beats again)."""
+        while True:
+            try:
+                await self.beat()
+            except RunStoreError as exc:
+                _log.warning("replica heartbeat failed (%s)", exc.message)
+            except Exception:
+                _log.exception("replica heartbeat: unexpected error")
+            await asyncio.sleep(self.settings.heartbeat_interval)
+            if not self._pumps and not self._background:
+                self._lease = None
+                return
+
     async def start_background(self) -> None:
-        """Start the reaper and the retention purge loops (idempotent)."""
+        """Start the replica lease, the reaper and the retention purge loops (idempotent)."""
+        self._ensure_lease()
         if self._background:
             return
         self._background.append(asyncio.create_task(self.reaper.run_forever(), name="reaper"))
@@ -319,6 +400,15 @@ class RunManager:
             for late in pending:
                 with contextlib.suppress(asyncio.CancelledError, Exception):
                     await late
+        lease, self._lease = self._lease, None
+        if lease is not None:
+            lease.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await lease
+            try:  # a clean exit: runs left active (none, unless a pump hung) use their own
+                await self.store.drop_replica(self.owner)
+            except RunStoreError as exc:
+                _log.warning("could not drop the replica lease (%s)", exc.message)
 
     @property
     def local_runs(self) -> list[str]:

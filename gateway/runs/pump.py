@@ -147,6 +147,11 @@ class RunPump:
             absorbed by the guard (:meth:`~agui_codecs.core.StoreGuard.announce`). Only for
             upstreams whose RUN_STARTED carries nothing else (not the passthrough protocols,
             whose RUN_STARTED may carry metadata).
+        announced: with ``announce``, that RUN_STARTED is already stored with the run (seq 1,
+            :meth:`~gateway.store.protocol.RunStore.create_run` ``events``, issue 13 item 2):
+            it is folded and published without a write of its own.
+        replica_lease: the lease is the replica's (:class:`~gateway.runs.RunManager` beats once
+            for all its runs and calls :meth:`fence` / :meth:`cancel`): no per-run heartbeat.
     """
 
     def __init__(
@@ -158,9 +163,13 @@ class RunPump:
         settings: RunSettings | None = None,
         message_id: str | None = None,
         announce: bool = False,
+        announced: bool = False,
+        replica_lease: bool = False,
     ) -> None:
         self.settings = settings or RunSettings()
         self.announce = announce
+        self.announced = announced
+        self.replica_lease = replica_lease
         self.store = store
         self.run_record = run
         self.writer = RunWriter(
@@ -198,6 +207,12 @@ class RunPump:
         """
         self._halt(_Stop("cancel" if reason == "user" else "shutdown"))
 
+    def fence(self) -> None:
+        """Stop silently: another replica took the run over (its replica lease saw the run
+        leave this producer's epoch). No-op once the terminal event is written."""
+        if not self.writer.fold.ended:
+            self._halt(_Stop("fenced"))
+
     def _halt(self, stop: _Stop) -> None:
         if self._stop is None:
             self._stop = stop
@@ -228,10 +243,11 @@ class RunPump:
     async def _run(self, source: AsyncIterable[Event | JsonObject]) -> RunOutcome:
         iterator = aiter(source)
         self._feeder = asyncio.create_task(self._feed(iterator), name=f"upstream:{self.run_id}")
-        tasks = [
-            asyncio.create_task(self._heartbeat_loop(), name=f"heartbeat:{self.run_id}"),
-            asyncio.create_task(self._flush_loop(), name=f"flush:{self.run_id}"),
-        ]
+        tasks = [asyncio.create_task(self._flush_loop(), name=f"flush:{self.run_id}")]
+        if not self.replica_lease:
+            tasks.append(
+                asyncio.create_task(self._heartbeat_loop(), name=f"heartbeat:{self.run_id}")
+            )
         try:
             return await self._pump()
         finally:
@@ -249,7 +265,9 @@ class RunPump:
         fold = self.writer.fold
         try:
             try:
-                if self.announce:
+                if self.announce and self.announced:  # durable with the run: publish it
+                    await self.writer.adopt([self.guard.announce()])
+                elif self.announce:
                     self.writer.stage(self.guard.announce())
                     await self._commit()
                 while not fold.ended:

@@ -20,8 +20,9 @@ class RunSettings:
             issue 3 §4) (``GATEWAY_BATCH_INTERVAL``).
         batch_max_events: a batch is written as soon as it holds this many deltas
             (``GATEWAY_BATCH_MAX_EVENTS``).
-        heartbeat_interval: how often a pump refreshes its lease and looks for a cancel
-            requested on another replica (``GATEWAY_HEARTBEAT_INTERVAL``).
+        heartbeat_interval: how often the replica refreshes its lease (one write for all its
+            runs, :meth:`~gateway.runs.RunManager.beat`; a bare pump its run's) and looks for
+            cancels requested on another replica (``GATEWAY_HEARTBEAT_INTERVAL``).
         lease_timeout: a running run whose heartbeat is older than this is taken over and
             closed with RUN_INTERRUPTED (``GATEWAY_LEASE_TIMEOUT``). Keep it several heartbeat
             intervals and well above clock skew between replicas.

@@ -180,6 +180,24 @@ class RunWriter:
         (``docs/runs.md`` §2), so no cursor a client saw names another event."""
         await self._publish([RunEvent(self._assign(event), event) for event in events])
 
+    async def adopt(self, events: Sequence[JsonObject]) -> list[Cursor]:
+        """Fold and publish ``events`` that are already durable as the writer's last seqs
+        (``run.last_seq - len(events) + 1 ..``: stored with the run by ``create_run``, issue 13
+        item 2), without writing them. Call first, before anything else is staged.
+
+        Raises:
+            ValueError: the run's durable end cannot hold them.
+        """
+        first = self.seq - len(events) + 1
+        if first < 1 or self._staged or self.pending or self.last_published is not None:
+            raise ValueError("adopt() takes the run's first stored events, before anything else")
+        messages = []
+        for offset, event in enumerate(events):
+            self.fold.apply(event)
+            messages.append(RunEvent(Cursor(self.epoch, first + offset), event))
+        await self._publish(messages)
+        return [m.cursor for m in messages]
+
     def _queue(self, messages: Sequence[RunEvent]) -> None:
         self.pending.extend(NewEvent(m.cursor.seq, m.event, durable=False) for m in messages)
 

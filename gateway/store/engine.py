@@ -146,7 +146,12 @@ def instrument(engine: AsyncEngine) -> None:
 
 
 def create_engine(
-    url: str, *, schema: str | None = None, echo: bool = False, pre_ping: bool = True
+    url: str,
+    *,
+    schema: str | None = None,
+    echo: bool = False,
+    pre_ping: bool = True,
+    pool_size: int = 12,
 ) -> AsyncEngine:
     """Create the async engine for ``url`` (see :func:`normalize_url`).
 
@@ -161,6 +166,10 @@ def create_engine(
             local server, a third of a small query); without it, the first operation on a dead
             connection fails (the pump retries its writes; a reader's request fails) and the
             pool is then refreshed.
+        pool_size: connections the pool keeps (``max_overflow`` 8 more; an in-memory SQLite
+            database has one); the store's reads are bounded below it (``max_readers``), so no
+            caller waits into the pool's checkout timeout (SQLAlchemy's default pool of 5 + 10
+            refused a thousand opening streams, issue 13).
 
     Raises:
         ValueError: unsupported URL, or a schema name that is not a plain identifier.
@@ -177,8 +186,11 @@ def create_engine(
         database = parsed.database or ""
         if database in ("", ":memory:"):
             kwargs["poolclass"] = StaticPool
-        elif not database.startswith("file:"):
-            Path(database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+        else:
+            if not database.startswith("file:"):
+                Path(database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+            kwargs["pool_size"] = max(1, pool_size)
+            kwargs["max_overflow"] = 8
         engine = create_async_engine(parsed, **kwargs)
         sa.event.listen(engine.sync_engine, "connect", _sqlite_pragmas)
         instrument(engine)
@@ -188,6 +200,8 @@ def create_engine(
             raise ValueError(f"invalid schema name {schema!r}")
         kwargs["connect_args"] = {"server_settings": {"search_path": schema}}
     kwargs["pool_pre_ping"] = pre_ping
+    kwargs["pool_size"] = max(1, pool_size)
+    kwargs["max_overflow"] = 8
     engine = create_async_engine(parsed, **kwargs)
     instrument(engine)
     return engine

@@ -131,21 +131,35 @@ class GroupCommitter:
         result: RunRecord = await request.future
         return result
 
-    async def call(self, step: Step) -> Any:
+    async def call(self, step: Step, *, lazy: bool = False) -> Any:
         """Run ``step(conn, now)`` in the next group (before the appends queued after it) and
         return its result. A step that hits an ``IntegrityError`` makes the group rerun one
         request per transaction; the error then reaches its caller translated
         (:class:`~gateway.store.errors.RunStoreError` with the ``IntegrityError`` as
         ``__cause__``).
 
+        ``lazy``: not latency-bound (a replica heartbeat): it waits, like a heartbeat, up to
+        ``heartbeat_hold`` seconds for a group of appends to ride in, instead of delaying them
+        with a transaction of its own.
+
         Raises:
             RunStoreError: the step or its group failed.
         """
         state = self._current()
         request = _Request(None, None, state.loop.create_future(), step=step)
-        state.urgent.append(request)
-        state.wake.set()
+        if lazy:
+            self._queue_lazy(state, request)
+        else:
+            state.urgent.append(request)
+            state.wake.set()
         return await request.future
+
+    def _queue_lazy(self, state: _State, request: _Request) -> None:
+        state.lazy.append(request)
+        if state.urgent or self.heartbeat_hold == 0:
+            state.wake.set()
+        elif state.lazy_timer is None:
+            state.lazy_timer = state.loop.call_later(self.heartbeat_hold, state.wake.set)
 
     async def heartbeat(self, run_id: str, epoch: int) -> LeaseState:
         """Refresh a lease in the next group (within ``heartbeat_hold`` seconds).
@@ -155,11 +169,7 @@ class GroupCommitter:
         """
         state = self._current()
         request = _Request(None, (run_id, epoch), state.loop.create_future())
-        state.lazy.append(request)
-        if state.urgent or self.heartbeat_hold == 0:
-            state.wake.set()
-        elif state.lazy_timer is None:
-            state.lazy_timer = state.loop.call_later(self.heartbeat_hold, state.wake.set)
+        self._queue_lazy(state, request)
         result: LeaseState = await request.future
         return result
 

@@ -26,6 +26,7 @@ __all__ = [
     "JsonObject",
     "LeaseState",
     "NewEvent",
+    "OwnedRun",
     "PurgeResult",
     "RunEvent",
     "RunFinal",
@@ -107,6 +108,21 @@ class LeaseState:
 
     alive: bool
     cancel_requested: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class OwnedRun:
+    """An active run leased to a replica, as its replica heartbeat saw it.
+
+    Attributes:
+        run_id: the run's store key.
+        epoch: the run's current epoch (a local producer of another epoch is fenced).
+        cancel_requested: a cancel was requested (possibly on another replica).
+    """
+
+    run_id: str
+    epoch: int
+    cancel_requested: bool
 
 
 @dataclass(frozen=True, slots=True)

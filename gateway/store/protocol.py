@@ -24,6 +24,7 @@ from .models import (
     JsonObject,
     LeaseState,
     NewEvent,
+    OwnedRun,
     PurgeResult,
     RunEvent,
     RunFinal,
@@ -65,6 +66,7 @@ class RunStore(Protocol):
         input_messages: Sequence[JsonObject] = (),
         tenant: str | None = None,
         answers: Sequence[tuple[str, str]] = (),
+        events: Sequence[NewEvent] = (),
     ) -> RunRecord:
         """Create a run (and its thread if new) with epoch 1, leased to ``owner``.
 
@@ -78,9 +80,16 @@ class RunStore(Protocol):
         ``stored_bytes``. ``tenant`` is recorded for the per-tenant usage
         (:meth:`tenant_usage`); ids are the caller's keys (:mod:`gateway.tenancy`).
 
+        ``events``: the run's first events (seqs ``1, 2, ...`` of epoch 1, e.g. the announced
+        RUN_STARTED), stored in the same transaction as the run row, which then is
+        ``running`` with ``last_seq = len(events)``: the run's first byte waits for one commit,
+        not a create and then an append (issue 13 item 2).
+
         Raises:
-            RunExistsError: ``run_id`` is taken (checked first: a retry of the same run).
+            RunExistsError: ``run_id`` is taken (checked first: a retry of the same run;
+                nothing is stored).
             InterruptAnsweredError: 409 ``INTERRUPT_ANSWERED``, an answer was claimed before.
+            SequenceError: ``events`` do not start at seq 1 or are not contiguous.
         """
         ...
 
@@ -161,6 +170,22 @@ class RunStore(Protocol):
         """Refresh the lease of ``epoch``; ``alive=False`` when fenced, ended or unknown."""
         ...
 
+    async def heartbeat_replica(self, replica_id: str) -> list[OwnedRun]:
+        """Refresh the lease of replica ``replica_id`` (created on its first beat) for all its
+        runs at once, and return its active runs (epoch, cancel flag): one write per replica
+        per heartbeat interval instead of one per run (issue 13 item 5). A run is stale only
+        when its own heartbeat and its owner replica's are both old (:meth:`list_stale_runs`).
+
+        Raises:
+            RunStoreError: the write failed.
+        """
+        ...
+
+    async def drop_replica(self, replica_id: str) -> None:
+        """Remove the replica's lease row (clean shutdown; idempotent): runs it still owns
+        are then judged by their own heartbeat."""
+        ...
+
     async def request_cancel(self, run_id: str) -> RunRecord:
         """Flag the run for cancellation (idempotent; no-op once it ended).
 
@@ -170,7 +195,8 @@ class RunStore(Protocol):
         ...
 
     async def list_stale_runs(self, stale_before: datetime, *, limit: int = 100) -> list[RunRecord]:
-        """Queued/running runs whose heartbeat is older than ``stale_before``, oldest first."""
+        """Queued/running runs whose heartbeat is older than ``stale_before`` and whose owner
+        replica's heartbeat (:meth:`heartbeat_replica`), if it has one, is too; oldest first."""
         ...
 
     async def take_over(
@@ -178,9 +204,9 @@ class RunStore(Protocol):
     ) -> RunRecord | None:
         """Take the lease of a stale run with a new epoch (``expected_epoch + 1``).
 
-        Succeeds only if the run is still active, still at ``expected_epoch`` and its heartbeat
-        is still older than ``stale_before``; returns None otherwise (someone else won, or the
-        producer came back).
+        Succeeds only if the run is still active, still at ``expected_epoch`` and still stale
+        (its heartbeat and its owner replica's older than ``stale_before``); returns None
+        otherwise (someone else won, or the producer came back).
         """
         ...
 

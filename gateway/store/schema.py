@@ -19,6 +19,9 @@ compares the migrated database with this metadata. Tables:
 * ``interrupt_answers`` (migration 0002): one row per answered interrupt of a thread (its
   ``RunAgentInput.resume[]`` entry), primary key ``(thread_id, interrupt_id)``, the run that
   carries the answer and the entry's ``status``; inserting it is the claim (claimed once).
+* ``replicas`` (migration 0004): one lease row per gateway replica (``replica_id``, the runs'
+  ``lease_owner``; ``heartbeat_at``): a replica heartbeats once for all its runs (issue 13
+  item 5), and a run is stale when neither it nor its owner replica heartbeat recently.
 
 Thread and run ids are store keys scoped by tenant and thread (:mod:`gateway.tenancy`); a run's
 ``tenant`` (None without tenancy) and ``stored_bytes`` (its events and the history items it
@@ -41,6 +44,7 @@ __all__ = [
     "message_aliases",
     "messages",
     "metadata",
+    "replicas",
     "runs",
     "threads",
 ]
@@ -111,6 +115,7 @@ runs = sa.Table(
     sa.Index("ix_runs_thread_created", "thread_id", "created_at"),
     sa.Index("ix_runs_status_heartbeat", "status", "heartbeat_at"),
     sa.Index("ix_runs_tenant_status", "tenant", "status"),
+    sa.Index("ix_runs_owner_status", "lease_owner", "status"),
 )
 
 events = sa.Table(
@@ -190,4 +195,12 @@ interrupt_answers = sa.Table(
     sa.Column("run_id", sa.String(255), nullable=False),
     sa.Column("status", sa.String(16), nullable=False),
     sa.Column("created_at", UTCDateTime, nullable=False),
+)
+
+replicas = sa.Table(
+    "replicas",
+    metadata,
+    sa.Column("replica_id", sa.String(255), primary_key=True),
+    sa.Column("heartbeat_at", UTCDateTime, nullable=False),
+    sa.Column("started_at", UTCDateTime, nullable=False),
 )

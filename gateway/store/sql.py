@@ -32,7 +32,13 @@ from .. import migrations
 from .answers_sql import Answer, answered, claim
 from .cursor import Cursor
 from .engine import DEFAULT_DATABASE_URL, create_engine
-from .errors import InterruptAnsweredError, RunExistsError, RunNotFoundError, RunStoreError
+from .errors import (
+    InterruptAnsweredError,
+    RunExistsError,
+    RunNotFoundError,
+    RunStoreError,
+    SequenceError,
+)
 from .group_commit import GroupCommitter
 from .history_sql import add_items, ensure_thread, history_page
 from .keys_sql import get_key, insert_key, list_keys, revoke_key, tenant_usage
@@ -44,6 +50,7 @@ from .models import (
     JsonObject,
     LeaseState,
     NewEvent,
+    OwnedRun,
     PurgeResult,
     RunEvent,
     RunFinal,
@@ -54,8 +61,9 @@ from .models import (
     ThreadSummary,
 )
 from .protocol import HISTORY_DEFAULT_LIMIT
+from .replicas_sql import drop_replica_in, replica_heartbeat_in, stale_clause
 from .schema import events as events_t
-from .schema import interrupt_answers, message_aliases, messages, runs, threads
+from .schema import interrupt_answers, message_aliases, messages, replicas, runs, threads
 from .sql_errors import connection, is_database_error, transaction, translate_error
 from .sql_statements import (
     CREATE_RUN,
@@ -65,7 +73,7 @@ from .sql_statements import (
     json_size,
     run_from_row,
 )
-from .sql_writes import append_in, heartbeat_in, prepare_append
+from .sql_writes import append_in, event_rows, heartbeat_in, insert_events, prepare_append
 from .threads_sql import thread_summaries
 
 __all__ = ["SqlRunStore", "open_store"]
@@ -79,16 +87,21 @@ async def open_store(
     migrate: bool = True,
     echo: bool = False,
     pre_ping: bool = True,
+    max_readers: int = 8,
 ) -> SqlRunStore:
     """Create the engine, apply migrations (unless ``migrate=False``) and return the store.
 
     ``pre_ping``: see :func:`~gateway.store.engine.create_engine` (PostgreSQL only).
+    ``max_readers``: see :class:`SqlRunStore`; the pool is sized from it (``max_readers + 4``
+    connections, 8 more on overflow).
 
     Raises:
         ValueError: unsupported URL or schema name.
         RunStoreError: the database cannot be reached or migrated.
     """
-    engine = create_engine(url, schema=schema, echo=echo, pre_ping=pre_ping)
+    engine = create_engine(
+        url, schema=schema, echo=echo, pre_ping=pre_ping, pool_size=max(1, max_readers) + 4
+    )
     try:
         if schema is not None:
             async with engine.begin() as conn:
@@ -101,7 +114,7 @@ async def open_store(
             raise
         error = translate_error(exc)
         raise type(error)(f"cannot open the run store: {exc}") from exc
-    return SqlRunStore(engine, clock=clock)
+    return SqlRunStore(engine, clock=clock, max_readers=max_readers)
 
 
 def _utcnow() -> datetime:
@@ -201,12 +214,19 @@ class SqlRunStore:
         input_messages: Sequence[JsonObject] = (),
         tenant: str | None = None,
         answers: Sequence[Answer] = (),
+        events: Sequence[NewEvent] = (),
     ) -> RunRecord:
         """See :meth:`RunStore.create_run`. The answers are claimed in the run's own
         transaction (:mod:`gateway.store.answers_sql`)."""
         if status not in ACTIVE_STATUSES:
             raise ValueError(f"a new run is queued or running, not {status!r}")
         size = json_size(input_messages)
+        first = prepare_append(run_id, 1, events, None) if events else None
+        if first is not None:
+            if events[0].seq != 1:
+                raise SequenceError(f"a new run's events start at seq 1, not {events[0].seq}")
+            size += first.bytes
+            status = "running"
 
         async def create(conn: AsyncConnection, now: datetime) -> RunRecord:
             await ensure_thread(conn, thread_id, now)
@@ -219,8 +239,8 @@ class SqlRunStore:
                 "model": model,
                 "message_id": message_id,
                 "epoch": 1,
-                "last_seq": 0,
-                "last_epoch": 0,
+                "last_seq": len(events),
+                "last_epoch": 1 if events else 0,
                 "lease_owner": owner,
                 "heartbeat_at": now,
                 "cancel_requested": False,
@@ -231,6 +251,8 @@ class SqlRunStore:
             }
             row = (await conn.execute(CREATE_RUN, values)).one()
             await claim(conn, thread_id, run_id, answers, now)
+            if first is not None:
+                await insert_events(conn, event_rows(first, now))
             if input_messages:
                 await add_items(
                     conn, thread_id, input_messages, run_id=None, now=now, replace=False
@@ -376,6 +398,24 @@ class SqlRunStore:
         async with self._tx() as conn:
             return await heartbeat_in(conn, run_id, epoch, self.now())
 
+    async def heartbeat_replica(self, replica_id: str) -> list[OwnedRun]:
+        """See :meth:`RunStore.heartbeat_replica`. Rides in a group within ``heartbeat_hold``
+        seconds, like a run's heartbeat (:class:`~gateway.store.group_commit.GroupCommitter`)."""
+
+        async def beat(conn: AsyncConnection, now: datetime) -> list[OwnedRun]:
+            return await replica_heartbeat_in(conn, replica_id, now)
+
+        if self.group is not None:
+            owned: list[OwnedRun] = await self.group.call(beat, lazy=True)
+            return owned
+        async with self._tx() as conn:
+            return await beat(conn, self.now())
+
+    async def drop_replica(self, replica_id: str) -> None:
+        """See :meth:`RunStore.drop_replica`."""
+        async with self._tx() as conn:
+            await drop_replica_in(conn, replica_id)
+
     async def request_cancel(self, run_id: str) -> RunRecord:
         """See :meth:`RunStore.request_cancel`."""
         async with self._tx() as conn:
@@ -395,10 +435,7 @@ class SqlRunStore:
         """See :meth:`RunStore.list_stale_runs`."""
         query = (
             sa.select(runs)
-            .where(
-                runs.c.status.in_(ACTIVE_STATUSES),
-                sa.or_(runs.c.heartbeat_at < stale_before, runs.c.heartbeat_at.is_(None)),
-            )
+            .where(stale_clause(stale_before))
             .order_by(runs.c.heartbeat_at)
             .limit(limit)
         )
@@ -418,8 +455,7 @@ class SqlRunStore:
                     .where(
                         runs.c.id == run_id,
                         runs.c.epoch == expected_epoch,
-                        runs.c.status.in_(ACTIVE_STATUSES),
-                        sa.or_(runs.c.heartbeat_at < stale_before, runs.c.heartbeat_at.is_(None)),
+                        stale_clause(stale_before),
                     )
                     .values(
                         epoch=expected_epoch + 1,
@@ -513,6 +549,9 @@ class SqlRunStore:
             n_threads = (
                 await conn.execute(sa.delete(threads).where(threads.c.id.in_(idle)))
             ).rowcount
+            # replicas gone for the whole retention period (their runs fall back on their own
+            # heartbeat, long expired too)
+            await conn.execute(sa.delete(replicas).where(replicas.c.heartbeat_at < before))
         return PurgeResult(
             runs=max(n_runs, 0),
             events=max(n_events, 0),

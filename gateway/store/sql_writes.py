@@ -43,6 +43,7 @@ from .sql_statements import (
 __all__ = [
     "PreparedAppend",
     "append_in",
+    "event_rows",
     "finish_run",
     "heartbeat_in",
     "insert_events",
@@ -120,7 +121,13 @@ async def update_run(conn: AsyncConnection, append: PreparedAppend, now: datetim
     row = (await conn.execute(statement, params)).first()
     if row is None:
         await _reject(conn, append.run_id, append.epoch, first)
-    append.rows = [
+    append.rows = event_rows(append, now)
+    return run_from_row(row)
+
+
+def event_rows(append: PreparedAppend, now: datetime) -> list[dict[str, Any]]:
+    """The ``events`` rows of ``append``, created at ``now``."""
+    return [
         {
             "run_id": append.run_id,
             "seq": new.seq,
@@ -130,9 +137,8 @@ async def update_run(conn: AsyncConnection, append: PreparedAppend, now: datetim
             "durable": new.durable,
             "created_at": now,
         }
-        for new in events
+        for new in append.events
     ]
-    return run_from_row(row)
 
 
 async def insert_events(conn: AsyncConnection, rows: list[dict[str, Any]]) -> None:

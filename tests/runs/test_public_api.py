@@ -32,6 +32,7 @@ PUBLIC = {
         "JsonObject",
         "LeaseState",
         "NewEvent",
+        "OwnedRun",
         "PurgeResult",
         "RunClosedError",
         "RunEvent",

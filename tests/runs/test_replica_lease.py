@@ -1,0 +1,150 @@
+"""The replica lease (issue 13 item 5, ``docs/runs.md`` §4): a manager heartbeats once for
+all its runs; its pumps keep no heartbeat of their own; the replica heartbeat cancels and
+fences them; a run is reaped only once its replica stopped beating.
+
+And the announced start (issue 13 item 2): a run created with its RUN_STARTED stores it in
+the creating commit, and its pump publishes it once, with cursor 1.1, without writing it again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import replace
+from datetime import timedelta
+from typing import Any
+
+import pytest
+
+from gateway.runs import Reaper, RunManager
+from gateway.store import Cursor, SqlRunStore
+
+from .agui_rules import verify
+from .helpers import FAST, Gate, Stack, collect, wait_until
+
+pytestmark = pytest.mark.timeout(120)
+
+QUIET = replace(FAST, heartbeat_interval=3600.0, lease_timeout=7200.0)
+"""A replica that beats once at start, then only when the test calls ``beat()``."""
+
+
+def text(run_id: str) -> list[dict[str, Any]]:
+    return [
+        {"type": "RUN_STARTED", "threadId": "thread-1", "runId": run_id},
+        {"type": "TEXT_MESSAGE_START", "messageId": "m", "role": "assistant"},
+        {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": "hi"},
+        {"type": "TEXT_MESSAGE_END", "messageId": "m"},
+        {"type": "RUN_FINISHED", "threadId": "thread-1", "runId": run_id},
+    ]
+
+
+class CountingStore:
+    """``inner`` counting per-run heartbeats and replica heartbeats."""
+
+    def __init__(self, inner: SqlRunStore) -> None:
+        self.inner = inner
+        self.run_beats = 0
+        self.replica_beats = 0
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    async def heartbeat(self, *args: Any, **kwargs: Any) -> Any:
+        self.run_beats += 1
+        return await self.inner.heartbeat(*args, **kwargs)
+
+    async def heartbeat_replica(self, *args: Any, **kwargs: Any) -> Any:
+        self.replica_beats += 1
+        return await self.inner.heartbeat_replica(*args, **kwargs)
+
+
+async def test_one_heartbeat_per_replica_not_per_run(stack: Stack) -> None:
+    store = CountingStore(stack.store)
+    manager = RunManager(store, stack.broker, settings=FAST, owner="rep-a")  # type: ignore[arg-type]
+    gates = [Gate(text(f"run-{i}")) for i in range(12)]
+    try:
+        for i, gate in enumerate(gates):
+            run = await manager.create_run(thread_id="thread-1", run_id=f"run-{i}", announce=True)
+            manager.start(run, gate.stream(), announce=True)
+        await wait_until(lambda: store.replica_beats >= 3)
+        assert store.run_beats == 0
+        owned = await stack.store.heartbeat_replica("rep-a")
+        assert {o.run_id for o in owned} == {f"run-{i}" for i in range(12)}
+    finally:
+        await manager.aclose()
+    assert await stack.store.heartbeat_replica("rep-b") == []
+
+
+async def test_announced_start_is_stored_with_the_run_and_published_once(stack: Stack) -> None:
+    manager = RunManager(stack.store, stack.broker, settings=FAST, owner="rep-a")
+    gate = Gate(text("run-1"))
+    try:
+        run = await manager.create_run(thread_id="thread-1", run_id="run-1", announce=True)
+        assert (run.status, run.last_cursor) == ("running", Cursor(1, 1))
+        first = await stack.store.read_wire(run.id)
+        assert [e.event["type"] for e in first] == ["RUN_STARTED"]
+        reader = await manager.reader(run.id, run=run)
+        task = manager.start(run, gate.stream(), announce=True)
+        await gate.release(len(gate.events))
+        got = await collect(reader)
+        outcome = await task
+    finally:
+        await manager.aclose()
+    assert outcome.status == "completed"
+    assert [e.cursor for e in got] == [Cursor(1, n) for n in range(1, 6)]
+    assert [e.event["type"] for e in got].count("RUN_STARTED") == 1
+    assert got[0].event == first[0].event  # the upstream's own RUN_STARTED was absorbed
+    verify(e.event for e in got)
+    stored = await stack.store.read_wire(run.id)
+    assert [e.cursor for e in stored] == [e.cursor for e in got]
+
+
+async def test_replica_heartbeat_cancels_and_fences_local_pumps(stack: Stack) -> None:
+    manager = RunManager(stack.store, stack.broker, settings=QUIET, owner="rep-a")
+    cancelled, taken = Gate(text("run-c")), Gate(text("run-f"))
+    try:
+        run_c = await manager.create_run(thread_id="thread-1", run_id="run-c", announce=True)
+        run_f = await manager.create_run(thread_id="thread-1", run_id="run-f", announce=True)
+        task_c = manager.start(run_c, cancelled.stream(), announce=True)
+        task_f = manager.start(run_f, taken.stream(), announce=True)
+        await wait_until(lambda: manager.lease_beats >= 1)
+        await stack.store.request_cancel(run_c.id)  # as another replica does
+        future = stack.clock.now + timedelta(days=1)  # both heartbeats are older than this
+        assert await stack.store.take_over(
+            run_f.id, owner="rep-b", expected_epoch=1, stale_before=future
+        )
+        await manager.beat()
+        outcome_c, outcome_f = await task_c, await task_f
+    finally:
+        await manager.aclose()
+    assert outcome_c.status == "cancelled"
+    assert outcome_f.status == "fenced"
+    assert [e.event["type"] for e in await stack.store.read_wire(run_f.id)] == ["RUN_STARTED"]
+
+
+async def test_a_run_is_reaped_only_after_its_replica_stopped_beating(stack: Stack) -> None:
+    manager = RunManager(stack.store, stack.broker, settings=QUIET, owner="rep-a")
+    reaper = Reaper(stack.store, stack.broker, owner="rep-b", settings=FAST)
+    gate = Gate(text("run-1"))
+    try:
+        run = await manager.create_run(thread_id="thread-1", run_id="run-1", announce=True)
+        task = manager.start(run, gate.stream(), announce=True)
+        await wait_until(lambda: manager.lease_beats >= 1)
+        # a long silent upstream: the run's own heartbeat is old, its replica's is fresh
+        stack.clock.advance(FAST.lease_timeout * 3)
+        await manager.beat()
+        assert await reaper.reap_once() == []
+        # the replica stops beating (a crash): the run is taken over and closed
+        stack.clock.advance(FAST.lease_timeout * 3)
+        assert await reaper.reap_once() == [run.id]
+        await manager.beat()  # the old producer learns it lost the run
+        outcome = await task
+    finally:
+        await manager.aclose()
+    assert outcome.status == "fenced"
+    stored = await stack.store.read_wire(run.id)
+    assert [(e.cursor, e.event.get("code")) for e in stored] == [
+        (Cursor(1, 1), None),
+        (Cursor(2, 2), "RUN_INTERRUPTED"),
+    ]
+    verify(e.event for e in stored)
+    assert not await asyncio.wait_for(stack.store.heartbeat_replica("rep-a"), 10)
