@@ -102,7 +102,7 @@ def test_a_part_with_no_chat_completions_form_is_refused_not_omitted() -> None:
     with pytest.raises(RequestTranslationError) as caught:
         to_openai_chat(run_input([[{"type": "text", "text": "clip"}, video]]), model="m")
     assert caught.value.code == "UNSUPPORTED_CONTENT"
-    assert "messages[3].content[1]" in caught.value.message
+    assert "messages[2].content[1]" in caught.value.message  # the tool message, part 1
 
 
 @st.composite
