@@ -45,8 +45,15 @@ def run_input(results: list[list[dict[str, Any]] | str], *, after: bool = True) 
     if after:
         messages.append({"id": "a2", "role": "assistant", "content": "Done."})
     return RunAgentInput.model_validate(
-        {"threadId": "t", "runId": "r", "messages": messages, "tools": [], "context": [],
-         "state": None, "forwardedProps": {}}  # fmt: skip
+        {
+            "threadId": "t",
+            "runId": "r",
+            "messages": messages,
+            "tools": [],
+            "context": [],
+            "state": None,
+            "forwardedProps": {},
+        }
     )
 
 
@@ -72,8 +79,10 @@ def test_golden_text_in_the_tool_message_media_in_a_user_message_after_the_turn(
                 {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{PNG}"}},
                 {
                     "type": "file",
-                    "file": {"file_data": f"data:application/pdf;base64,{PDF}",
-                             "filename": "chart.pdf"},  # fmt: skip
+                    "file": {
+                        "file_data": f"data:application/pdf;base64,{PDF}",
+                        "filename": "chart.pdf",
+                    },
                 },
             ],
         },
@@ -143,7 +152,7 @@ def test_every_part_of_every_result_is_sent_once_and_tool_messages_stay_together
     messages = to_openai_chat(run_input(parts, after=after), model="m")["messages"]
     roles = [m["role"] for m in messages]
     n = len(parts)
-    assert roles[:2 + n] == ["user", "assistant"] + ["tool"] * n  # answered before anything else
+    assert roles[: 2 + n] == ["user", "assistant"] + ["tool"] * n  # answered before anything else
     for m in messages:
         if m["role"] == "tool":  # text only in tool messages
             assert isinstance(m["content"], str) and m["content"]
@@ -151,6 +160,8 @@ def test_every_part_of_every_result_is_sent_once_and_tool_messages_stay_together
         call = f"call_{k}"
         expected = sorted(_tokens(content))
         tool = [m for m in messages if m.get("tool_call_id") == call]
-        media = [m for m in messages if m["role"] == "user" and call + ":" in orjson.dumps(m).decode()]
+        media = [
+            m for m in messages if m["role"] == "user" and call + ":" in orjson.dumps(m).decode()
+        ]
         assert _tokens(tool + media) == expected
     assert _tokens(messages) == sorted(_tokens(parts))

@@ -87,11 +87,19 @@ def interleaved(draw: st.DrawFn, seqs: list[list[Wire]]) -> list[Wire]:
 
 REFUSED = st.sampled_from(
     [
-        [{"type": "SUBAGENT_STARTED", "subagentRunId": "s1", "name": "a",
-          "parentSubagentRunId": "never"}],  # fmt: skip
-        [{"type": "SUBAGENT_STARTED", "subagentRunId": "s2", "name": "a"},
-         {"type": "SUBAGENT_FINISHED", "subagentRunId": "s2"},
-         {"type": "SUBAGENT_STARTED", "subagentRunId": "s2", "name": "a"}],  # fmt: skip
+        [
+            {
+                "type": "SUBAGENT_STARTED",
+                "subagentRunId": "s1",
+                "name": "a",
+                "parentSubagentRunId": "never",
+            }
+        ],
+        [
+            {"type": "SUBAGENT_STARTED", "subagentRunId": "s2", "name": "a"},
+            {"type": "SUBAGENT_FINISHED", "subagentRunId": "s2"},
+            {"type": "SUBAGENT_STARTED", "subagentRunId": "s2", "name": "a"},
+        ],
     ]
 )
 
@@ -104,9 +112,11 @@ def streams(draw: st.DrawFn) -> list[Wire]:
     if draw(st.booleans()):
         pieces = draw(st.lists(PIECE, min_size=1, max_size=3))
         calls.append(
-            [{"type": "TEXT_MESSAGE_START", "messageId": "m0", "role": "assistant"},
-             *({"type": "TEXT_MESSAGE_CONTENT", "messageId": "m0", "delta": p} for p in pieces),
-             {"type": "TEXT_MESSAGE_END", "messageId": "m0"}]  # fmt: skip
+            [
+                {"type": "TEXT_MESSAGE_START", "messageId": "m0", "role": "assistant"},
+                *({"type": "TEXT_MESSAGE_CONTENT", "messageId": "m0", "delta": p} for p in pieces),
+                {"type": "TEXT_MESSAGE_END", "messageId": "m0"},
+            ]
         )
     if draw(st.booleans()):
         calls.append(draw(REFUSED))
@@ -141,7 +151,7 @@ def _data(events: list[Wire]) -> tuple[dict[str, str], str, list[tuple[str, str]
 
 
 def _check(events: list[Wire]) -> list[Wire]:
-    out, decoder, read = _decode(events)
+    out, _decoder, read = _decode(events)
     last = out[-1]
     unsent = (last.get("metadata") or {}).get("unsent", [])
     kept = _data(out + unsent)
@@ -149,7 +159,11 @@ def _check(events: list[Wire]) -> list[Wire]:
     never = [e["toolCallId"] for e in unsent if e["type"] == "TOOL_CALL_ARGS"]
     if never:
         assert last["type"] == "RUN_ERROR"
-        assert last["code"] in ("UPSTREAM_MALFORMED", "UPSTREAM_TRUNCATED", "UPSTREAM_PROTOCOL_ERROR")
+        assert last["code"] in (
+            "UPSTREAM_MALFORMED",
+            "UPSTREAM_TRUNCATED",
+            "UPSTREAM_PROTOCOL_ERROR",
+        )
         assert all(repr(cid) in last["message"] for cid in never), last["message"]
     refused = [e for e in unsent if e["type"].startswith("SUBAGENT_")]
     if refused:

@@ -560,7 +560,11 @@ class AguiNormalizer(AguiCleaner):
         if spec.kind == "tool" and isinstance(ev.get("delta"), str) and ev["delta"]:
             # arguments of a call that cannot be opened (yet): held like stray TOOL_CALL_ARGS
             return closed + self._hold_stray(
-                {"type": "TOOL_CALL_ARGS", "toolCallId": ev.get(spec.id_field), "delta": ev["delta"]}
+                {
+                    "type": "TOOL_CALL_ARGS",
+                    "toolCallId": ev.get(spec.id_field),
+                    "delta": ev["delta"],
+                }
             )
         self.repairs["chunk-dropped"] += 1
         return closed
