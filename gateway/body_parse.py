@@ -10,6 +10,14 @@ envelope is validated with an empty list there, and the validated messages are p
 place (a second pass over them would cost as much as the first). CPU work after validation
 (ids, translation) goes through :func:`off_loop`.
 
+The cyclic garbage collector is what made a large AI SDK chat stall the loop (16.5 MB, 200k
+messages, ``bench/large_request.py``: one section of ~0.7 s CPU): parsing allocates millions of
+containers, which trigger full collections that scan all of them during ``loads``, and again,
+growing, every few slices. So the parse and each slice run with the collector paused
+(:func:`_uncollected`), and what they allocated is frozen (:func:`gc.freeze`: acyclic JSON and
+models, freed by reference counting as usual) until the body is validated, when
+:func:`gc.unfreeze` hands it back to the oldest generation. Only the sliced path does this.
+
 Same result as ``model.model_validate_json(body)``: any error on the sliced path (invalid
 JSON, an invalid message, an unexpected shape) falls back to ``model_validate_json`` in a
 thread, so a refusal carries exactly the usual pydantic error list. Bodies below
@@ -19,7 +27,9 @@ thread, so a refusal carries exactly the usual pydantic error list. Bodies below
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+import gc
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from functools import cache
 from typing import Any, Final, TypeVar
 
@@ -80,8 +90,31 @@ async def validate_body(body: bytes, model: type[_M]) -> _M:
         return await asyncio.to_thread(model.model_validate_json, body)
 
 
+@contextmanager
+def _uncollected() -> Iterator[None]:
+    """Run the block (CPU only, no await: the GIL is held throughout) with the cyclic collector
+    paused, then freeze what is tracked so later collections skip it (see the module
+    docstring); the caller calls :func:`gc.unfreeze` when done."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.freeze()
+        if enabled:
+            gc.enable()
+
+
 async def _sliced(body: bytes, model: type[_M], path: tuple[str, ...]) -> _M:
-    data = jsontext.loads(body)
+    try:
+        return await _sliced_frozen(body, model, path)
+    finally:
+        gc.unfreeze()
+
+
+async def _sliced_frozen(body: bytes, model: type[_M], path: tuple[str, ...]) -> _M:
+    with _uncollected():
+        data = jsontext.loads(body)
     await asyncio.sleep(0)
     holder = data
     for name in path[:-1]:
@@ -92,7 +125,8 @@ async def _sliced(body: bytes, model: type[_M], path: tuple[str, ...]) -> _M:
     adapter = _adapter(model, path)
     validated: list[Any] = []
     for start in range(0, len(raw), SLICE):
-        validated += adapter.validate_python(raw[start : start + SLICE])
+        with _uncollected():
+            validated += adapter.validate_python(raw[start : start + SLICE])
         await asyncio.sleep(0)
     holder[path[-1]] = []
     result = model.model_validate(data)  # the envelope, checked with no messages

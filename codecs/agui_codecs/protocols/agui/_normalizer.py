@@ -16,11 +16,13 @@ from typing import Any, Final
 import orjson
 
 from ...core.chunks import CHUNKS, KEEP_LANES, ChunkError, ChunkExpander, ChunkSpec
-from ...errors import MalformedUpstreamError
+from ...errors import MalformedUpstreamError, RemoteProtocolError
 from ...transitions import AGUI_TERMINAL, LIFECYCLE_BY_EVENT, AguiVerifier, Fault
+from ._carried import args_in as _args_in
 from ._cleaning import AguiCleaner
+from ._stray import HOLD_STRAY_BYTES, StrayArgs
 
-__all__ = ["HOLD_EVENTS", "HOLD_RESULT_BYTES", "AguiNormalizer", "Wire"]
+__all__ = ["HOLD_EVENTS", "HOLD_RESULT_BYTES", "HOLD_STRAY_BYTES", "AguiNormalizer", "Wire"]
 
 Wire = dict[str, Any]
 
@@ -31,7 +33,6 @@ _END = {
     "reasoning-message": "REASONING_MESSAGE_END",
     "reasoning-span": "REASONING_END",
 }
-_ARG_KEYS = ("args", "arguments", "input", "toolCallArgs", "tool_call_args")
 _KIND_OF_END = {end: kind for kind, end in _END.items() if kind != "reasoning-span"}
 _START_OF = {
     "text-message": "TEXT_MESSAGE_START",
@@ -73,38 +74,6 @@ HOLD_RESULT_BYTES: Final = 1 << 20
 one more is :class:`~agui_codecs.errors.MalformedUpstreamError` (``UPSTREAM_MALFORMED``)."""
 
 
-def _arg_text(value: Any) -> str | None:
-    if isinstance(value, str) and value.strip():
-        return value
-    if isinstance(value, dict):
-        return orjson.dumps(value).decode()
-    return None
-
-
-def _args_in(obj: Any, call_id: str, depth: int = 0) -> str | None:
-    """Arguments of tool call ``call_id`` carried by a raw event, a result or a snapshot, as
-    JSON text: a nested tool call object with that id (``{id, function: {arguments}}`` as in
-    AG-UI messages, ``{id, args}`` as in LangChain), or ``args`` / ``arguments`` / ``input`` /
-    ``function.arguments`` at the top of the payload itself."""
-    if depth > 8:
-        return None
-    if isinstance(obj, list):
-        return next((a for o in obj if (a := _args_in(o, call_id, depth + 1)) is not None), None)
-    if not isinstance(obj, dict):
-        return None
-    own = obj.get("id")
-    if own == call_id or (depth == 0 and own is None):
-        function = obj.get("function")
-        if isinstance(function, dict) and (text := _arg_text(function.get("arguments"))):
-            return text
-        for key in _ARG_KEYS:
-            if (text := _arg_text(obj.get(key))) is not None:
-                return text
-    return next(
-        (a for v in obj.values() if (a := _args_in(v, call_id, depth + 1)) is not None), None
-    )
-
-
 class AguiNormalizer(AguiCleaner):
     """Sans-I/O AG-UI repair: wire dicts in, legal wire dicts out (repair keys:
     :mod:`agui_codecs.protocols.agui.decoder`).
@@ -128,6 +97,19 @@ class AguiNormalizer(AguiCleaner):
     :data:`HOLD_RESULT_BYTES` in all (one more: MalformedUpstreamError). Holding costs one
     event per open item; the terminal, or a typed error, sends everything held first.
 
+    Nothing is dropped for being out of place (issue 11): TOOL_CALL_ARGS for a call not opened
+    yet (and a TOOL_CALL_CHUNK with a ``delta`` that cannot open its call: no name or no id)
+    are held (``stray-tool-args-held``) and sent right after that call's TOOL_CALL_START, at
+    most :data:`HOLD_STRAY_BYTES` of deltas. A run whose upstream finishes while some are still
+    held (their START never came) ends with RUN_ERROR ``UPSTREAM_MALFORMED`` instead of
+    RUN_FINISHED, after closing what is open. An event the verifier still refuses after the
+    repairs (e.g. a SUBAGENT_STARTED reusing an id or naming an unknown parent) ends the run
+    with RUN_ERROR ``UPSTREAM_PROTOCOL_ERROR`` ``"agui/verify/<fault>: ..."`` (what is open
+    closed first; ``metadata`` ``{rule, eventType, ids}`` as the store guard's,
+    :mod:`agui_codecs.core.guard`). Whatever a run ends without sending (the held deltas, the
+    refused event, the upstream's own RUN_FINISHED) is in the terminal event's
+    ``metadata.unsent`` (wire events, in arrival order), so the data survives in a typed error.
+
     Args:
         thread_id / run_id: the gateway's ids; when given, RUN_STARTED and RUN_FINISHED carry
             them (``run-id-mismatch`` counts an upstream that echoed others).
@@ -139,7 +121,13 @@ class AguiNormalizer(AguiCleaner):
     Raises (from :meth:`push`):
         MalformedUpstreamError: an event that is not an object with a type, or whose known
             fields are malformed beyond repair; tool arguments after the call's END was sent;
-            held results past :data:`HOLD_RESULT_BYTES`.
+            held results past :data:`HOLD_RESULT_BYTES`; held stray arguments past
+            :data:`HOLD_STRAY_BYTES` or at RUN_FINISHED.
+        RemoteProtocolError: (``UPSTREAM_PROTOCOL_ERROR``) an event the verifier refuses
+            after the repairs.
+
+    On any of these, :attr:`stranded` holds the events :meth:`push` let through before the
+    error (the caller sends them before its RUN_ERROR; the verifier counted them as sent).
     """
 
     def __init__(self, *, thread_id: str | None = None, run_id: str | None = None) -> None:
@@ -164,6 +152,12 @@ class AguiNormalizer(AguiCleaner):
         self._pending_calls: dict[str, None] = {}
         self._thinking: dict[str, str | None] = {"span": None, "message": None}
         self._used: set[str] = set()
+        self._stray = StrayArgs()  # ARGS of calls not opened yet
+        self._log: list[Wire] = []  # what _emit let through during the current push
+        self._kept = False  # the current push's event is held (stray) or in unsent
+        self.stranded: list[Wire] = []
+        self.unsent: list[Wire] = []  # events the run ends without sending (metadata.unsent)
+        self.violation: dict[str, Any] | None = None  # rule/eventType/ids of a refused event
 
     # -- public ------------------------------------------------------------------------------
     def push(self, raw: Any) -> list[Wire]:
@@ -175,16 +169,23 @@ class AguiNormalizer(AguiCleaner):
             return []
         self._count += 1
         out: list[Wire] = []
-        if not self.started and event["type"] != "RUN_STARTED":
-            self.repairs["run-started-synthesized"] += 1
-            out += self._emit(
-                {
-                    "type": "RUN_STARTED",
-                    "threadId": self.thread_id or "thread_agui",
-                    "runId": self.run_id or "run_agui",
-                }
-            )
-        return out + self._sequence(event)
+        self._log, self._kept = [], False
+        try:
+            if not self.started and event["type"] != "RUN_STARTED":
+                self.repairs["run-started-synthesized"] += 1
+                out += self._emit(
+                    {
+                        "type": "RUN_STARTED",
+                        "threadId": self.thread_id or "thread_agui",
+                        "runId": self.run_id or "run_agui",
+                    }
+                )
+            return out + self._sequence(event)
+        except Exception:
+            self.stranded = list(self._log)
+            if not self._kept:  # the event that ended the run goes with its RUN_ERROR
+                self.unsent.append(event)
+            raise
 
     def close_open(self, *, incomplete: bool = False) -> list[Wire]:
         """Close everything open (held ENDs are sent, then held results), innermost kinds
@@ -229,6 +230,11 @@ class AguiNormalizer(AguiCleaner):
         """``metadata`` for the terminal event: the upstream's, plus repairs and conventions."""
         meta = dict((event or {}).get("metadata") or {})
         meta.setdefault("provider", "agui")
+        if self.violation is not None:
+            meta.update(self.violation)
+        unsent = self._stray.events() + self.unsent  # what ended the run came last
+        if unsent:
+            meta["unsent"] = unsent
         if event is not None and event["type"] == "RUN_FINISHED":
             outcome = event.get("outcome") or {}
             reason = (
@@ -242,6 +248,16 @@ class AguiNormalizer(AguiCleaner):
         if self.repairs:
             meta["repairs"] = dict(sorted(self.repairs.items()))
         return meta
+
+    def unsent_note(self) -> str:
+        """What a RUN_ERROR the decoder makes adds to its message: the calls whose held
+        arguments it carries in ``metadata.unsent`` (``""`` when there are none)."""
+        if not self._stray:
+            return ""
+        return (
+            f"; TOOL_CALL_ARGS held for tool calls never opened: {self._stray.summary()} "
+            "(the events are in metadata.unsent)"
+        )
 
     def _fresh(self, base: str) -> str:
         """A new id ``<base>-<n>`` that no emitted entity has used."""
@@ -277,6 +293,13 @@ class AguiNormalizer(AguiCleaner):
         if etype in AGUI_TERMINAL:
             out += self.close_open()
             if etype == "RUN_FINISHED":
+                if self._stray:
+                    self._kept = True
+                    self.unsent.append(ev)
+                    raise MalformedUpstreamError(
+                        "RUN_FINISHED while TOOL_CALL_ARGS are held for tool calls never "
+                        "opened by TOOL_CALL_START"
+                    )
                 ev = self._run_ids(ev)
             return out + self._emit({**ev, "metadata": self.terminal_metadata(ev)})
         if etype == "TOOL_CALL_RESULT":
@@ -410,6 +433,10 @@ class AguiNormalizer(AguiCleaner):
             if kind == "tool-call":
                 self._args[eid], self._starts[eid] = False, ev
                 self._pending_calls[eid] = None
+                opened = self._emit(ev)
+                for held in self._stray.release(eid):
+                    opened += self._bracket(kind, id_field, "continue", held)
+                return opened
             return self._emit(ev)
         if role == "continue":
             if kind == "tool-call":
@@ -419,8 +446,7 @@ class AguiNormalizer(AguiCleaner):
                             f"TOOL_CALL_ARGS for {eid!r} after its TOOL_CALL_END was sent "
                             "(the hold of a call's END ended)"
                         )
-                    self.repairs["stray-tool-args-dropped"] += 1
-                    return []
+                    return self._hold_stray(ev)
                 if eid in self._held:  # the END of a call without ARGS: hold it as late args
                     self._ended[(kind, eid)] = (self._held.pop(eid), self._count, True)
                 if self._late(kind, eid):
@@ -463,6 +489,13 @@ class AguiNormalizer(AguiCleaner):
         }
         start["role"] = "assistant" if kind == "text-message" else "reasoning"
         return self._emit(start) + self._emit({**ev, id_field: eid})
+
+    def _hold_stray(self, ev: Wire) -> list[Wire]:
+        """Hold TOOL_CALL_ARGS of a call not opened (yet) until its TOOL_CALL_START."""
+        self.repairs["stray-tool-args-held"] += 1
+        self._kept = True
+        self._stray.hold(ev)
+        return []
 
     def _flush_held(self, cid: str, args: str | None) -> list[Wire]:
         end = self._held.pop(cid)
@@ -524,6 +557,15 @@ class AguiNormalizer(AguiCleaner):
                 continue
             self.repairs["chunk-expanded"] += 1
             return closed + out
+        if spec.kind == "tool" and isinstance(ev.get("delta"), str) and ev["delta"]:
+            # arguments of a call that cannot be opened (yet): held like stray TOOL_CALL_ARGS
+            return closed + self._hold_stray(
+                {
+                    "type": "TOOL_CALL_ARGS",
+                    "toolCallId": ev.get(spec.id_field),
+                    "delta": ev["delta"],
+                }
+            )
         self.repairs["chunk-dropped"] += 1
         return closed
 
@@ -572,8 +614,10 @@ class AguiNormalizer(AguiCleaner):
                     self.repairs["subagent-tag-dropped"] += 1
                     ev, found = untagged, None
         if found is not None:
-            self.repairs["illegal-event-dropped"] += 1
-            return []
+            rule = f"agui/verify/{found.fault.value}"
+            self.violation = {"rule": rule, "eventType": ev["type"], "ids": list(found.ids)}
+            raise RemoteProtocolError(f"{rule}: {found.message}")
+        self._log.append(ev)
         for key in ("messageId", "toolCallId"):
             if isinstance(ev.get(key), str):
                 self._used.add(ev[key])

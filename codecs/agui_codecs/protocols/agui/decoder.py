@@ -28,7 +28,8 @@ Each repair is counted in :attr:`AguiDecoder.repairs` (key -> count) and reporte
 ``orphan-end-dropped``          an END / STEP_FINISHED / SUBAGENT end for nothing open
 ``text-start-synthesized``      CONTENT for a message never opened (a START is sent first)
 ``text-reopened``               CONTENT after END of the same id: a new message id is opened
-``stray-tool-args-dropped``     TOOL_CALL_ARGS for a call never opened
+``stray-tool-args-held``        TOOL_CALL_ARGS (or a TOOL_CALL_CHUNK delta with no name / id)
+                                for a call not opened yet: held, sent after its TOOL_CALL_START
 ``late-tool-args-held``         TOOL_CALL_ARGS after the call's END: the END was held, the
                                 ARGS go before it (pydantic-ai's interleaved parallel calls)
 ``late-content-held``           TEXT/REASONING_MESSAGE_CONTENT after its END, which was held
@@ -37,12 +38,30 @@ Each repair is counted in :attr:`AguiDecoder.repairs` (key -> count) and reporte
 ``tool-args-synthesized``       START..END with no ARGS: one ARGS from the raw event or a result
 ``closed-before-terminal``      a message, call, reasoning block, step or subagent left open
 ``run-error-synthesized``       the upstream ended without RUN_FINISHED or RUN_ERROR
-``illegal-event-dropped``       anything else the verifier rejects (e.g. subagent tag clash)
 ==============================  ==================================================================
 
 Order repairs hold and reorder, never drop: the hold, its bounds and what happens past them
 are in :class:`AguiNormalizer` (tool arguments past the hold end
-the run with ``UPSTREAM_MALFORMED``).
+the run with ``UPSTREAM_MALFORMED``). Bad input that no repair places ends the run with a typed
+RUN_ERROR, what is open closed first and nothing emitted before it lost:
+
+=====================================  ===========================================================
+input                                  RUN_ERROR
+=====================================  ===========================================================
+RUN_FINISHED while stray arguments     ``UPSTREAM_MALFORMED``
+are held (their START never came)
+stray arguments past                   ``UPSTREAM_MALFORMED``
+``HOLD_STRAY_BYTES``
+anything else the verifier rejects     ``UPSTREAM_PROTOCOL_ERROR`` ``"agui/verify/<fault>: ..."``,
+(a SUBAGENT_STARTED reusing an id or   ``metadata`` ``{rule, eventType, ids}`` (the store guard's
+naming an unknown parent, ...)         shape, :mod:`agui_codecs.core.guard`)
+=====================================  ===========================================================
+
+A RUN_ERROR (the upstream's, or the decoder's: the cases above, a cut or malformed stream)
+lists in ``metadata.unsent`` the wire events the run ends without sending, in arrival order
+(a decoder's RUN_ERROR message also names the calls of held arguments and their byte counts):
+held stray arguments, the refused event, the upstream's RUN_FINISHED that it replaced. Nothing
+the decoder read disappears without a typed error carrying it.
 
 A run cut short (EOF before RUN_FINISHED / RUN_ERROR, malformed input) closes the tool calls
 still open with TOOL_CALL_END ``metadata.incomplete: true``, as every decoder does.
@@ -108,6 +127,7 @@ class _AguiRun(RunBuilder):
         self.emit(self.norm.close_open(incomplete=True))
         self.ended = self.norm.ended = True
         self.error_code = code
+        message += self.norm.unsent_note()
         self._out.append(
             RunErrorEvent(message=message, code=code, metadata=self.norm.terminal_metadata())
         )
@@ -145,7 +165,12 @@ class AguiDecoder(StreamDecoder):
         if frame.data is DONE:
             return
         assert isinstance(self.run, _AguiRun)
-        self.run.emit(self.normalizer.push(frame.data))
+        try:
+            wires = self.normalizer.push(frame.data)
+        except Exception:
+            self.run.emit(self.normalizer.stranded)  # verified as sent: they go before RUN_ERROR
+            raise
+        self.run.emit(wires)
 
     def finalize(self) -> None:
         self.normalizer.repairs["run-error-synthesized"] += 1

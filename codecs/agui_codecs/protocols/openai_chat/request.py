@@ -17,8 +17,17 @@ user (parts)           ``content: [...]``: text -> ``{"type": "text"}``; image -
 assistant              ``content`` (omitted when empty and there are tool calls) and
                        ``tool_calls: [{"id", "type": "function", "function": {"name",
                        "arguments"}}]``; an assistant message with neither is skipped
-tool                   ``{"role": "tool", "tool_call_id", "content": str}`` (``error`` text when
-                       the content is empty)
+tool                   ``{"role": "tool", "tool_call_id", "content": str}``: the text parts
+                       (``error`` text when there are none)
+tool (media parts)     Chat Completions tool messages take text only ("For tool messages, only
+                       type ``text`` is supported", openapi.yaml
+                       ``ChatCompletionRequestToolMessage``), so image / audio / document parts
+                       go in a ``user`` message after the tool messages of that turn:
+                       ``{"role": "user", "content": [{"type": "text", "text": "Attachments of
+                       the result of tool call <id>:"}, <parts as for user content>]}``, one
+                       per result, in order; a result with no text says so in its tool
+                       message (:data:`MEDIA_ONLY_RESULT`). A part with no equivalent is
+                       ``UNSUPPORTED_CONTENT``, as in user content: nothing is left out.
 reasoning              OpenRouter ``reasoning_details`` entries (an ``encryptedValue`` that is a
                        ``reasoning_details`` envelope, :mod:`..._reasoning_details`): rebuilt as
                        envelope + text and put, in order, on the turn's assistant message
@@ -83,7 +92,13 @@ from .._request import (
 )
 from .._resume import with_tool_results
 
-__all__ = ["ALLOWED_PARAMS", "build_request", "reasoning_detail", "to_openai_chat"]
+__all__ = [
+    "ALLOWED_PARAMS",
+    "MEDIA_ONLY_RESULT",
+    "build_request",
+    "reasoning_detail",
+    "to_openai_chat",
+]
 
 ALLOWED_PARAMS: dict[str, str] = {
     "temperature": "temperature",
@@ -119,6 +134,9 @@ ALLOWED_PARAMS: dict[str, str] = {
 
 _AUDIO_FORMATS = {"audio/wav": "wav", "audio/x-wav": "wav", "audio/mpeg": "mp3", "audio/mp3": "mp3"}
 _EMPTY_SCHEMA: dict[str, Any] = {"type": "object", "properties": {}}
+
+MEDIA_ONLY_RESULT = "The result is in the attachments of the next user message."
+"""``content`` of a tool message whose result has media parts but no text (and no ``error``)."""
 
 
 def _part(part: ContentPart, where: str) -> dict[str, Any]:
@@ -240,9 +258,24 @@ def _reasoning_only(details: list[dict[str, Any]]) -> dict[str, Any]:
     return {"role": "assistant", "content": "", "reasoning_details": details}
 
 
-def _tool(message: ToolMessage) -> dict[str, Any]:
+def _tool(message: ToolMessage, index: int) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """The ``tool`` message of a result and the ``user`` message carrying its media parts
+    (None when it has none)."""
     content = text_of(message.content) or (message.error or "")
-    return {"role": "tool", "tool_call_id": message.tool_call_id, "content": content}
+    media: dict[str, Any] | None = None
+    if not isinstance(message.content, str) and message.content:
+        where = f"messages[{index}]"
+        parts = [
+            _part(p, f"{where}.content[{i}]")
+            for i, p in enumerate(message.content)
+            if not isinstance(p, TextPart)
+        ]
+        if parts:
+            label = f"Attachments of the result of tool call {message.tool_call_id}:"
+            media = {"role": "user", "content": [{"type": "text", "text": label}, *parts]}
+            content = content or MEDIA_ONLY_RESULT
+    tool = {"role": "tool", "tool_call_id": message.tool_call_id, "content": content}
+    return tool, media
 
 
 def _tools(run_input: RunAgentInput) -> list[dict[str, Any]]:
@@ -270,24 +303,34 @@ def to_openai_chat(
         The JSON body, ``stream: true``.
 
     Raises:
-        RequestTranslationError: a content part has no Chat Completions equivalent (a video part, an
-            image given as a provider file handle, a document URL, audio other than inline
-            wav/mp3), code ``UNSUPPORTED_CONTENT``.
+        RequestTranslationError: a content part of a user message or a tool result has no Chat
+            Completions equivalent (a video part, an image given as a provider file handle, a
+            document URL, audio other than inline wav/mp3), code ``UNSUPPORTED_CONTENT``.
     """
     messages: list[dict[str, Any]] = []
+    attachments: list[dict[str, Any]] = []  # media of the results since the last non-tool message
     leading_system = 0
     details, orphans = _turn_details(run_input.messages)
     for index, message in results_after_calls(run_input.messages):
         if index in orphans:  # a turn with reasoning and no assistant message ends here
+            messages += attachments
+            attachments = []
             messages.append(_reasoning_only(orphans[index]))
+        if isinstance(message, ToolMessage):
+            tool, media = _tool(message, index)
+            messages.append(tool)
+            attachments += [media] if media is not None else []
+            continue
+        if isinstance(message, ReasoningMessage | ActivityMessage):
+            continue
+        messages += attachments  # after the turn's last tool message: tool messages stay together
+        attachments = []
         if isinstance(message, AssistantMessage):
             assistant = _assistant(message)
             if assistant is not None:
                 if index in details:
                     assistant["reasoning_details"] = details[index]
                 messages.append(assistant)
-            continue
-        if isinstance(message, ReasoningMessage | ActivityMessage):
             continue
         if isinstance(message, SystemMessage | DeveloperMessage):
             item: dict[str, Any] = {"role": message.role, "content": message.content}
@@ -298,8 +341,7 @@ def to_openai_chat(
             messages.append(item)
         elif isinstance(message, UserMessage):
             messages.append(_user(message, index))
-        elif isinstance(message, ToolMessage):
-            messages.append(_tool(message))
+    messages += attachments
     if len(run_input.messages) in orphans:
         messages.append(_reasoning_only(orphans[len(run_input.messages)]))
     context = context_text(run_input.context)
