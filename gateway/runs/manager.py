@@ -22,7 +22,7 @@ import logging
 import os
 import socket
 import uuid
-from collections.abc import AsyncIterable, AsyncIterator, Sequence
+from collections.abc import AsyncIterable, Sequence
 from datetime import timedelta
 
 from ag_ui.core import Event
@@ -38,7 +38,7 @@ from ..store.protocol import HISTORY_DEFAULT_LIMIT, HISTORY_MAX_LIMIT, RunStore
 from .history import agui_messages_from_parts, history_items_to_agui, input_items
 from .prelude import Prelude, build_snapshot_prelude
 from .pump import RunOutcome, RunPump
-from .reader import read_run
+from .reader import RunReader, read_run
 from .reaper import Reaper
 from .settings import RunSettings
 from .ui_history import ui_messages
@@ -167,10 +167,9 @@ class RunManager:
         return runs[0] if runs else None
 
     # -- reading --------------------------------------------------------------------------
-    async def reader(
-        self, run_id: str, *, after: Cursor | str | None = None
-    ) -> AsyncIterator[RunEvent]:
-        """Validate, then return the run's event iterator strictly after ``after``.
+    async def reader(self, run_id: str, *, after: Cursor | str | None = None) -> RunReader:
+        """Validate, then return the run's event iterator strictly after ``after`` (its
+        :meth:`~gateway.runs.reader.RunReader.batches` give the events as they came: pages).
 
         Validation happens here, before any byte is sent, so the HTTP layer can answer 404 /
         400. Close the iterator (``contextlib.aclosing``) when the client goes away.
