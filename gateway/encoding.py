@@ -18,7 +18,14 @@ first chunk): ``docs/runs.md`` §1, §5.
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import (
+    AsyncGenerator,
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Iterator,
+    Sequence,
+)
 from contextlib import aclosing
 from typing import Any
 
@@ -26,9 +33,9 @@ import anyio
 from ag_ui.core import Event
 
 from agui_codecs import Encoder
-from agui_codecs.core import RunFold
 
 from . import metrics
+from .open_items import OpenItems
 from .store.errors import RunStoreError
 from .types import Cursor, JsonObject, RunEvent
 
@@ -65,6 +72,45 @@ async def _aclose(iterator: AsyncIterator[Any]) -> None:
 
 _STORE_LOST = frozenset({"STORE_UNAVAILABLE", "STORE_ERROR"})
 
+MAX_CHUNK_BYTES = 16 * 1024
+"""A batch's frames are joined into chunks of about this many bytes (the last frame joined
+may cross it): few writes for a replay, and one chunk never a whole page of large events
+(the bound :mod:`gateway.sse_response` keeps for a client that stops reading)."""
+
+
+async def _singles(events: AsyncIterator[RunEvent]) -> AsyncIterator[Sequence[RunEvent]]:
+    async for event in events:
+        yield (event,)
+
+
+def _encode_batch(
+    batch: Sequence[RunEvent], encoder: Encoder, fold: OpenItems, suffix: str
+) -> Iterator[bytes]:
+    """The SSE bytes of ``batch``, in chunks of about :data:`MAX_CHUNK_BYTES`; counts the
+    events out (one metric update per type and batch) and folds them into ``fold``."""
+    counts: dict[str, int] = {}
+    parts: list[bytes] = []
+    size = 0
+    try:
+        for stored in batch:
+            wire = stored.event
+            kind = str(wire.get("type"))
+            counts[kind] = counts.get(kind, 0) + 1
+            fold.apply(wire)
+            data = encoder.encode_wire(wire, id=f"{stored.cursor}{suffix}", json=stored.json)
+            if data:
+                parts.append(data)
+                size += len(data)
+                if size >= MAX_CHUNK_BYTES:
+                    yield b"".join(parts)
+                    parts, size = [], 0
+        if parts:
+            yield parts[0] if len(parts) == 1 else b"".join(parts)
+    finally:
+        name = encoder.name
+        for kind, count in counts.items():
+            metrics.count_event_out(kind, name, count)
+
 
 def _store_lost(exc: RunStoreError) -> JsonObject:
     return {
@@ -84,12 +130,16 @@ async def encode_run_events(
     cursor_tag: str | None = None,
 ) -> AsyncGenerator[bytes, None]:
     """Encode a durable run's events for one client: ``prelude``, then ``events``, then
-    ``encoder.close()``; one chunk per event, so a published delta goes out at once.
+    ``encoder.close()``; one chunk per batch of events that was available together (a store
+    page, a broker batch: :meth:`~gateway.runs.reader.RunReader.batches`, when ``events``
+    has it), cut at :data:`MAX_CHUNK_BYTES`, so a published delta goes out at once and a
+    replay goes out in few writes (issue 13 item 6).
 
     Args:
         events: the run's reader (``RunManager.reader``), or None (the prelude is all).
         encoder: the client's encoder; every event of ``events`` goes through
-            ``encode_wire(event, id=str(cursor))``.
+            ``encode_wire(event, id=str(cursor), json=...)``, ``json`` being the serialized
+            form the store or the broker handed over (:attr:`RunEvent.json`), if any.
         prelude: wire events sent first (the ``?replay=snapshot`` prelude); only the last one
             carries an id, ``prelude_cursor`` (the client then holds everything up to it;
             ``docs/runs.md`` §1: prelude events are not stored as such).
@@ -115,13 +165,14 @@ async def encode_run_events(
             cursor = prelude_cursor if index == last and prelude_cursor is not None else None
             yield encoder.encode_wire(wire, id=None if cursor is None else f"{cursor}{suffix}")
         if events is not None:
-            fold = RunFold()
+            fold = OpenItems()
+            batches = getattr(events, "batches", None)
+            source: AsyncIterator[Sequence[RunEvent]] = (
+                batches() if batches is not None else _singles(events)
+            )
             try:
-                async for stored in events:
-                    metrics.count_event_out(str(stored.event.get("type")), name)
-                    fold.apply(stored.event)
-                    data = encoder.encode_wire(stored.event, id=f"{stored.cursor}{suffix}")
-                    if data:
+                async for batch in source:
+                    for data in _encode_batch(batch, encoder, fold, suffix):
                         yield data
             except RunStoreError as exc:
                 if exc.code not in _STORE_LOST:

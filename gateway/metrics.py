@@ -281,14 +281,14 @@ def count_event_in(kind: Any) -> None:
     child.inc()
 
 
-def count_event_out(kind: Any, encoder: str) -> None:
-    """Count one event of type ``kind`` (an ``EventType`` or its value) encoded by
+def count_event_out(kind: Any, encoder: str, count: int = 1) -> None:
+    """Count ``count`` events of type ``kind`` (an ``EventType`` or its value) encoded by
     ``encoder`` (its registry name)."""
     key = (getattr(kind, "value", kind), encoder)
     child = _events_out.get(key)
     if child is None:
         child = _events_out[key] = EVENTS_OUT.labels(*key)
-    child.inc()
+    child.inc(count)
 
 
 def _number(value: Any) -> float | None:

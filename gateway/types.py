@@ -16,7 +16,7 @@ refusal is a store error (400 ``INVALID_CURSOR``). Cursor design: ``docs/runs.md
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final
 
 __all__ = ["MAX_CURSOR_PART", "TERMINAL_EVENT_TYPES", "Cursor", "JsonObject", "RunEvent"]
@@ -69,10 +69,16 @@ class RunEvent:
         cursor: the event's position (its SSE ``id:``).
         event: the AG-UI 1.0 wire dict (camelCase, optional fields omitted); shared, do not
             mutate.
+        json: ``orjson.dumps(event)`` when whoever made this event already has it (the writer
+            serializes each event once; the store and the Redis broker hand back the text
+            they hold), else None. The store, the broker and the encoder reuse it
+            (``Encoder.encode_wire(event, json=...)``) instead of serializing again (issue 13
+            item 3); not part of equality.
     """
 
     cursor: Cursor
     event: JsonObject
+    json: bytes | None = field(default=None, compare=False, repr=False)
 
     @property
     def type(self) -> str:

@@ -16,8 +16,9 @@ Memory is bounded, per run and per reader (``docs/runs.md`` §3, issue 15):
   after its last cursor (and fills any later gap from the store, :mod:`gateway.runs.reader`).
   Nothing is lost; the reader only leaves the latency path until it has caught up.
 
-Sizes are the events' approximate JSON size: the length of their top-level strings plus
-serialized nested values plus a small per-field overhead (:func:`wire_size`).
+Sizes are the events' JSON size: the length of the serialized form the writer made
+(:attr:`~gateway.types.RunEvent.json`), else an approximation (the length of their top-level
+strings plus serialized nested values plus a small per-field overhead, :func:`wire_size`).
 """
 
 from __future__ import annotations
@@ -255,7 +256,7 @@ class InProcessBroker:
         subscribers = topic.subscribers
         if topic.ended and not subscribers:
             return True
-        size = wire_size(message.event)
+        size = wire_size(message.event) if message.json is None else len(message.json)
         if not topic.ended:
             buffer = topic.buffer
             buffer.append((message, size))

@@ -98,7 +98,8 @@ class _RedisSubscription:
                 data = fields.get(b"e", fields.get("e"))
                 if data is None:
                     continue
-                out.append(RunEvent(_cursor(entry_id), orjson.loads(data)))
+                raw = data if isinstance(data, bytes) else None
+                out.append(RunEvent(_cursor(entry_id), orjson.loads(data), raw))
         if out:
             self._position = out[-1].cursor
         return out
@@ -192,7 +193,7 @@ class RedisStreamsBroker:
                 for message in events:
                     pipe.xadd(
                         key,
-                        {"e": orjson.dumps(message.event)},
+                        {"e": message.json or orjson.dumps(message.event)},
                         id=_stream_id(message.cursor),
                         maxlen=self.maxlen,
                         approximate=True,

@@ -13,7 +13,7 @@ from .history import agui_messages_from_parts, history_items_to_agui, input_item
 from .manager import RunManager, replica_id
 from .prelude import Prelude, build_snapshot_prelude
 from .pump import CANCELED_MESSAGE, INTERRUPTED_MESSAGE, RunOutcome, RunPump
-from .reader import read_run
+from .reader import RunReader, read_run
 from .reaper import Reaper
 from .settings import RunSettings
 from .writer import BATCHED_TYPES, RunWriter, terminal_status
@@ -28,6 +28,7 @@ __all__ = [
     "RunManager",
     "RunOutcome",
     "RunPump",
+    "RunReader",
     "RunSettings",
     "RunWriter",
     "agui_messages_from_parts",

@@ -28,7 +28,7 @@ import logging
 import os
 import socket
 import uuid
-from collections.abc import AsyncIterable, AsyncIterator, Sequence
+from collections.abc import AsyncIterable, Sequence
 from datetime import timedelta
 
 from ag_ui.core import Event
@@ -45,7 +45,7 @@ from ..tenancy import public_id
 from .history import agui_messages_from_parts, history_items_to_agui, input_items
 from .prelude import Prelude, build_snapshot_prelude
 from .pump import RunOutcome, RunPump
-from .reader import read_run
+from .reader import RunReader, read_run
 from .reaper import Reaper
 from .settings import RunSettings
 from .ui_history import ui_messages
@@ -212,8 +212,9 @@ class RunManager:
     # -- reading --------------------------------------------------------------------------
     async def reader(
         self, run_id: str, *, after: Cursor | str | None = None, run: RunRecord | None = None
-    ) -> AsyncIterator[RunEvent]:
-        """Validate, then return the run's event iterator strictly after ``after``.
+    ) -> RunReader:
+        """Validate, then return the run's event iterator strictly after ``after`` (its
+        :meth:`~gateway.runs.reader.RunReader.batches` give the events as they came: pages).
 
         Validation happens here, before any byte is sent, so the HTTP layer can answer 404 /
         400. Close the iterator (``contextlib.aclosing``) when the client goes away.

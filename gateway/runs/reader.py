@@ -16,11 +16,16 @@ The reader ends right after delivering the run's terminal event, from the broker
 while idle it re-reads the store every ``reader_idle_recheck`` seconds and ends when the run is
 terminal and nothing is left after its cursor. It filters by run id (one stream per run), so
 other runs of the same thread are never seen.
+
+The events come as they became available: a store page, a broker batch. :class:`RunReader`
+yields them one by one, or those lists as they are (:meth:`RunReader.batches`), which the
+encoder turns into one write each (issue 13 item 6: batched socket writes).
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections import deque
 from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import aclosing
 
@@ -31,26 +36,78 @@ from ..store.models import RunEvent, RunRecord
 from ..store.protocol import RunStore
 from .settings import RunSettings
 
-__all__ = ["read_run"]
+__all__ = ["RunReader", "read_run"]
 
 _GAP_POLL = 0.02  # seconds between store reads while waiting for a same-epoch gap to fill
 
 
+def _through_terminal(events: list[RunEvent]) -> list[RunEvent]:
+    """``events`` up to and including the first terminal event (nothing follows it)."""
+    for index, event in enumerate(events):
+        if event.terminal:
+            return events[: index + 1]
+    return events
+
+
 async def _replay(
     store: RunStore, run_id: str, after: Cursor | None, page: int, until: Cursor | None = None
-) -> AsyncIterator[RunEvent]:
+) -> AsyncIterator[list[RunEvent]]:
+    """The stored events after ``after`` (before ``until``), one non-empty list per store
+    page, ending with the terminal event when it is among them."""
     while True:
         batch = await store.read_wire(run_id, after=after, limit=page)
-        for event in batch:
-            if until is not None and event.cursor >= until:
-                return
-            yield event
-            after = event.cursor
-        if len(batch) < page:
+        full = len(batch) >= page
+        if until is not None:
+            kept = [event for event in batch if event.cursor < until]
+            full = full and len(kept) == len(batch)
+            batch = kept
+        out = _through_terminal(batch)
+        if out:
+            yield out
+            after = out[-1].cursor
+        if not full or len(out) < len(batch):
             return
 
 
-async def read_run(
+class RunReader:
+    """A run's events from :func:`read_run`: an async iterator of :class:`RunEvent`, or of
+    the lists they became available in (:meth:`batches`: a store page, a broker batch).
+
+    Use one of the two ways (the events are delivered once), and close it (``aclose``, or
+    ``contextlib.aclosing``) when the client goes away: that releases the subscription.
+    """
+
+    def __init__(self, pages: AsyncGenerator[list[RunEvent], None]) -> None:
+        self._pages = pages
+        self._buffer: deque[RunEvent] = deque()
+
+    def __aiter__(self) -> RunReader:
+        return self
+
+    async def __anext__(self) -> RunEvent:
+        while not self._buffer:
+            self._buffer.extend(await anext(self._pages))
+        return self._buffer.popleft()
+
+    async def batches(self) -> AsyncIterator[list[RunEvent]]:
+        """The events not delivered yet, as non-empty lists in order (the store's pages of
+        ``read_page_size``, the broker's batches), the last one ending with the terminal
+        event. Raises what :func:`read_run` documents."""
+        if self._buffer:
+            held = list(self._buffer)
+            self._buffer.clear()
+            yield held
+        async for page in self._pages:
+            if page:
+                yield page
+
+    async def aclose(self) -> None:
+        """Stop reading: releases the broker subscription (idempotent)."""
+        self._buffer.clear()
+        await self._pages.aclose()
+
+
+def read_run(
     store: RunStore,
     broker: Broker,
     run_id: str,
@@ -58,28 +115,33 @@ async def read_run(
     after: Cursor | None = None,
     settings: RunSettings | None = None,
     run: RunRecord | None = None,
-) -> AsyncIterator[RunEvent]:
-    """Yield the run's events strictly after ``after`` (from the first when None), in order,
-    each once, ending after the terminal event.
+) -> RunReader:
+    """The run's events strictly after ``after`` (from the first when None), in order, each
+    once, ending after the terminal event.
 
     Use as ``async with contextlib.aclosing(read_run(...)) as events: async for ev in events``
-    so that the subscription is released when the client goes away.
+    (or ``events.batches()``) so that the subscription is released when the client goes away.
 
     ``run``: the run's record when the caller just read it (as :meth:`RunManager.reader`
     does); saves one store read. Only the existence and cursor checks use it: the replay
     always reads the store after subscribing.
 
-    Raises:
+    Raises (from the iteration):
         RunNotFoundError: unknown run (before anything is yielded).
         CursorMismatchError: ``after`` cannot belong to this run (before anything is yielded).
         RunStoreError: the store failed while reading.
     """
-    events = _read(store, broker, run_id, after, settings or RunSettings(), run)
+    return RunReader(_counted(_read(store, broker, run_id, after, settings or RunSettings(), run)))
+
+
+async def _counted(
+    pages: AsyncGenerator[list[RunEvent], None],
+) -> AsyncGenerator[list[RunEvent], None]:
     metrics.ACTIVE_READERS.inc()
     try:
-        async with aclosing(events):  # closed now, not at GC: releases the subscription
-            async for event in events:
-                yield event
+        async with aclosing(pages):  # closed now, not at GC: releases the subscription
+            async for page in pages:
+                yield page
     finally:
         metrics.ACTIVE_READERS.dec()
 
@@ -91,7 +153,7 @@ async def _read(
     after: Cursor | None,
     settings: RunSettings,
     run: RunRecord | None,
-) -> AsyncGenerator[RunEvent, None]:
+) -> AsyncGenerator[list[RunEvent], None]:
     page = settings.read_page_size
     if run is None or run.id != run_id:
         run = await store.get_run(run_id)
@@ -99,10 +161,10 @@ async def _read(
         run.check_cursor(after, slack=settings.cursor_slack)
     last = after
     async with broker.subscribe(run_id, after=after) as subscription:
-        async for event in _replay(store, run_id, last, page):
-            yield event
-            last = event.cursor
-            if event.terminal:
+        async for events in _replay(store, run_id, last, page):
+            yield events
+            last = events[-1].cursor
+            if events[-1].terminal:
                 return
         if last is not None:
             subscription.skip_to(last)
@@ -115,22 +177,26 @@ async def _read(
                     if run.is_terminal:
                         return
                     continue  # nothing stored after the cursor: one query per idle re-check
-                async for event in _replay(store, run_id, last, page):
-                    yield event
-                    last = event.cursor
-                    if event.terminal:
+                async for events in _replay(store, run_id, last, page):
+                    yield events
+                    last = events[-1].cursor
+                    if events[-1].terminal:
                         return
                 if run.is_terminal:
                     return
                 continue
+            out: list[RunEvent] = []  # this batch's events, delivered together
             for message in messages:
                 if last is not None and message.cursor <= last:
                     continue
                 if not message.cursor.follows(last):
-                    async for event in _fill_gap(store, run_id, last, message.cursor, settings):
-                        yield event
-                        last = event.cursor
-                        if event.terminal:
+                    if out:  # what came before the gap goes out before the gap is waited for
+                        yield out
+                        out = []
+                    async for events in _fill_gap(store, run_id, last, message.cursor, settings):
+                        yield events
+                        last = events[-1].cursor
+                        if events[-1].terminal:
                             return
                     if last is not None and message.cursor <= last:
                         continue
@@ -138,23 +204,28 @@ async def _read(
                         not message.cursor.follows(last)
                     ):
                         continue  # a dead epoch's unwritten event: superseded by the next epoch
-                yield message
+                out.append(message)
                 last = message.cursor
                 if message.terminal:
+                    break
+            if out:
+                yield out
+                if out[-1].terminal:
                     return
 
 
 async def _fill_gap(
     store: RunStore, run_id: str, last: Cursor | None, target: Cursor, settings: RunSettings
-) -> AsyncIterator[RunEvent]:
-    """Yield the stored events between ``last`` and ``target``; wait while a same-epoch gap is
-    not durable yet, until it fills or the run's epoch moves past ``target``'s."""
+) -> AsyncIterator[list[RunEvent]]:
+    """Yield the stored events between ``last`` and ``target`` (store pages); wait while a
+    same-epoch gap is not durable yet, until it fills or the run's epoch moves past
+    ``target``'s."""
     page = settings.read_page_size
     while True:
-        async for event in _replay(store, run_id, last, page, until=target):
-            yield event
-            last = event.cursor
-            if event.terminal:
+        async for events in _replay(store, run_id, last, page, until=target):
+            yield events
+            last = events[-1].cursor
+            if events[-1].terminal:
                 return
         if target.follows(last) or (last is not None and target.epoch > last.epoch):
             return
@@ -162,10 +233,10 @@ async def _fill_gap(
         if run.epoch > target.epoch or run.is_terminal:
             # The producer of target's epoch died before writing the gap: its later events
             # are superseded; deliver what the store has from the next epoch instead.
-            async for event in _replay(store, run_id, last, page):
-                yield event
-                last = event.cursor
-                if event.terminal:
+            async for events in _replay(store, run_id, last, page):
+                yield events
+                last = events[-1].cursor
+                if events[-1].terminal:
                     return
             return
         await asyncio.sleep(_GAP_POLL)

@@ -31,6 +31,8 @@ import time
 from collections.abc import Sequence
 from typing import Final
 
+import orjson
+
 from agui_codecs.core import RunFold
 
 from .. import metrics, tracing
@@ -62,6 +64,15 @@ most an open item, which the closing RUN_ERROR makes legal; ENDs are control eve
 closing event is never published without being durable (a reaper never re-closes it)."""
 
 _BACKOFF: Final[tuple[float, ...]] = (0.05, 0.25, 1.0, 2.0)
+
+
+def _serialized(event: JsonObject) -> bytes | None:
+    """``orjson.dumps(event)`` (the store's own serializer, ``gateway/store/engine.py``), or
+    None for an event orjson cannot serialize: the store's write then reports it as before."""
+    try:
+        return orjson.dumps(event)
+    except TypeError:
+        return None
 
 
 def terminal_status(event: JsonObject) -> RunStatus:
@@ -129,13 +140,19 @@ class RunWriter:
         self.fold.apply(event)
         return Cursor(self.epoch, self.seq)
 
+    def _message(self, event: JsonObject) -> RunEvent:
+        """The next cursor for ``event`` with its one serialization (issue 13 item 3), which
+        the store, the broker and the readers' encoders reuse (:attr:`RunEvent.json`)."""
+        return RunEvent(self._assign(event), event, _serialized(event))
+
     async def _publish(self, messages: Sequence[RunEvent]) -> None:
         """Publish ``messages`` in cursor order: one ``publish_many`` call when the broker has
-        it (one Redis round trip), else one ``publish`` per event."""
+        it (one Redis round trip; the messages' ``json`` reused), else one ``publish`` per
+        event."""
         if not messages:
             return
         publish_many = getattr(self.broker, "publish_many", None)
-        if publish_many is not None and len(messages) > 1:
+        if publish_many is not None:  # even for one: it carries each event's serialized form
             try:
                 with metrics.broker_call("publish"):
                     await publish_many(self.run_id, messages)
@@ -178,7 +195,7 @@ class RunWriter:
         live readers get a typed terminal event instead of a cut stream. Their cursors lie past
         the durable end; whoever closes the run in the store (the reaper) writes in a new epoch
         (``docs/runs.md`` §2), so no cursor a client saw names another event."""
-        await self._publish([RunEvent(self._assign(event), event) for event in events])
+        await self._publish([self._message(event) for event in events])
 
     async def adopt(self, events: Sequence[JsonObject]) -> list[Cursor]:
         """Fold and publish ``events`` that are already durable as the writer's last seqs
@@ -199,16 +216,17 @@ class RunWriter:
         return [m.cursor for m in messages]
 
     def _queue(self, messages: Sequence[RunEvent]) -> None:
-        self.pending.extend(NewEvent(m.cursor.seq, m.event, durable=False) for m in messages)
+        self.pending.extend(
+            NewEvent(m.cursor.seq, m.event, durable=False, json=m.json) for m in messages
+        )
 
     async def delta(self, event: JsonObject) -> Cursor:
         """Assign a cursor to a batched event, publish it now, queue it for the next write."""
         await self.commit()
-        cursor = self._assign(event)
-        message = RunEvent(cursor, event)
+        message = self._message(event)
         self._queue((message,))
         await self._publish((message,))
-        return cursor
+        return message.cursor
 
     async def control(self, events: Sequence[JsonObject]) -> list[Cursor]:
         """Write the pending deltas and ``events`` in one transaction, then publish ``events``.
@@ -221,19 +239,19 @@ class RunWriter:
             RunStoreError: the write failed ``write_retries`` times.
         """
         await self.commit()
-        cursors = [self._assign(event) for event in events]
-        batch = [NewEvent(c.seq, e, durable=True) for c, e in zip(cursors, events, strict=True)]
+        messages = [self._message(event) for event in events]
+        batch = [NewEvent(m.cursor.seq, m.event, durable=True, json=m.json) for m in messages]
         final = self._final() if self.fold.ended else None
         await self._write(batch, final)
-        await self._publish([RunEvent(c, e) for c, e in zip(cursors, events, strict=True)])
-        return cursors
+        await self._publish(messages)
+        return [m.cursor for m in messages]
 
     def stage(self, event: JsonObject) -> Cursor:
         """Assign the next cursor to ``event`` (and fold it); the next :meth:`commit` writes and
         publishes it. Staging is synchronous, so the fold is current for the next event."""
-        cursor = self._assign(event)
-        self._staged.append(RunEvent(cursor, event))
-        return cursor
+        message = self._message(event)
+        self._staged.append(message)
+        return message.cursor
 
     async def commit(self, *, flush_at: int | None = None) -> None:
         """Write and publish the staged events, following the delta / control rules.
@@ -270,7 +288,10 @@ class RunWriter:
                     await self._publish(staged[:first])
                 batch = [
                     NewEvent(
-                        m.cursor.seq, m.event, durable=m.event.get("type") not in BATCHED_TYPES
+                        m.cursor.seq,
+                        m.event,
+                        durable=m.event.get("type") not in BATCHED_TYPES,
+                        json=m.json,
                     )
                     for m in staged[first : last + 1]
                 ]

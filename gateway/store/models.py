@@ -71,11 +71,15 @@ class NewEvent:
         seq: per-run sequence number (the batch's seqs must continue the run's last seq).
         event: AG-UI wire dict; ``event["type"]`` is stored in its own column.
         durable: see :attr:`StoredEvent.durable`.
+        json: ``orjson.dumps(event)`` when the caller has it (the writer's one serialization
+            of the event): stored as is (:func:`gateway.store.sql_writes.prepare_append`)
+            instead of serialized again; not part of equality.
     """
 
     seq: int
     event: JsonObject
     durable: bool = True
+    json: bytes | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True, slots=True)

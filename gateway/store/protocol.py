@@ -163,7 +163,9 @@ class RunStore(Protocol):
     ) -> list[RunEvent]:
         """The same events as :meth:`read_events`, as plain :class:`RunEvent` (cursor and wire
         dict): what readers replay. Skips the ``durable`` and ``created_at`` columns (decoding
-        the timestamps is about half the cost of a replay page)."""
+        the timestamps is about half the cost of a replay page). A store that holds the
+        events' JSON text sets :attr:`RunEvent.json` (``orjson.dumps(event)``) so the encoder
+        frames it without serializing again."""
         ...
 
     async def heartbeat(self, run_id: str, epoch: int) -> LeaseState:

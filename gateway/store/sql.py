@@ -25,6 +25,7 @@ from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 from typing import Any
 
+import orjson
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
@@ -388,7 +389,10 @@ class SqlRunStore:
             params.update(p_after_epoch=after.epoch, p_after_seq=after.seq)
         async with self._read() as conn:
             rows = (await conn.execute(query, params)).all()
-        return [RunEvent(Cursor(int(epoch), int(seq)), payload) for epoch, seq, payload in rows]
+        return [
+            RunEvent(Cursor(int(epoch), int(seq)), orjson.loads(text), text.encode())
+            for epoch, seq, text in rows
+        ]
 
     async def heartbeat(self, run_id: str, epoch: int) -> LeaseState:
         """See :meth:`RunStore.heartbeat`. Rides in a group within ``heartbeat_hold`` seconds

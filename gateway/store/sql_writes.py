@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+import orjson
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -87,7 +88,7 @@ def prepare_append(
             raise SequenceError(f"batch seqs are not contiguous at seq {new.seq}")
     if final is not None and final.status not in TERMINAL_STATUSES:
         raise ValueError(f"final status must be terminal, not {final.status!r}")
-    size = json_size([new.event for new in events])
+    size = sum(len(new.json) if new.json is not None else json_size((new.event,)) for new in events)
     if final is not None:
         size += json_size(final.messages)
     return PreparedAppend(run_id, epoch, events, final, size)
@@ -133,7 +134,9 @@ def event_rows(append: PreparedAppend, now: datetime) -> list[dict[str, Any]]:
             "seq": new.seq,
             "epoch": append.epoch,
             "type": str(new.event.get("type", "")),
-            "payload": new.event,
+            # The writer's one serialization of the event, inserted as is: the store's JSON
+            # serializer is orjson (gateway/store/engine.py), which copies a Fragment verbatim.
+            "payload": new.event if new.json is None else orjson.Fragment(new.json),
             "durable": new.durable,
             "created_at": now,
         }

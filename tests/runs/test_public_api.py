@@ -84,6 +84,7 @@ PUBLIC = {
         "RunManager",
         "RunOutcome",
         "RunPump",
+        "RunReader",
         "RunSettings",
         "RunWriter",
         "agui_messages_from_parts",

@@ -140,7 +140,7 @@ async def test_a_long_outage_ends_the_live_reader_typed_and_keeps_what_was_store
                 received.append(chunk)
 
         reading = asyncio.create_task(read())
-        await wait_until(lambda: len(received) >= 3)
+        await wait_until(lambda: sum(c.count(b"\n\n") for c in received) >= 3)  # frames
         await proxy.cut()
         await gate.release(len(TEXT) - 1)  # up to RUN_FINISHED's write, which cannot happen
         outcome = await pump
