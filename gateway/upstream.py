@@ -72,7 +72,8 @@ provider's message (it tells the developer what to fix), a 5xx is ``upstream ser
 counted in ``/metrics``) is reported like a gateway bug. A ``?query`` on ``upstream_url`` (Azure
 ``api-version``) is kept after the appended path (:func:`endpoint_url`).
 
-Error bodies are read up to :data:`MAX_ERROR_BODY` bytes. Closing the event iterator (the
+Error bodies are read up to :data:`MAX_ERROR_BODY` bytes; reading them, the masking and the
+redaction are in :mod:`gateway.upstream_errors`. Closing the event iterator (the
 client went away) closes the upstream response and so cancels the upstream request.
 
 One call is one attempt: retries, deployments and fallbacks are :mod:`gateway.attempts`'s,
@@ -96,15 +97,24 @@ from urllib.parse import urlsplit, urlunsplit
 import anyio
 import httpx
 import orjson
-from ag_ui.core import Event, RunAgentInput, RunErrorEvent
+from ag_ui.core import Event, RunAgentInput
 
-from agui_codecs import CodecError, InternalDecoderError, get_protocol
+from agui_codecs import CodecError, get_protocol
 from agui_codecs.identity import provider_body
 from agui_codecs.protocols import ClientRequest, ProtocolSpec, RequestBody, StreamDecoder
 
 from . import metrics, tracing
 from .config import SELF_SCHEME, RouteConfig
 from .retry import retry_after
+from .upstream_errors import (
+    MASKED_DECODER_ERRORS,
+    MAX_ERROR_BODY,
+    REDACTED,
+    UpstreamFailure,
+    http_failure,
+    masked,
+    redact,
+)
 
 __all__ = [
     "MASKED_DECODER_ERRORS",
@@ -121,11 +131,6 @@ __all__ = [
 ]
 
 log = logging.getLogger("gateway.upstream")
-
-MAX_ERROR_BODY = 64 * 1024
-"""Bytes of an upstream error body read to find its code and message."""
-
-_MAX_DETAIL = 1000  # characters of a 4xx provider message sent to the client
 
 SELF_BASE_URL = "http://gateway.internal"
 """Base URL the in-process client uses for ``self:`` upstreams (the host is never resolved)."""
@@ -175,15 +180,6 @@ def endpoint_url(base: str, path: str) -> str:
     return urlunsplit((parts.scheme, parts.netloc, parts.path + own_path, query, ""))
 
 
-class _Failure(Exception):
-    """An upstream failure that ends the run with RUN_ERROR ``code``."""
-
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-
-
 @dataclass(frozen=True, slots=True)
 class _Target:
     client: httpx.AsyncClient
@@ -216,7 +212,9 @@ class Upstream:
         path = endpoint_path(route, thread_id)
         if urlsplit(route.upstream_url).scheme == SELF_SCHEME:
             if self.self_client is None:
-                raise _Failure("UPSTREAM_UNAVAILABLE", "in-process upstream is not available")
+                raise UpstreamFailure(
+                    "UPSTREAM_UNAVAILABLE", "in-process upstream is not available"
+                )
             return _Target(
                 self.self_client, SELF_BASE_URL + urlsplit(route.upstream_url).path + path
             )
@@ -234,7 +232,7 @@ class Upstream:
             log.warning(
                 "route %s: environment variable %s is not set or empty", route.name, auth.env
             )
-            raise _Failure(
+            raise UpstreamFailure(
                 "UPSTREAM_AUTH_MISSING",
                 f"upstream credentials for route {route.name!r} are not configured",
             )
@@ -246,7 +244,7 @@ class Upstream:
                 route.name,
                 auth.env,
             )
-            raise _Failure(
+            raise UpstreamFailure(
                 "UPSTREAM_AUTH_INVALID",
                 f"upstream credentials for route {route.name!r} are not a valid header value",
             )
@@ -321,7 +319,7 @@ class Upstream:
                     span.set_attribute("http.response.status_code", response.status_code)
                 if not response.is_success:
                     report.retry_after = retry_after(response.headers)
-                    raise await _http_failure(route, response, self._secret(route))
+                    raise await http_failure(route, response, self._secret(route))
                 chunks = response.aiter_bytes()
                 seen_event = False
                 ttfb = metrics.UPSTREAM_TTFB.labels(route.name, route.protocol)
@@ -341,7 +339,7 @@ class Upstream:
                             seen_event = True
                             idle = loop.time() + timeouts.idle if timeouts.idle else None
                             deadline, which = _earliest((idle, "idle"), (deadline_total, "total"))
-                        batch = _masked(route, decoder, events)
+                        batch = masked(route, decoder, events)
                         elapsed = time.perf_counter() - received
                         for _ in batch:
                             _DECODE_LATENCY.observe(elapsed)
@@ -353,7 +351,7 @@ class Upstream:
                         break
             finally:
                 await response.aclose()
-        except _Failure as exc:
+        except UpstreamFailure as exc:
             self._fail(route, decoder, exc.code, exc.message, report)
         except _AttemptTimeout as exc:
             self._fail(
@@ -380,7 +378,7 @@ class Upstream:
         events = decoder.close()
         try:
             if events:
-                batch = _masked(route, decoder, events)
+                batch = masked(route, decoder, events)
                 tracing.record_terminal(span, batch[-1])
                 yield batch
         finally:
@@ -463,10 +461,6 @@ async def _deadline(when: float | None, which: str, report: AttemptReport) -> As
         raise _AttemptTimeout(which) from None
 
 
-REDACTED = "[redacted]"
-"""What replaces the route's own key in an upstream's error text (some providers quote it)."""
-
-
 _DECODE_LATENCY = metrics.EVENT_LATENCY.labels("decode")
 
 
@@ -477,11 +471,6 @@ def _end_upstream(route: RouteConfig, sent_at: float | None, span: Any) -> None:
         metrics.UPSTREAM_SECONDS.labels(route.name, route.protocol).observe(elapsed)
     if span is not None:
         span.end()
-
-
-def redact(text: str, secret: str | None) -> str:
-    """``text`` with every occurrence of ``secret`` replaced by :data:`REDACTED`."""
-    return text.replace(secret, REDACTED) if secret else text
 
 
 DRAIN_BYTES = 64 * 1024
@@ -520,7 +509,7 @@ def _signed(
             message = f"upstream credentials for route {route.name!r} are not configured"
         else:
             message = f"the request to the upstream could not be signed ({exc.code})"
-        raise _Failure(exc.code, message) from exc
+        raise UpstreamFailure(exc.code, message) from exc
 
 
 _HEADER_VALUE = re.compile(r"[\x21-\x7e\x80-\xff](?:[\x20-\x7e\x80-\xff]*[\x21-\x7e\x80-\xff])?")
@@ -530,108 +519,3 @@ spaces or tabs never CR, LF, NUL or another control character."""
 
 def _kind(exc: Exception) -> str:
     return type(exc).__name__
-
-
-MASKED_DECODER_ERRORS: dict[str, str] = {
-    "UPSTREAM_MALFORMED": "the upstream sent a malformed stream",
-    "UPSTREAM_EVENT_TOO_LARGE": "the upstream sent an event larger than the gateway accepts",
-    "UPSTREAM_PROTOCOL_ERROR": "the upstream broke its streaming protocol",
-    InternalDecoderError.code: "internal gateway error",
-}
-"""Client-facing RUN_ERROR message per decoder fault code. The decoder's own message quotes
-upstream bytes (a JSON snippet, a path, a size): it goes to the log only."""
-
-_LOGGED_BODY = 2000
-
-
-def _masked(route: RouteConfig, decoder: StreamDecoder, events: list[Event]) -> list[Event]:
-    """``events`` with the message of a RUN_ERROR caused by malformed upstream bytes replaced
-    by a fixed sentence (:data:`MASKED_DECODER_ERRORS`); the detail is logged."""
-    error = decoder.error
-    if error is None or error.code not in MASKED_DECODER_ERRORS:
-        return events
-    out: list[Event] = []
-    for event in events:
-        if isinstance(event, RunErrorEvent) and event.code == error.code:
-            if isinstance(error, InternalDecoderError):
-                log.error(
-                    "route %s: %s: the %s decoder failed on the upstream's input (%r)",
-                    route.name,
-                    error.code,
-                    error.decoder,
-                    error.__cause__,
-                )
-            else:
-                log.warning("route %s: %s: %s", route.name, error.code, error.message)
-            event = event.model_copy(update={"message": MASKED_DECODER_ERRORS[error.code]})
-        out.append(event)
-    return out
-
-
-def _text_field(error: Mapping[str, Any], *keys: str) -> str | None:
-    for key in keys:
-        value = error.get(key)
-        if isinstance(value, str) and value.strip():
-            return value.strip()
-    return None
-
-
-def _error_object(raw: bytes) -> Mapping[str, Any] | str | None:
-    """The error object of an upstream error body: ``error`` of ``{"error": {...}}`` (OpenAI,
-    Anthropic, Gemini, whose body may be wrapped in an array), a string ``error``, or the top
-    object itself (``{"message": ...}``, ``{"detail": ...}``); None when not JSON."""
-    try:
-        doc: Any = orjson.loads(raw)
-    except orjson.JSONDecodeError:
-        return None
-    if isinstance(doc, list) and doc:
-        doc = doc[0]  # Gemini wraps its error object in an array
-    if not isinstance(doc, dict):
-        return None
-    error = doc.get("error", doc)
-    if isinstance(error, str):
-        return error.strip() or None
-    return error if isinstance(error, dict) else doc
-
-
-async def _http_failure(
-    route: RouteConfig, response: httpx.Response, secret: str | None = None
-) -> _Failure:
-    """The RUN_ERROR of a non-2xx upstream answer.
-
-    Code: the upstream's own ``code``, else ``type``, else ``status`` (Gemini's
-    ``INVALID_ARGUMENT``...) when the body is JSON and holds a string one; else
-    ``UPSTREAM_HTTP_<status>``. Message: for 4xx the provider's message (it tells the developer
-    what to fix: an invalid key, an unknown model); for 5xx a fixed ``upstream server error
-    (HTTP <status>)``: a server's error text may hold internals (stack traces, hosts), so it is
-    logged, truncated, and not sent. The route's key (``secret``) is redacted from both: an
-    upstream may quote the key it refused.
-    """
-    raw = bytearray()
-    async for chunk in response.aiter_bytes():
-        raw += chunk
-        if len(raw) >= MAX_ERROR_BODY:
-            break
-    body = bytes(raw[:MAX_ERROR_BODY])
-    status = response.status_code
-    error = _error_object(body)
-    code = f"UPSTREAM_HTTP_{status}"
-    detail: str | None = None
-    if isinstance(error, str):
-        detail = error
-    elif error is not None:
-        code = _text_field(error, "code", "type", "status") or code
-        detail = _text_field(error, "message", "detail")
-    if status >= 500:
-        log.warning(
-            "route %s: upstream HTTP %d (%s): %s",
-            route.name,
-            status,
-            code,
-            redact(body[:_LOGGED_BODY].decode("utf-8", "replace"), secret),
-        )
-        return _Failure(code, f"upstream server error (HTTP {status})")
-    message = f"upstream returned HTTP {status}"
-    if detail:
-        message += f": {redact(detail, secret)[:_MAX_DETAIL]}"
-    return _Failure(redact(code, secret), message)

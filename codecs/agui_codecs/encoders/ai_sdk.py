@@ -116,7 +116,8 @@ kept). Every chunk is sanitized for ``secureJsonParse`` (``__proto__`` keys rena
 :func:`sanitize_proto`).
 
 The tool parts (and the holding of results) are in :mod:`agui_codecs.encoders._ai_sdk_tools`,
-the steps in :mod:`agui_codecs.encoders._ai_sdk_steps`,
+the steps in :mod:`agui_codecs.encoders._ai_sdk_steps`, the endings (RUN_FINISHED, RUN_ERROR,
+an abort, ``finish.messageMetadata``) in :mod:`agui_codecs.encoders._ai_sdk_endings`,
 the other non-event parts and the sanitizer in :mod:`agui_codecs.encoders._ai_sdk_parts`.
 
 The encoder reads AG-UI wire dicts (:mod:`agui_codecs.encoders.base`): ``encode(event)`` is
@@ -144,30 +145,18 @@ from ag_ui.core import (
     ToolCallStartEvent,
 )
 
-from ..builder import FINISH_REASONS
 from ..core.illegal import Repairs, guard, lifecycle_fault
-from ..cost import COST_KEYS
 from ..errors import LocalProtocolError
 from ..events import wire_view
 from ..transitions import Fault
-from ._ai_sdk_parts import (
-    DONE_FRAME,
-    chunk_bytes,
-    interrupt_chunks,
-    is_tool_approval,
-    part_chunk,
-    sanitize_proto,
-)
-from ._ai_sdk_steps import StepParts, pushes_part
-from ._ai_sdk_tools import INCOMPLETE_TOOL_INPUT, PRELIMINARY, ToolParts
+from ._ai_sdk_endings import ABORT_CODES, EndingParts
+from ._ai_sdk_parts import DONE_FRAME, chunk_bytes, part_chunk, sanitize_proto
+from ._ai_sdk_steps import pushes_part
+from ._ai_sdk_tools import INCOMPLETE_TOOL_INPUT, PRELIMINARY
 from ._ai_sdk_tools import metadata as _metadata
 from .base import Encoder, WireEvent
 
 __all__ = ["ABORT_CODES", "INCOMPLETE_TOOL_INPUT", "AiSdkEncoder", "sanitize_proto"]
-
-ABORT_CODES: Final = frozenset({"RUN_CANCELED"})
-"""RUN_ERROR codes of a run that was aborted, not failed (the gateway's cancel,
-``gateway.runs``): sent as ``abort``, like RUN_FINISHED ``outcome: cancelled``."""
 
 
 _Chunks = list[dict[str, Any]]
@@ -176,7 +165,7 @@ _AFTER_FINISH: Final = "after-finish"
 """:attr:`AiSdkEncoder.repairs` key of a legal AG-UI event the finished message cannot carry."""
 
 
-class AiSdkEncoder(StepParts, ToolParts, Encoder):
+class AiSdkEncoder(EndingParts, Encoder):
     """Stateful AG-UI → UIMessageChunk SSE encoder; one instance per response stream.
 
     Args:
@@ -445,52 +434,6 @@ class AiSdkEncoder(StepParts, ToolParts, Encoder):
         incomplete = bool(_metadata(w).get("incomplete"))
         return self._tool_end(w["toolCallId"], incomplete=incomplete)
 
-    def _on_run_finished(self, w: WireEvent) -> _Chunks:
-        outcome = w.get("outcome")  # read once: a model's nested value is serialized per read
-        if _cancelled(outcome):
-            self._finished = True
-            return [*self._step_end(), *self._abort(w, _metadata(w).get("abortReason"))]
-        out = self._close_parts()
-        interrupts = _interrupts(outcome)
-        if interrupts is not None:
-            names = {tid: tool.name for tid, tool in self._known_tools.items()}
-            out += interrupt_chunks(interrupts, names, self.ai_sdk_major)
-        out += self._step_finish()
-        out.append(self._finish(w, interrupts))
-        self._ended = self._finished = True
-        return out
-
-    def _on_run_error(self, w: WireEvent) -> _Chunks:
-        if w.get("code") in ABORT_CODES:
-            return self._abort(w, w.get("message"))
-        out = self._close_parts(incomplete=True)
-        code, message = w.get("code"), w["message"]
-        out.append({"type": "error", "errorText": f"{code}: {message}" if code else message})
-        out.append({"type": "finish", "finishReason": "error"})
-        self._ended = True
-        return out
-
-    def _abort(self, w: WireEvent, reason: Any) -> _Chunks:
-        """An aborted run: open parts closed (tool inputs as incomplete), ``abort`` (the chunk
-        ``streamText`` sends for an aborted call, ai 7.0.173 ``stream-text.ts``), then
-        ``finish`` {finishReason: ``other``, messageMetadata?}, so the stream ends with
-        ``finish`` as every stream of ours does (the conformance kit's
-        ``ai-sdk/hygiene/no-finish``) and the run's usage and cost still reach the message.
-        ``abort.reason`` (a string) is an ai 7 field, sent only when ``ai_sdk_major >= 7``:
-        ai 5 and 6 define ``abort`` without fields."""
-        out = self._close_parts(incomplete=True)
-        chunk: dict[str, Any] = {"type": "abort"}
-        if (self.ai_sdk_major or 0) >= 7 and isinstance(reason, str) and reason:
-            chunk["reason"] = reason
-        out.append(chunk)
-        finish: dict[str, Any] = {"type": "finish", "finishReason": "other"}
-        metadata = self._finish_metadata(w.get("usage"), _metadata(w))
-        if metadata is not None:
-            finish["messageMetadata"] = metadata
-        out.append(finish)
-        self._ended = True
-        return out
-
     def _start(self, w: WireEvent | None) -> _Chunks:
         self._started = True
         start: dict[str, Any] = {"type": "start"}
@@ -563,65 +506,6 @@ class AiSdkEncoder(StepParts, ToolParts, Encoder):
             self._metadata_object = False
         self._metadata_sent = True
         return [{"type": "message-metadata", "messageMetadata": metadata}]
-
-    # -- the end of a run -----------------------------------------------------------------
-    def _close_parts(self, *, incomplete: bool = False) -> _Chunks:
-        """Close the open parts; ``incomplete``: the run failed, tool inputs were cut off."""
-        out: _Chunks = []
-        for tid in list(self._tools):
-            out += self._tool_end(tid, incomplete=incomplete)
-        out += [{"type": "text-end", "id": mid} for mid in sorted(self._text)]
-        out += [{"type": "reasoning-end", "id": mid} for mid in sorted(self._reasoning)]
-        self._text.clear()
-        self._reasoning.clear()
-        return out
-
-    def _finish(self, w: WireEvent, interrupts: list[Mapping[str, Any]] | None) -> dict[str, Any]:
-        meta = _metadata(w)
-        reason = meta.get("finishReason")
-        if interrupts is not None:
-            approvals = any(is_tool_approval(i) for i in interrupts)
-            reason = "tool-calls" if approvals else "other"
-        if not (isinstance(reason, str) and reason in FINISH_REASONS):
-            reason = "other"
-        chunk: dict[str, Any] = {"type": "finish", "finishReason": reason}
-        metadata = self._finish_metadata(w.get("usage"), meta)
-        if metadata is not None:
-            chunk["messageMetadata"] = metadata
-        return chunk
-
-    def _finish_metadata(self, usage: Any, meta: Mapping[str, Any]) -> Any:
-        """``finish.messageMetadata``: ours (usage, cost) under the upstream's own
-        (RUN_FINISHED ``metadata.messageMetadata``, e.g. an AI SDK backend's), whose keys win.
-        The client merges objects only: nothing is added to metadata that is not one."""
-        theirs = meta.get("messageMetadata")
-        if theirs is not None and not isinstance(theirs, dict):
-            return None if self._metadata_sent else theirs
-        merged = {**_our_message_metadata(usage, meta), **(theirs or {})}
-        return merged if merged and self._metadata_object else None
-
-
-def _cancelled(outcome: Any) -> bool:
-    """Whether RUN_FINISHED's ``outcome`` (wire form) is ``{type: "cancelled"}`` (AG-UI 1.0)."""
-    return isinstance(outcome, Mapping) and outcome.get("type") == "cancelled"
-
-
-def _interrupts(outcome: Any) -> list[Mapping[str, Any]] | None:
-    """RUN_FINISHED ``outcome.interrupts`` (wire dicts) when the outcome (wire form) is
-    ``interrupt``."""
-    if isinstance(outcome, Mapping) and outcome.get("type") == "interrupt":
-        return list(outcome.get("interrupts") or ())
-    return None
-
-
-def _our_message_metadata(usage: Any, meta: Mapping[str, Any]) -> dict[str, Any]:
-    """Our part of ``finish.messageMetadata``: the run's usage (its ``TokenUsage`` wire
-    dicts) and its cost keys (``agui_codecs.cost``)."""
-    out: dict[str, Any] = {}
-    if usage:
-        out["usage"] = usage
-    out.update({k: meta[k] for k in COST_KEYS if k in meta})
-    return out
 
 
 _Handler = Callable[[AiSdkEncoder, WireEvent], _Chunks]
