@@ -22,7 +22,17 @@ from real_clients import HARNESS_DIR, replay, require_harness
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "replicas"))  # durable_support
 
-from durable_support import call, chat_events, events_of, eventually, frames, run_input, running
+from durable_support import (
+    call,
+    chat_events,
+    events_of,
+    eventually,
+    frames,
+    resume_attached,
+    resume_count,
+    run_input,
+    running,
+)
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -148,8 +158,9 @@ async def test_ai_sdk_resume_carries_the_run_metadata_and_headers(
     app = app_factory()
     async with running(app):
         first = await call(app, "POST", "/v1/ai-sdk/gpt", CHAT, stop=lambda reply: True)
+        before = resume_count("ai_sdk")
         resumed_task = asyncio.create_task(call(app, "GET", "/v1/ai-sdk/gpt/t1/stream"))
-        await asyncio.sleep(0.1)
+        await resume_attached("ai_sdk", before)  # attached while the run is live (else a 204)
         gate.set()
         resumed = await resumed_task
     assert resumed.headers is not None and first.headers is not None

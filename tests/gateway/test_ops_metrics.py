@@ -22,7 +22,17 @@ from prometheus_client.parser import text_string_to_metric_families
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "replicas"))  # durable_support
 
-from durable_support import call, chat_events, events_of, frames, run_input, running
+from durable_support import (
+    call,
+    chat_events,
+    events_of,
+    eventually,
+    frames,
+    resume_attached,
+    resume_count,
+    run_input,
+    running,
+)
 
 from gateway.app import create_app
 from gateway.broker.redis_streams import RedisStreamsBroker
@@ -194,12 +204,17 @@ async def test_active_gauges_count_open_streams_readers_and_runs(
     async with running(app):
         before = await scrape(app)
         await call(app, "POST", "/v1/agui/gpt", run_input("t1", "r1"), on_chunk=on_chunk)
-        await asyncio.sleep(0.05)
-        after = await scrape(app)
+
+        async def back_to_before() -> bool:  # the run's own task ends after the stream does
+            after = await scrape(app)
+            return all(
+                value(after, f"agui_gateway_{name}") == value(before, f"agui_gateway_{name}")
+                for name in ("active_streams", "active_readers", "active_runs")
+            )
+
+        await eventually(back_to_before, what="the gauges back to their values before")
     for name in ("active_streams", "active_readers", "active_runs"):
-        full = f"agui_gateway_{name}"
-        assert seen[name] == value(before, full) + 1, name
-        assert value(after, full) == value(before, full), name
+        assert seen[name] == value(before, f"agui_gateway_{name}") + 1, name
 
 
 @pytest.mark.parametrize(
@@ -286,8 +301,9 @@ async def test_resumes_and_rejoins_are_counted_by_kind(
         }
         first = await call(app, "POST", "/v1/ai-sdk/gpt", chat, stop=lambda reply: True)
         assert first.status == 200
+        before = resume_count("ai_sdk")
         rejoin_task = asyncio.create_task(call(app, "GET", "/v1/ai-sdk/gpt/c1/stream"))
-        await asyncio.sleep(0.2)
+        await resume_attached("ai_sdk", before)  # attached while the run is live (else a 204)
         gate.set()
         rejoined = await rejoin_task
         assert rejoined.status == 200

@@ -18,7 +18,16 @@ from gwtest import FAST, OPENAI_URL, GatedStream
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "replicas"))  # durable_support
 
-from durable_support import call, chat_events, eventually, frames, run_input, running
+from durable_support import (
+    call,
+    chat_events,
+    eventually,
+    frames,
+    resume_attached,
+    resume_count,
+    run_input,
+    running,
+)
 
 from gateway.routes import OVERHEAD_HEADER
 
@@ -64,8 +73,9 @@ async def test_every_streaming_response_carries_the_overhead_header(
             app, "GET", "/api/v1/agent/runs/t1/events?runId=r1", headers={"last-event-id": cursor}
         )
         first = await call(app, "POST", "/v1/ai-sdk/gpt", CHAT, stop=lambda reply: True)
+        before = resume_count("ai_sdk")
         rejoin = asyncio.create_task(call(app, "GET", "/v1/ai-sdk/gpt/c1/stream"))
-        await asyncio.sleep(0.2)
+        await resume_attached("ai_sdk", before)  # attached while the run is live (else a 204)
         gate.set()
         resumed = await rejoin
         health = await call(app, "GET", "/healthz")

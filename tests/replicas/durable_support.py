@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import orjson
+from prometheus_client import REGISTRY
 from starlette.applications import Starlette
 from starlette.types import ASGIApp, Receive, Scope, Send
 
@@ -270,3 +271,20 @@ async def eventually(
         if time.monotonic() > deadline:
             raise AssertionError(f"{what} not reached within {within} s")
         await asyncio.sleep(0.02)
+
+
+def resume_count(kind: str) -> float:
+    """``agui_gateway_resumes_total{kind}`` of this process so far (``gateway.metrics.RESUMES``,
+    prometheus_client's default registry; 0.0 before the first)."""
+    return REGISTRY.get_sample_value("agui_gateway_resumes_total", {"kind": kind}) or 0.0
+
+
+async def resume_attached(kind: str, before: float) -> None:
+    """Wait until a resume of ``kind`` was counted past ``before`` (:func:`resume_count`): the route
+    counts it once the run's reader is attached (``gateway.routes.runs``), so what the run does
+    next reaches that reader live. For an in-process app only."""
+
+    async def counted() -> bool:
+        return resume_count(kind) > before
+
+    await eventually(counted, what=f"a {kind} resume")

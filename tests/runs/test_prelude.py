@@ -151,7 +151,11 @@ async def test_snapshot_rejoin_of_a_live_run(stack: Stack) -> None:
     task = manager.start(run, gate.stream())
     await gate.release(16)
     await wait_until(lambda: gate.sent == 16)
-    await asyncio.sleep(FAST.batch_interval * 3)  # let the delta batch land (not asserted)
+
+    async def released_events_stored() -> bool:  # the prelude is built from the store
+        return len(await stack.store.read_wire(run.id, limit=100)) >= 16
+
+    await wait_until(released_events_stored)
     prelude = await manager.snapshot_prelude(run.id)
     assert prelude.events[1]["messages"][0] == {
         "id": "u1",
