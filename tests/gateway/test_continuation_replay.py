@@ -149,7 +149,9 @@ async def _check(runs: list[Run], folder: Path) -> None:
     try:
         for case in runs:
             route = RouteConfig(
-                name="sdk", protocol="ai-sdk", upstream_url="http://agent.test/api/chat",
+                name="sdk",
+                protocol="ai-sdk",
+                upstream_url="http://agent.test/api/chat",
                 ai_sdk_major=case.major,
             )
             guard = StoreGuard(thread_id=THREAD, run_id=case.run_id)
