@@ -19,7 +19,7 @@ from __future__ import annotations
 import logging
 import math
 import time
-from collections.abc import AsyncGenerator, Mapping
+from collections.abc import AsyncGenerator, Mapping, Sequence
 from dataclasses import replace
 from functools import partial
 
@@ -288,6 +288,7 @@ class Services:
         caller: Caller = ANONYMOUS,
         accept_language: str | None,
         message_id: str | None = None,
+        continues: Sequence[str] = (),
     ) -> RunRecord:
         """Build the upstream request, record the run, pump it in the background.
 
@@ -296,6 +297,8 @@ class Services:
             client: what the client posted (its ``RunAgentInput`` names thread and run).
             accept_language: the request's ``Accept-Language`` (UI labels).
             message_id: the assistant message id to record (AI SDK continuation).
+            continues: the tool call ids the AI SDK continuation continues, recorded for its
+                resumes (:attr:`~gateway.store.RunRecord.continues`).
 
         Returns:
             The recorded run (its ``id`` is the one to resume with).
@@ -336,6 +339,7 @@ class Services:
             wire,
             message_id=message_id,
             announce=announce,
+            continues=continues,
         )
         # the run's ids are fixed here, once: the decoder stamps the recorded ones
         batches = prepared.stream(thread_id=run.public_thread_id, run_id=run.public_run_id)
@@ -355,6 +359,7 @@ class Services:
         *,
         message_id: str | None,
         announce: bool = False,
+        continues: Sequence[str] = (),
     ) -> RunRecord:
         thread_id, run_id = run_input.thread_id, run_input.run_id
         try:
@@ -369,6 +374,7 @@ class Services:
                 tenant=caller.tenant,
                 answers=[(e.interrupt_id, e.status) for e in run_input.resume or []],
                 announce=announce,
+                continues=continues,
             )
         except RunExistsError:
             raise RunExistsError(f"thread {thread_id!r} already has a run {run_id!r}") from None

@@ -27,7 +27,7 @@ hold, or another route) are ``409 RUN_ID_TAKEN``.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 
 from ag_ui.core import RunAgentInput
 from starlette.responses import Response
@@ -122,7 +122,13 @@ async def ai_sdk_chat(
         )
 
     return await _stream(
-        call, route, client, encoder, message_id=message_id, extra_headers=extra_headers
+        call,
+        route,
+        client,
+        encoder,
+        message_id=message_id,
+        continues=earlier,
+        extra_headers=extra_headers,
     )
 
 
@@ -170,12 +176,14 @@ def run_metadata(run: RunRecord) -> dict[str, str]:
 
 def resume_encoder(route: RouteConfig, run: RunRecord) -> AiSdkEncoder:
     """The AI SDK encoder a stored ``run`` of ``route`` is replayed with: the settings its
-    POST streamed with (message id, ``ai`` major, ``start.messageMetadata``), so a resume
-    gives the same chunks (the AI SDK resume and the ``WorkflowChatTransport`` stream)."""
+    POST streamed with (message id, ``ai`` major, ``start.messageMetadata``, the tool calls a
+    continuation continues: :attr:`RunRecord.continues`), so a resume gives the same chunks
+    (the AI SDK resume and the ``WorkflowChatTransport`` stream)."""
     return AiSdkEncoder(
         message_id=run.message_id,
         ai_sdk_major=route.ai_sdk_major,
         message_metadata=run_metadata(run),
+        continues=run.continues,
     )
 
 
@@ -186,6 +194,7 @@ async def _stream(
     make_encoder: Callable[[RunRecord | None], Encoder],
     *,
     message_id: str | None = None,
+    continues: Sequence[str] = (),
     extra_headers: Callable[[RunRecord], Mapping[str, str]] | None = None,
 ) -> Response:
     services = call.services
@@ -202,6 +211,7 @@ async def _stream(
         caller=call.caller,
         accept_language=language,
         message_id=message_id,
+        continues=continues,
     )
     annotate(call.request, run_id=run.public_run_id)
     events = await manager.reader(run.id, run=run)  # the record start_run returned

@@ -104,6 +104,7 @@ class RunManager:
         tenant: str | None = None,
         answers: Sequence[tuple[str, str]] = (),
         announce: bool = False,
+        continues: Sequence[str] = (),
     ) -> RunRecord:
         """Record a new queued run leased to this replica.
 
@@ -122,6 +123,8 @@ class RunManager:
                 run (issue 13 item 2): the run is then ``running`` at seq 1 and its first byte
                 waits for this one commit only, still written before it is published
                 (``docs/runs.md`` §2).
+            continues: the tool call ids an AI SDK continuation continues
+                (:attr:`~gateway.store.RunRecord.continues`).
 
         Raises:
             RunExistsError: ``run_id`` is taken.
@@ -144,6 +147,7 @@ class RunManager:
             tenant=tenant,
             answers=answers,
             events=first,
+            continues=continues,
         )
         if announce:
             self._announced.add(record.id)

@@ -163,6 +163,10 @@ class RunRecord:
         tenant: the tenant that started the run (None without tenancy).
         stored_bytes: bytes of JSON the run stored (its events and the history items it
             added): what counts against its tenant's storage quota.
+        continues: the ``toolCallId`` of every tool part of the assistant message an AI SDK
+            continuation run continues (``continued_tool_call_ids`` of its request; ``()``
+            for a fresh message): the AI SDK encoder's ``continues``, so a resume or replay of
+            the run forwards those calls' results as its POST did (issue 11 kind 4).
     """
 
     id: str
@@ -185,6 +189,7 @@ class RunRecord:
     finished_at: datetime | None = None
     tenant: str | None = None
     stored_bytes: int = 0
+    continues: tuple[str, ...] = ()
 
     @property
     def public_run_id(self) -> str:

@@ -67,6 +67,7 @@ class RunStore(Protocol):
         tenant: str | None = None,
         answers: Sequence[tuple[str, str]] = (),
         events: Sequence[NewEvent] = (),
+        continues: Sequence[str] = (),
     ) -> RunRecord:
         """Create a run (and its thread if new) with epoch 1, leased to ``owner``.
 
@@ -84,6 +85,9 @@ class RunStore(Protocol):
         RUN_STARTED), stored in the same transaction as the run row, which then is
         ``running`` with ``last_seq = len(events)``: the run's first byte waits for one commit,
         not a create and then an append (issue 13 item 2).
+
+        ``continues``: the tool call ids of the message an AI SDK continuation continues
+        (:attr:`RunRecord.continues`, stored as given).
 
         Raises:
             RunExistsError: ``run_id`` is taken (checked first: a retry of the same run;

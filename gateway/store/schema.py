@@ -112,6 +112,7 @@ runs = sa.Table(
     sa.Column("finished_at", UTCDateTime),
     sa.Column("tenant", sa.String(64)),
     sa.Column("stored_bytes", sa.BigInteger, nullable=False, server_default="0"),
+    sa.Column("continues", sa.JSON),  # 0005: tool call ids an AI SDK continuation continues
     sa.Index("ix_runs_thread_created", "thread_id", "created_at"),
     sa.Index("ix_runs_status_heartbeat", "status", "heartbeat_at"),
     sa.Index("ix_runs_tenant_status", "tenant", "status"),

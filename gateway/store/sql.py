@@ -216,6 +216,7 @@ class SqlRunStore:
         tenant: str | None = None,
         answers: Sequence[Answer] = (),
         events: Sequence[NewEvent] = (),
+        continues: Sequence[str] = (),
     ) -> RunRecord:
         """See :meth:`RunStore.create_run`. The answers are claimed in the run's own
         transaction (:mod:`gateway.store.answers_sql`)."""
@@ -249,6 +250,7 @@ class SqlRunStore:
                 "updated_at": now,
                 "tenant": tenant,
                 "stored_bytes": size,
+                "continues": list(continues) or None,
             }
             row = (await conn.execute(CREATE_RUN, values)).one()
             await claim(conn, thread_id, run_id, answers, now)

@@ -55,6 +55,7 @@ def run_from_row(row: Any) -> RunRecord:
         finished_at=m["finished_at"],
         tenant=m["tenant"],
         stored_bytes=int(m["stored_bytes"] or 0),
+        continues=tuple(str(t) for t in m["continues"] or ()),
     )
 
 

@@ -316,6 +316,20 @@ async def test_history_pages_backwards(store: SqlRunStore) -> None:
     }
 
 
+async def test_a_run_keeps_the_tool_calls_it_continues(store: SqlRunStore) -> None:
+    """``continues`` (issue 11 kind 4: the calls an AI SDK continuation continues, what its
+    resumes build the encoder with) is stored as given, in order; a run without it has ``()``."""
+    created = await store.create_run(
+        run_id="r1", thread_id="t", owner="a", message_id="msg", continues=["c2", "c0", "c1"]
+    )
+    plain = await store.create_run(run_id="r2", thread_id="t", owner="a")
+    assert created.continues == ("c2", "c0", "c1") and plain.continues == ()
+    assert (await store.get_run("r1")).continues == ("c2", "c0", "c1")
+    assert (await store.get_run("r2")).continues == ()
+    listed = {r.id: r.continues for r in await store.list_runs("t")}
+    assert listed == {"r1": ("c2", "c0", "c1"), "r2": ()}
+
+
 async def test_continuation_of_an_assistant_message_keeps_earlier_parts(store: SqlRunStore) -> None:
     for n, run_id in enumerate(("r1", "r2"), start=1):
         await store.create_run(run_id=run_id, thread_id="t", owner="a", message_id="msg")

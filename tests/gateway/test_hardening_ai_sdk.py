@@ -254,3 +254,57 @@ async def test_a_continuation_answering_earlier_calls_reaches_the_client(
     states = {p["toolCallId"]: p["state"] for p in message["parts"] if "toolCallId" in p}
     assert states == {"c0": "output-denied", "c1": "output-available"}
     assert [p["text"] for p in message["parts"] if p["type"] == "text"] == ["Hello"]
+
+
+async def test_a_resumed_continuation_answers_the_earlier_calls_once(
+    app: Any, router: respx.MockRouter
+) -> None:
+    """The same continuation, the POST dropped at once and the chat resumed (``useChat``
+    ``resume``: ``GET .../stream``, the run from its start): the resume is encoded with the
+    calls the POST continued (recorded with the run), so the real ai v6 and v7 clients, resuming
+    the chat whose last message is the continued one, end with both calls answered, once."""
+    previous = {
+        "id": "assistant-8",
+        "role": "assistant",
+        "parts": [
+            {"type": "step-start"},
+            *(
+                {
+                    "type": "tool-delete_file",
+                    "toolCallId": cid,
+                    "state": "approval-responded",
+                    "input": {"path": f"/tmp/{cid}"},
+                    "approval": {"id": f"ap-{cid}", "approved": approved},
+                }
+                for cid, approved in (("c0", False), ("c1", True))
+            ),
+        ],
+    }
+    earlier = [
+        {"type": "tool-output-denied", "toolCallId": "c0"},
+        {"type": "tool-output-available", "toolCallId": "c1", "output": {"deleted": True}},
+    ]
+    gate = asyncio.Event()
+    backend(router, [{"type": "start", "messageId": "assistant-8"}, *earlier, *TEXT[1:]], gate)
+    async with running(app):
+        first = await call(
+            app, "POST", "/v1/ai-sdk/sdk6", chat(USER, previous), stop=lambda r: True
+        )
+        assert first.status == 200
+        resumed = await call(
+            app, "GET", "/v1/ai-sdk/sdk6/chat-1/stream", on_chunk=lambda chunk: gate.set()
+        )
+    assert resumed.status == 200
+    chunks = events_of(resumed.body)
+    assert [c for c in chunks if c["type"].startswith("tool-output-")] == earlier
+    require_harness()
+    options = {"initial_messages": [USER, previous]}
+    results = replay(
+        [("v6", "ai-v6", resumed.body, options), ("v7", "ai-v7", resumed.body, options)]
+    )
+    for name, result in results.items():
+        assert result["accepted"], (name, result["error"])
+        (message,) = [m for m in result["messages"] if m["role"] == "assistant"]
+        states = {p["toolCallId"]: p["state"] for p in message["parts"] if "toolCallId" in p}
+        assert states == {"c0": "output-denied", "c1": "output-available"}, name
+        assert [p["text"] for p in message["parts"] if p["type"] == "text"] == ["Hello"], name

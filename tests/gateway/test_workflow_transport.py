@@ -263,3 +263,109 @@ def test_refusals(live: tuple[ScriptedUpstream, str, CuttableProxy]) -> None:
         assert other.json()["error"]["code"] == "INVALID_PARAMETER"
         # the chat id in the run's place: the chat's active run, none here
         assert client.get("/v1/workflow/gpt/t4/t4/stream?startIndex=0").status_code == 204
+
+
+# -- a continuation (issue 11 kind 4) --------------------------------------------------------
+# The ai v6 tool-approval flow: the chat sends its assistant message with the answered
+# approvals last; the AI SDK backend (``streamText``) answers the earlier calls right after
+# ``start`` (``ai`` 6.0.326 ``src/generate-text/stream-text.ts``), then its step. The client
+# sets the parts of the message it continues (``process-ui-message-stream.ts``
+# ``getToolInvocation``), so these chunks must reach it once each, resumed or not.
+SDK_ROUTE = "sdk6"
+PREVIOUS = {
+    "id": "assistant-7",
+    "role": "assistant",
+    "parts": [
+        {"type": "step-start"},
+        *(
+            {
+                "type": "tool-delete_file",
+                "toolCallId": cid,
+                "state": "approval-responded",
+                "input": {"path": f"/tmp/{cid}"},
+                "approval": {"id": f"ap-{cid}", "approved": approved},
+            }
+            for cid, approved in (("c0", False), ("c1", True))
+        ),
+    ],
+}
+EARLIER = [
+    {"type": "tool-output-denied", "toolCallId": "c0"},
+    {"type": "tool-output-available", "toolCallId": "c1", "output": {"deleted": True}},
+]
+ANSWER = [
+    {"type": "start", "messageId": "assistant-7"},
+    *EARLIER,
+    {"type": "start-step"},
+    {"type": "text-start", "id": "t1"},
+    *({"type": "text-delta", "id": "t1", "delta": d} for d in ("Done", ": one ", "file.")),
+    {"type": "text-end", "id": "t1"},
+    {"type": "finish-step"},
+    {"type": "finish", "finishReason": "stop"},
+]
+
+
+@pytest.fixture
+def live_sdk(tmp_path: Path) -> Iterator[tuple[ScriptedUpstream, str, CuttableProxy]]:
+    """As :func:`live`, with an AI SDK backend route ``sdk6`` (ai 6 clients) on the upstream."""
+    require_workflow_harness()
+    with ScriptedUpstream() as upstream:
+        extra = (
+            f'[[routes]]\nname = "{SDK_ROUTE}"\nupstream_url = "{upstream.base_url}/chat"\n'
+            'protocol = "ai-sdk"\nai_sdk_major = 6\n'
+        )
+        with serve_gateway(
+            tmp_path, upstream.base_url, cors_origin="http://127.0.0.1", extra_routes=extra
+        ) as url:
+            parts = urlsplit(url)
+            assert parts.hostname is not None and parts.port is not None
+            with CuttableProxy((parts.hostname, parts.port)) as proxy:
+                yield upstream, url, proxy
+
+
+@pytest.mark.parametrize("gate_at", [1, 2], ids=["cut-before-the-results", "cut-between-them"])
+def test_a_cut_continuation_is_resumed_with_the_earlier_calls_results_once(
+    live_sdk: tuple[ScriptedUpstream, str, CuttableProxy], gate_at: int
+) -> None:
+    """The continuation cut after ``start`` (the resume carries both results) or after the
+    first result (one came live, the other with the resume): the transport yields each
+    earlier call's output once, and ``ai`` 6 ends the continued message with both calls
+    answered and the text once; the upstream was called once."""
+    upstream, url, proxy = live_sdk
+    body = [b"data: " + json.dumps(c).encode() + b"\n\n" for c in ANSWER] + [b"data: [DONE]\n\n"]
+    script = upstream.queue(Script(body, gate_at=gate_at))
+    api = f"{proxy.url}/v1/workflow/{SDK_ROUTE}/t9"
+    messages = [*MESSAGES, PREVIOUS]
+    options = {"mode": "send", "api": api, "chatId": "t9", "messages": messages, "continues": True}
+    transport = start(options)
+    post = transport.until(lambda r: r["event"] == "request")
+    assert post["method"] == "POST" and post["status"] == 200 and post["runId"]
+    last_live = ANSWER[gate_at - 1]["type"]
+    transport.until(lambda r: r["event"] == "chunk" and r["chunk"]["type"] == last_live)
+    assert script.reached.wait(_WAIT)
+    had = len(transport.chunks)
+    proxy.cut()
+    script.gate.set()
+    end = transport.finish()
+
+    gets = transport.requests[1:]
+    assert gets, "the transport did not resume"
+    assert gets[0]["url"] == f"{api}/{post['runId']}/stream?startIndex={had}"
+    outputs = [c for c in transport.chunks if c["type"].startswith("tool-output-")]
+    assert outputs == EARLIER  # each once, in the backend's order
+    message = end["message"]
+    assert message["id"] == "assistant-7"
+    states = {p["toolCallId"]: p["state"] for p in message["parts"] if "toolCallId" in p}
+    assert states == {"c0": "output-denied", "c1": "output-available"}
+    (c1,) = [p for p in message["parts"] if p.get("toolCallId") == "c1"]
+    assert c1["output"] == {"deleted": True}
+    assert text_of(message) == "Done: one file."
+    assert transport.chunks == whole_stream_on(url, SDK_ROUTE, "t9", post["runId"])
+    assert len(upstream.requests) == 1
+
+
+def whole_stream_on(url: str, route: str, chat: str, run_id: str) -> list[Any]:
+    """:func:`whole_stream` of a run on ``route``."""
+    answer = httpx.get(f"{url}/v1/workflow/{route}/{chat}/{run_id}/stream?startIndex=0", timeout=30)
+    assert answer.status_code == 200
+    return sse_chunks(answer.content)

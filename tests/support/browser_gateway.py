@@ -140,13 +140,15 @@ class ScriptedUpstream:
 
 
 @contextlib.contextmanager
-def serve_gateway(tmp: Path, upstream_url: str, *, cors_origin: str) -> Iterator[str]:
-    """The gateway on uvicorn (``127.0.0.1:0``, a thread) with route ``gpt`` on the upstream;
-    yields its base URL."""
+def serve_gateway(
+    tmp: Path, upstream_url: str, *, cors_origin: str, extra_routes: str = ""
+) -> Iterator[str]:
+    """The gateway on uvicorn (``127.0.0.1:0``, a thread) with route ``gpt`` on the upstream
+    (and the ``[[routes]]`` TOML of ``extra_routes``); yields its base URL."""
     routes = tmp / "routes.toml"
     routes.write_text(
         f'[[routes]]\nname = "gpt"\nupstream_url = "{upstream_url}"\n'
-        'protocol = "openai-chat"\nmodel = "gpt-4o-mini"\n',
+        'protocol = "openai-chat"\nmodel = "gpt-4o-mini"\n' + extra_routes,
         encoding="utf-8",
     )
     settings = Settings(

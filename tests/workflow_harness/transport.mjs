@@ -10,6 +10,8 @@
 //   {"mode": "send", "api": ".../v1/workflow/gpt/t1", "chatId": "t1", "messages": [UIMessage]}
 //   {"mode": "reconnect", "api": ..., "chatId": ..., "startIndex": -3, "streamUrl": "...?"}
 //     (streamUrl: prepareReconnectToStreamRequest's api, the run's stream URL)
+//   "continues": true (with "send"): the stream continues the last message of "messages" (an
+//     assistant message), as useChat does: readUIMessageStream starts from it
 import { WorkflowChatTransport } from "@workflow/ai";
 import { readUIMessageStream } from "ai";
 
@@ -59,7 +61,8 @@ try {
   const [mine, forMessage] = stream.tee();
   const building = (async () => {
     let last = null;
-    for await (const message of readUIMessageStream({ stream: forMessage })) last = message;
+    const message = options.continues ? options.messages.at(-1) : undefined;
+    for await (const built of readUIMessageStream({ stream: forMessage, message })) last = built;
     return last;
   })();
   let index = 0;
