@@ -68,6 +68,8 @@ class AguiNormalizer(AguiHolds):
     Attributes:
         repairs: repair key -> count.
         verifier: the :class:`~agui_codecs.transitions.AguiVerifier` every output passed.
+        ids: the thread's entity ids (:class:`~agui_codecs.identity.Identities`; the decoder's
+            ``run.reserve`` adds the history's): an opener reusing one gets a derived id.
 
     Raises (from :meth:`push`):
         MalformedUpstreamError: an event that is not an object with a type, or whose known
@@ -186,7 +188,7 @@ class AguiNormalizer(AguiHolds):
         while True:
             self._seq[base] += 1
             candidate = f"{base}-{self._seq[base]}"
-            if candidate not in self._used:
+            if candidate not in self._used and not self.ids.is_used(candidate):
                 return candidate
 
     def _mint(self, what: str) -> str:
