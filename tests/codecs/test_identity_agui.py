@@ -331,6 +331,12 @@ def test_derived_ids_for_each_kind_of_reuse() -> None:
         {"type": "TOOL_CALL_ARGS", "toolCallId": "c1", "delta": "{}"},
         {"type": "TOOL_CALL_END", "toolCallId": "c1"},
         {"type": "TOOL_CALL_RESULT", "messageId": "r1", "toolCallId": "c1", "content": "2"},
+        {
+            "type": "REASONING_ENCRYPTED_VALUE",
+            "subtype": "tool-call",
+            "entityId": "c1",
+            "encryptedValue": "sig",
+        },
         {"type": "TEXT_MESSAGE_START", "messageId": "m1", "role": "assistant"},  # after its END
         {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m1", "delta": "b"},
         {"type": "TEXT_MESSAGE_END", "messageId": "m1"},
@@ -367,6 +373,8 @@ def test_derived_ids_for_each_kind_of_reuse() -> None:
         if e["type"] == "TOOL_CALL_RESULT"
     ]
     assert results == [("r1", "c1", "1"), (r2, c2, "2"), ("r3", p2, "3")]
+    # a signature naming the call's upstream id goes to the latest call with it
+    assert [e["entityId"] for e in out if e["type"] == "REASONING_ENCRYPTED_VALUE"] == [c2]
     assert out[-1]["type"] == "RUN_FINISHED"
     assert out[-1]["metadata"]["repairs"]["id-derived"] == 5
 
