@@ -11,7 +11,7 @@
       anthropic/          anthropic          decoder.py  request.py
       gemini/             gemini             decoder.py  request.py
       ai_sdk/             ai-sdk             decoder.py  request.py  chat_request.py
-      agui/               agui               decoder.py  _normalizer.py  request.py
+      agui/               agui               decoder.py  _normalizer.py  _holds.py  request.py
       bedrock_converse/   bedrock-converse   decoder.py  _eventstream.py  _sigv4.py  request.py
       a2a/                a2a                decoder.py  request.py
       langgraph/          langgraph          decoder.py  request.py

@@ -1,6 +1,7 @@
 """``agui``: an AG-UI runtime (pydantic-ai, LangGraph, ADK... servers).
 
-``decoder.py`` with ``_normalizer.py`` and ``_cleaning.py`` (AG-UI events passed through and
+``decoder.py`` with ``_normalizer.py`` (sequencing, chunks, identity), ``_holds.py`` (state,
+holds, the verifier guard) and ``_cleaning.py`` (AG-UI events passed through and
 repaired where the clients would reject them), ``request.py`` (the ``RunAgentInput`` as
 ``HttpAgent`` posts it).
 A passthrough protocol: the route URL is the endpoint itself and the runtime picks its model.

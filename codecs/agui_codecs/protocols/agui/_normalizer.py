@@ -10,71 +10,22 @@ listed in :mod:`agui_codecs.protocols.agui.decoder`, which wraps it as a :class:
 
 from __future__ import annotations
 
-from collections import Counter
-from typing import Any, Final
+from typing import Any
 
-import orjson
-
-from ...core.chunks import CHUNKS, KEEP_LANES, ChunkError, ChunkExpander, ChunkSpec
-from ...errors import MalformedUpstreamError, RemoteProtocolError
-from ...transitions import AGUI_TERMINAL, LIFECYCLE_BY_EVENT, AguiVerifier, Fault
+from ...core.chunks import CHUNKS, ChunkError, ChunkSpec
+from ...errors import MalformedUpstreamError
+from ...transitions import AGUI_TERMINAL, LIFECYCLE_BY_EVENT
 from ._carried import args_in as _args_in
-from ._cleaning import AguiCleaner
-from ._stray import HOLD_STRAY_BYTES, StrayArgs
+from ._holds import _END, _PHASE, HOLD_EVENTS, HOLD_RESULT_BYTES, AguiHolds, Wire
+from ._stray import HOLD_STRAY_BYTES
 
 __all__ = ["HOLD_EVENTS", "HOLD_RESULT_BYTES", "HOLD_STRAY_BYTES", "AguiNormalizer", "Wire"]
 
-Wire = dict[str, Any]
-
+_MESSAGE_KINDS = ("reasoning-message", "text-message")  # what REASONING_ENCRYPTED_VALUE names
 _LIFECYCLE_KIND = {"text": "text-message", "tool": "tool-call", "reasoning": "reasoning-message"}
-_END = {
-    "text-message": "TEXT_MESSAGE_END",
-    "tool-call": "TOOL_CALL_END",
-    "reasoning-message": "REASONING_MESSAGE_END",
-    "reasoning-span": "REASONING_END",
-}
-_KIND_OF_END = {end: kind for kind, end in _END.items() if kind != "reasoning-span"}
-_START_OF = {
-    "text-message": "TEXT_MESSAGE_START",
-    "tool-call": "TOOL_CALL_START",
-    "reasoning-message": "REASONING_MESSAGE_START",
-}
-_PHASE: dict[str, frozenset[str]] = {  # held END of this kind -> events that keep it held
-    "tool-call": frozenset(
-        {
-            "TOOL_CALL_START",
-            "TOOL_CALL_ARGS",
-            "TOOL_CALL_END",
-            "TOOL_CALL_CHUNK",
-            "TOOL_CALL_RESULT",
-        }
-    )
-    | KEEP_LANES,
-    "text-message": frozenset(
-        {"TEXT_MESSAGE_START", "TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_END", "TEXT_MESSAGE_CHUNK"}
-    )
-    | KEEP_LANES,
-    "reasoning-message": frozenset(
-        {
-            "REASONING_MESSAGE_START",
-            "REASONING_MESSAGE_CONTENT",
-            "REASONING_MESSAGE_END",
-            "REASONING_MESSAGE_CHUNK",
-        }
-    )
-    | KEEP_LANES,
-}
-
-HOLD_EVENTS: Final = 4096
-"""A held END (see :class:`AguiNormalizer`) is sent at the latest this many upstream events
-after it arrived."""
-
-HOLD_RESULT_BYTES: Final = 1 << 20
-"""Bytes (compact JSON) of TOOL_CALL_RESULT events held while their calls' arguments stream;
-one more is :class:`~agui_codecs.errors.MalformedUpstreamError` (``UPSTREAM_MALFORMED``)."""
 
 
-class AguiNormalizer(AguiCleaner):
+class AguiNormalizer(AguiHolds):
     """Sans-I/O AG-UI repair: wire dicts in, legal wire dicts out (repair keys:
     :mod:`agui_codecs.protocols.agui.decoder`).
 
@@ -117,6 +68,8 @@ class AguiNormalizer(AguiCleaner):
     Attributes:
         repairs: repair key -> count.
         verifier: the :class:`~agui_codecs.transitions.AguiVerifier` every output passed.
+        ids: the thread's entity ids (:class:`~agui_codecs.identity.Identities`; the decoder's
+            ``run.reserve`` adds the history's): an opener reusing one gets a derived id.
 
     Raises (from :meth:`push`):
         MalformedUpstreamError: an event that is not an object with a type, or whose known
@@ -129,35 +82,6 @@ class AguiNormalizer(AguiCleaner):
     On any of these, :attr:`stranded` holds the events :meth:`push` let through before the
     error (the caller sends them before its RUN_ERROR; the verifier counted them as sent).
     """
-
-    def __init__(self, *, thread_id: str | None = None, run_id: str | None = None) -> None:
-        self.thread_id, self.run_id = thread_id, run_id
-        self.repairs: Counter[str] = Counter()
-        self.verifier = AguiVerifier()
-        self.started = False
-        self.ended = False
-        self._alias: dict[tuple[str, str], str] = {}  # (kind, upstream id) -> output id
-        self._closed: set[tuple[str, str]] = set()
-        self._seq: Counter[str] = Counter()
-        self._chunks = ChunkExpander(adopt=self._adopt)
-        self._args: dict[str, bool] = {}  # open call -> got ARGS
-        self._held: dict[str, Wire] = {}  # call id -> END of a call without ARGS, held
-        # until a result or snapshot carries its arguments
-        # (kind, id) -> (held END, upstream event count when held, whether the upstream sent it)
-        self._ended: dict[tuple[str, str], tuple[Wire, int, bool]] = {}
-        self._results: dict[str, list[Wire]] = {}  # open call -> results held until its END
-        self._result_bytes = 0
-        self._count = 0  # upstream events pushed
-        self._starts: dict[str, Wire] = {}
-        self._pending_calls: dict[str, None] = {}
-        self._thinking: dict[str, str | None] = {"span": None, "message": None}
-        self._used: set[str] = set()
-        self._stray = StrayArgs()  # ARGS of calls not opened yet
-        self._log: list[Wire] = []  # what _emit let through during the current push
-        self._kept = False  # the current push's event is held (stray) or in unsent
-        self.stranded: list[Wire] = []
-        self.unsent: list[Wire] = []  # events the run ends without sending (metadata.unsent)
-        self.violation: dict[str, Any] | None = None  # rule/eventType/ids of a refused event
 
     # -- public ------------------------------------------------------------------------------
     def push(self, raw: Any) -> list[Wire]:
@@ -264,7 +188,7 @@ class AguiNormalizer(AguiCleaner):
         while True:
             self._seq[base] += 1
             candidate = f"{base}-{self._seq[base]}"
-            if candidate not in self._used:
+            if candidate not in self._used and not self.ids.is_used(candidate):
                 return candidate
 
     def _mint(self, what: str) -> str:
@@ -273,6 +197,8 @@ class AguiNormalizer(AguiCleaner):
     # -- sequencing ----------------------------------------------------------------------------
     def _sequence(self, ev: Wire) -> list[Wire]:
         etype = ev["type"]
+        if etype in ("TOOL_CALL_RESULT", "REASONING_ENCRYPTED_VALUE"):
+            ev = self._references(ev)
         if etype == "TOOL_CALL_RESULT" and self._streaming(ev["toolCallId"]):
             return self._hold_result(ev)
         if etype in CHUNKS:
@@ -321,77 +247,6 @@ class AguiNormalizer(AguiCleaner):
         lc, role = entry
         return out + self._bracket(lc.kind, lc.id_field, role, ev)
 
-    # -- holds ----------------------------------------------------------------------------------
-    def _release(self, ev: Wire) -> list[Wire]:
-        """Send the held ENDs ``ev`` ends the hold of (see the class docstring), oldest first."""
-        etype, out = ev["type"], []
-        for (kind, eid), (_, at, _) in list(self._ended.items()):
-            id_field = "toolCallId" if kind == "tool-call" else "messageId"
-            reopens = etype == _START_OF[kind] and (
-                self._alias.get((kind, ev[id_field]), ev[id_field]) == eid
-            )
-            own_result = etype == "TOOL_CALL_RESULT" and ev["toolCallId"] == eid
-            if (
-                etype not in _PHASE[kind]
-                or reopens
-                or own_result
-                or self._count - at >= HOLD_EVENTS
-            ):
-                out += self._send_end(kind, eid)
-        return out
-
-    def _send_end(self, kind: str, eid: str) -> list[Wire]:
-        """Send the held END of ``(kind, eid)``: a call that got no ARGS gets one from its
-        raw events or held results first (``tool-args-synthesized``), its held results
-        follow."""
-        end, *_ = self._ended.pop((kind, eid))
-        if kind != "tool-call":
-            return self._emit(end)
-        out: list[Wire] = []
-        if not self._args.get(eid) and (args := self._carried_args(eid, end)) is not None:
-            self.repairs["tool-args-synthesized"] += 1
-            out += self._emit({"type": "TOOL_CALL_ARGS", "toolCallId": eid, "delta": args})
-        return out + self._emit(end) + self._send_results(eid)
-
-    def _carried_args(self, eid: str, end: Wire) -> str | None:
-        """Arguments of call ``eid`` in its START's or END's raw event or a held result."""
-        args = _args_in(self._starts[eid].get("rawEvent"), eid) or _args_in(
-            end.get("rawEvent"), eid
-        )
-        for result in self._results.get(eid, ()):
-            args = args or _args_in(result.get("rawEvent"), eid) or _args_in(result, eid)
-        return args
-
-    def _send_results(self, cid: str) -> list[Wire]:
-        out: list[Wire] = []
-        for result in self._results.pop(cid, ()):
-            self._result_bytes -= len(orjson.dumps(result))
-            self._pending_calls.pop(cid, None)
-            out += self._emit(result)
-        return out
-
-    def _streaming(self, cid: str) -> bool:
-        """Whether call ``cid`` is open and its upstream END has not arrived (a chunk stream
-        whose lane closed may go on)."""
-        return (
-            cid in self.verifier.open["tool-call"]
-            and cid not in self._held
-            and not self._late("tool-call", cid)
-        )
-
-    def _hold_result(self, ev: Wire) -> list[Wire]:
-        """Hold a TOOL_CALL_RESULT that arrived while its call's arguments still stream."""
-        size = len(orjson.dumps(ev))
-        if self._result_bytes + size > HOLD_RESULT_BYTES:
-            raise MalformedUpstreamError(
-                f"TOOL_CALL_RESULT for {ev['toolCallId']!r} while its arguments stream: more "
-                f"than {HOLD_RESULT_BYTES} bytes of results held"
-            )
-        self.repairs["tool-result-held"] += 1
-        self._result_bytes += size
-        self._results.setdefault(ev["toolCallId"], []).append(ev)
-        return []
-
     def _guard_step(self, ev: Wire) -> list[Wire]:
         entry = LIFECYCLE_BY_EVENT.get(ev["type"])
         if entry is None:
@@ -410,17 +265,14 @@ class AguiNormalizer(AguiCleaner):
             return []
         return self._emit(ev)
 
-    def _late(self, kind: str, eid: str) -> bool:
-        """Whether ``(kind, eid)`` has an END the upstream sent, held."""
-        held = self._ended.get((kind, eid))
-        return held is not None and held[2]
-
     def _bracket(
         self, kind: str, id_field: str, role: str, ev: Wire, *, upstream: bool = True
     ) -> list[Wire]:
         up: str = ev[id_field]
         eid: str = self._alias.get((kind, up), up)
         is_open = eid in self.verifier.open[kind] or (kind == "tool-call" and eid in self._held)
+        if role == "open" and not is_open:
+            eid = self._entity_id(kind, up)
         ev = {**ev, id_field: eid}
         if role == "open":
             if is_open:
@@ -433,8 +285,10 @@ class AguiNormalizer(AguiCleaner):
             if kind == "tool-call":
                 self._args[eid], self._starts[eid] = False, ev
                 self._pending_calls[eid] = None
+                if isinstance(parent := ev.get("parentMessageId"), str):
+                    ev["parentMessageId"] = self._alias.get(("text-message", parent), parent)
                 opened = self._emit(ev)
-                for held in self._stray.release(eid):
+                for held in self._stray.release(up):
                     opened += self._bracket(kind, id_field, "continue", held)
                 return opened
             return self._emit(ev)
@@ -475,14 +329,13 @@ class AguiNormalizer(AguiCleaner):
         return []
 
     def _reopen(self, kind: str, id_field: str, up: str, ev: Wire) -> list[Wire]:
-        """CONTENT for a message that is not open: open one (a fresh id if the old one closed)."""
-        eid = ev[id_field]
-        if (kind, eid) in self._closed:
+        """CONTENT for a message that is not open: open one (:meth:`_entity_id`: a derived id
+        when the old one closed)."""
+        if (kind, ev[id_field]) in self._closed:
             self.repairs["text-reopened"] += 1
-            eid = self._fresh(up)
-            self._alias[(kind, up)] = eid
         else:
             self.repairs["text-start-synthesized"] += 1
+        eid = self._entity_id(kind, up)
         start: Wire = {
             "type": "TEXT_MESSAGE_START" if kind == "text-message" else "REASONING_MESSAGE_START",
             id_field: eid,
@@ -490,20 +343,38 @@ class AguiNormalizer(AguiCleaner):
         start["role"] = "assistant" if kind == "text-message" else "reasoning"
         return self._emit(start) + self._emit({**ev, id_field: eid})
 
-    def _hold_stray(self, ev: Wire) -> list[Wire]:
-        """Hold TOOL_CALL_ARGS of a call not opened (yet) until its TOOL_CALL_START."""
-        self.repairs["stray-tool-args-held"] += 1
-        self._kept = True
-        self._stray.hold(ev)
-        return []
+    # -- identity (issue 11 kind 1, agui_codecs.identity) ----------------------------------------
+    def _entity_id(self, kind: str, up: str) -> str:
+        """The AG-UI id of a new entity of ``kind`` (``text-message``, ``reasoning-message``,
+        ``tool-call``) whose upstream id is ``up``: ``up`` itself, unless an entity of the
+        thread (reserved history, or one this run opened, of any kind) has it, then
+        :meth:`Identities.peek <agui_codecs.identity.Identities.peek>`'s derived id
+        (``id-derived``). Later events naming ``up`` for ``kind`` go to this entity."""
+        eid = self.ids.peek(up)
+        if eid != up:
+            self.repairs["id-derived"] += 1
+        self._alias[(kind, up)] = eid
+        return eid
 
-    def _flush_held(self, cid: str, args: str | None) -> list[Wire]:
-        end = self._held.pop(cid)
-        out: list[Wire] = []
-        if args is not None:
-            self.repairs["tool-args-synthesized"] += 1
-            out += self._emit({"type": "TOOL_CALL_ARGS", "toolCallId": cid, "delta": args})
-        return out + self._emit(end)
+    def _references(self, ev: Wire) -> Wire:
+        """A TOOL_CALL_RESULT naming the latest call with its ``toolCallId`` and carrying a
+        ``messageId`` unique in the thread (derived when taken); a REASONING_ENCRYPTED_VALUE
+        naming the latest entity with its ``entityId``."""
+        if ev["type"] == "TOOL_CALL_RESULT":
+            cid, mid = ev["toolCallId"], ev["messageId"]
+            ev = {**ev, "toolCallId": self._alias.get(("tool-call", cid), cid)}
+            ev["messageId"] = self.ids.mint(mid)  # committed now: the result may be held
+            if ev["messageId"] != mid:
+                self.repairs["id-derived"] += 1
+            return ev
+        entity = ev.get("entityId")
+        if not isinstance(entity, str):
+            return ev
+        kinds = ("tool-call",) if ev.get("subtype") == "tool-call" else _MESSAGE_KINDS
+        for kind in kinds:
+            if (kind, entity) in self._alias:
+                return {**ev, "entityId": self._alias[(kind, entity)]}
+        return ev
 
     def _run_ids(self, ev: Wire) -> Wire:
         ids = {"threadId": self.thread_id, "runId": self.run_id}
@@ -531,9 +402,12 @@ class AguiNormalizer(AguiCleaner):
         if ev.get(spec.id_field) == "":
             ev = {k: v for k, v in ev.items() if k != spec.id_field}
         eid = ev.get(spec.id_field)
+        if isinstance(eid, str):
+            eid = self._alias.get((kind, eid), eid)
         if (
             kind == "tool-call"
             and isinstance(eid, str)
+            and not ev.get("toolCallName")  # a named chunk opens a new call (identity)
             and (kind, eid) in self._closed
             and eid not in self.verifier.open[kind]
         ):
@@ -594,39 +468,9 @@ class AguiNormalizer(AguiCleaner):
         up: str = ev[id_field]
         eid = self._alias.get((kind, up), up)
         if role == "open" and (kind, eid) in self._closed and eid not in self.verifier.open[kind]:
-            self.repairs["text-reopened"] += 1  # the chunk stream resumes: a new message
-            eid = self._fresh(up)
-            self._alias[(kind, up)] = eid
+            self.repairs["text-reopened"] += 1  # the chunk stream resumes: a new entity
         elif role == "continue" and not ev.get("delta"):
             return []
         elif role == "close" and ((kind, eid) in self._ended or eid in self._held):
             return []  # the item's END is held already
         return self._bracket(kind, id_field, role, ev, upstream=False)
-
-    # -- the guard --------------------------------------------------------------------------------
-    def _emit(self, ev: Wire) -> list[Wire]:
-        """Pass ``ev`` through the verifier; anything it rejects is dropped and counted."""
-        found = self.verifier.step(ev, apply_faulty=False)
-        if found is not None and found.fault is Fault.OWNER_MISMATCH and "subagentRunId" in ev:
-            if not ev["type"].startswith("SUBAGENT_"):
-                untagged = {k: v for k, v in ev.items() if k != "subagentRunId"}
-                if self.verifier.step(untagged, apply_faulty=False) is None:
-                    self.repairs["subagent-tag-dropped"] += 1
-                    ev, found = untagged, None
-        if found is not None:
-            rule = f"agui/verify/{found.fault.value}"
-            self.violation = {"rule": rule, "eventType": ev["type"], "ids": list(found.ids)}
-            raise RemoteProtocolError(f"{rule}: {found.message}")
-        self._log.append(ev)
-        for key in ("messageId", "toolCallId"):
-            if isinstance(ev.get(key), str):
-                self._used.add(ev[key])
-        if ev["type"] in _KIND_OF_END:
-            self._closed.add(
-                (_KIND_OF_END[ev["type"]], ev["messageId" if "messageId" in ev else "toolCallId"])
-            )
-        if ev["type"] == "RUN_STARTED":
-            self.started = True
-        elif ev["type"] in AGUI_TERMINAL:
-            self.ended = True
-        return [ev]

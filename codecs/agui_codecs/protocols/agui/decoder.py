@@ -37,6 +37,8 @@ Each repair is counted in :attr:`AguiDecoder.repairs` (key -> count) and reporte
                                 the call's END
 ``tool-args-synthesized``       START..END with no ARGS: one ARGS from the raw event or a result
 ``closed-before-terminal``      a message, call, reasoning block, step or subagent left open
+``id-derived``                  a message, reasoning message, tool call or result message whose
+                                upstream id an entity of the thread has: a derived id
 ``run-error-synthesized``       the upstream ended without RUN_FINISHED or RUN_ERROR
 ==============================  ==================================================================
 
@@ -66,14 +68,25 @@ the decoder read disappears without a typed error carrying it.
 A run cut short (EOF before RUN_FINISHED / RUN_ERROR, malformed input) closes the tool calls
 still open with TOOL_CALL_END ``metadata.incomplete: true``, as every decoder does.
 
-Ids the decoder mints are derived from the upstream's (``<id>-2``) or the run id, so the same
-bytes give the same events in any split. RUN_FINISHED ``metadata`` gains ``finishReason``
+Identity (issue 11 kind 1, :mod:`agui_codecs.identity`): every text message, reasoning message,
+tool call and TOOL_CALL_RESULT message gets an id unique in the thread. An opener (START, a
+chunk opening, content reopening a closed message) whose upstream id the thread already has (the
+run's input messages, :meth:`~agui_codecs.builder.RunBuilder.reserve`, or any entity of this
+run, of any kind: a tool call id reused after its TOOL_CALL_END, one id shared by a reasoning and
+a text message) gets the derived id ``<id>~<n>-<check>`` (``id-derived``); later events naming
+that upstream id (content, ARGS, END, TOOL_CALL_RESULT ``toolCallId``, TOOL_CALL_START
+``parentMessageId``, REASONING_ENCRYPTED_VALUE ``entityId``) go to the latest entity with it.
+The next request gives the runtime its own ids back (``provider_body`` in
+``gateway/upstream.py`` rewrites derived ids in the forwarded ``RunAgentInput``). Ids the
+decoder mints for id-less chunks derive from the run id, so the same bytes give the same events
+in any split. RUN_FINISHED ``metadata`` gains ``finishReason``
 (``tool-calls`` when a call got no result, ``other`` on an interrupt, else ``stop``) and
 ``provider: "agui"`` unless the runtime set them (ARCHITECTURE.md conventions).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any, ClassVar
 
 from ag_ui.core import RunErrorEvent
@@ -103,6 +116,13 @@ class _AguiRun(RunBuilder):
                 self.thread_id, self.run_id = wire["threadId"], wire["runId"]
             elif wire["type"] in AGUI_TERMINAL:
                 self.ended = True
+
+    def reserve(self, ids: Iterable[str]) -> None:
+        """Mark the thread's ids taken for the builder and the normalizer alike (the
+        normalizer derives ids for entities reusing them, module docstring)."""
+        taken = list(ids)
+        super().reserve(taken)
+        self.norm.ids.reserve(taken)
 
     def start(self, *, upstream_id: str | None = None, model: str | None = None) -> None:
         if not self.started:
