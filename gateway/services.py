@@ -45,6 +45,7 @@ from .runs.prelude import Prelude
 from .runs.rejoin import known_ids, rejoin_refusal
 from .store import (
     HistoryPage,
+    InterruptAnsweredError,
     RunExistsError,
     RunNotFoundError,
     RunRecord,
@@ -321,9 +322,9 @@ class Services:
         incoming = await off_loop(size, _incoming_bytes, wire)
         share = await self._check_quotas(caller, manager, incoming)
         if client.run_input.resume:  # the tool calls the answered approvals are about
-            calls = await interrupt_calls(
-                manager.store, caller.thread_key(client.run_input.thread_id)
-            )
+            thread_key = caller.thread_key(client.run_input.thread_id)
+            await _refuse_answered(manager.store, thread_key, client.run_input)
+            calls = await interrupt_calls(manager.store, thread_key)
             client = replace(client, interrupt_calls=calls)
         prepare = partial(self.pipeline.prepare, accept_language=accept_language)
         prepared = await off_loop(size, prepare, route, client)
@@ -378,3 +379,24 @@ class Services:
             )
         except RunExistsError:
             raise RunExistsError(f"thread {thread_id!r} already has a run {run_id!r}") from None
+
+
+async def _refuse_answered(store: RunStore, thread_key: str, run_input: RunAgentInput) -> None:
+    """409 ``INTERRUPT_ANSWERED`` at once when another run of the thread already answered one
+    of ``run_input.resume[]``'s interrupts, before the request is translated (whose look-up of
+    the interrupt's tool call may no longer find it): the claim itself stays the store's
+    compare-and-set in :meth:`RunStore.create_run`; a retry of the claiming run (same
+    ``runId``) goes on to its ``RUN_EXISTS`` re-join.
+
+    Raises:
+        InterruptAnsweredError: 409 ``INTERRUPT_ANSWERED``.
+    """
+    ids = [entry.interrupt_id for entry in run_input.resume or []]
+    answered = await store.answered_interrupts(thread_key, ids)
+    taken = tuple(i for i in ids if i in answered and answered[i] != run_input.run_id)
+    if taken:
+        raise InterruptAnsweredError(
+            f"interrupt {', '.join(map(repr, taken))} of thread {run_input.thread_id!r} was "
+            "answered by another run",
+            interrupt_ids=taken,
+        )
