@@ -69,7 +69,12 @@ LANGGRAPH_KIT_FINDINGS = frozenset(
         "agui/hygiene/id-shared-across-kinds",
     }
 )
-LANGGRAPH_GATEWAY_FINDINGS = LANGGRAPH_KIT_FINDINGS - {"agui/hygiene/missing-protocol-version"}
+# the gateway adds protocolVersion, and gives the entity that reuses another kind's id its own
+# (issue 11 identity: agui_codecs.identity, repair ``id-derived``)
+LANGGRAPH_GATEWAY_FINDINGS = LANGGRAPH_KIT_FINDINGS - {
+    "agui/hygiene/missing-protocol-version",
+    "agui/hygiene/id-shared-across-kinds",
+}
 
 
 @dataclass(frozen=True)
@@ -112,6 +117,7 @@ CASES = {
         app=lambda: langgraph_app("streamed"),
         texts=(ANSWER,),
         args={"city": "Paris"},
+        repairs={"id-derived": 1},  # the id LangGraph gives two kinds (the kit's finding above)
         kit_findings=LANGGRAPH_KIT_FINDINGS,
         gateway_findings=LANGGRAPH_GATEWAY_FINDINGS,
     ),
@@ -120,7 +126,7 @@ CASES = {
         app=lambda: langgraph_app("whole"),
         texts=(ANSWER,),
         args={"city": "Paris"},
-        repairs={"tool-args-synthesized": 1},
+        repairs={"tool-args-synthesized": 1, "id-derived": 1},
         kit_findings=LANGGRAPH_KIT_FINDINGS | {"agui/hygiene/tool-call-without-args"},
         gateway_findings=LANGGRAPH_GATEWAY_FINDINGS,
     ),
