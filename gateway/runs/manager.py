@@ -384,7 +384,8 @@ class RunManager:
                 if result.runs or result.threads:
                     _log.info("retention: purged %s", result)
             except RunStoreError as exc:
-                _log.warning("retention: store error (%s)", exc.message)
+                # the driver's reason is chained for the log (gateway.store.sql_errors)
+                _log.warning("retention: store error (%s: %r)", exc.message, exc.__cause__)
             await asyncio.sleep(self.settings.purge_interval)
 
     async def aclose(self, *, timeout: float = 10.0) -> None:
