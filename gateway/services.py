@@ -40,7 +40,7 @@ from .pipeline import RunPipeline, flatten, requested_model
 from .quota import RUN_RESERVE, capped
 from .runs import RunManager
 from .runs.history import input_items
-from .runs.interrupts import interrupt_calls
+from .runs.interrupts import open_interrupts
 from .runs.prelude import Prelude
 from .runs.rejoin import known_ids, rejoin_refusal
 from .store import (
@@ -321,11 +321,11 @@ class Services:
         wire = await off_loop(size, _wire_messages, client.run_input)
         incoming = await off_loop(size, _incoming_bytes, wire)
         share = await self._check_quotas(caller, manager, incoming)
-        if client.run_input.resume:  # the tool calls the answered approvals are about
+        if client.run_input.resume:  # the tool calls (and metadata) of the answered interrupts
             thread_key = caller.thread_key(client.run_input.thread_id)
             await _refuse_answered(manager.store, thread_key, client.run_input)
-            calls = await interrupt_calls(manager.store, thread_key)
-            client = replace(client, interrupt_calls=calls)
+            found = await open_interrupts(manager.store, thread_key)
+            client = replace(client, interrupt_calls=found.calls, interrupt_metadata=found.metadata)
         prepare = partial(self.pipeline.prepare, accept_language=accept_language)
         prepared = await off_loop(size, prepare, route, client)
         # RUN_STARTED at once (the client's first bytes do not wait for the upstream), except

@@ -210,6 +210,84 @@ def test_responses_gets_mcp_approval_responses(cases: list[Case]) -> None:
     assert body["input"] == expected
 
 
+def mcp_metadata(c: Case) -> dict[str, Any]:
+    """The interrupt metadata the Responses decoder records for an ``mcp_approval_request``
+    item ``{id: <interruptId>, server_label, name, arguments}``."""
+    return {
+        "provider": "openai",
+        "type": "mcp_approval_request",
+        "itemId": c.interrupt_id,
+        "name": c.name,
+        "serverLabel": f"server_{c.name}",
+        "arguments": json.dumps(c.args),
+    }
+
+
+def mcp_request_item(c: Case) -> dict[str, Any]:
+    """The input item "MCP approval request" of the API reference for that item."""
+    return {
+        "type": "mcp_approval_request",
+        "id": c.interrupt_id,
+        "server_label": f"server_{c.name}",
+        "name": c.name,
+        "arguments": json.dumps(c.args),
+    }
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    resume_sets(needs_result=False).flatmap(
+        lambda cases: st.tuples(
+            st.just(cases),
+            st.lists(st.booleans(), min_size=len(cases), max_size=len(cases)),
+            st.lists(st.booleans(), min_size=len(cases), max_size=len(cases)),
+            st.booleans(),
+        )
+    )
+)
+def test_responses_gets_the_rebuilt_request_item_with_its_response(
+    drawn: tuple[list[Case], list[bool], list[bool], bool],
+) -> None:
+    """Stateless: each answered approval whose interrupt metadata the gateway recorded gets its
+    ``mcp_approval_request`` item, in place of its call in the history (found through the
+    recorded ``toolCallId``, ``payload.toolCallId`` or the interrupt id), else just before its
+    response; an answer without metadata gets the response alone, its call left out."""
+    cases, with_metadata, in_history, ids_are_calls = drawn
+    base = request(cases, interrupt_ids_are_calls=ids_are_calls)
+    wire = base.run_input.model_dump(mode="json", by_alias=True, exclude_none=True)
+    calls = wire["messages"][1]["toolCalls"]
+    wire["messages"][1]["toolCalls"] = [
+        k for k, keep in zip(calls, in_history, strict=True) if keep
+    ]
+    if not any(in_history):
+        del wire["messages"][1]
+    metadata = {
+        c.interrupt_id: mcp_metadata(c) for c, m in zip(cases, with_metadata, strict=True) if m
+    }
+    client = ClientRequest(
+        RunAgentInput.model_validate(wire),
+        interrupt_calls=base.interrupt_calls,
+        interrupt_metadata=metadata,
+    )
+    body = responses_request(client, model="m", params={})
+    expected: list[dict[str, Any]] = [{"role": "user", "content": "Do it."}]
+    for c, meta, held in zip(cases, with_metadata, in_history, strict=True):
+        if meta and held:
+            expected.append(mcp_request_item(c))  # in place of its call
+    for c, meta, held in zip(cases, with_metadata, in_history, strict=True):
+        if meta and not held:
+            expected.append(mcp_request_item(c))
+        item: dict[str, Any] = {
+            "type": "mcp_approval_response",
+            "approval_request_id": c.interrupt_id,
+            "approve": c.approved,
+        }
+        if c.reason:
+            item["reason"] = c.reason
+        expected.append(item)
+    assert body["input"] == expected
+
+
 # --- providers without: the answer is the tool result --------------------------------------
 
 

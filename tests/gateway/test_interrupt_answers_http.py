@@ -26,7 +26,11 @@ from gateway.config import Settings
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "replicas"))  # durable_support
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "contracts"))  # run_backends
 
+from corpus import CORPUS_DIR, require_corpus
 from durable_support import call, chat_events, events_of, running
+from openai_responses_fixtures import completed, created
+from openai_responses_fixtures import sse as responses_sse
+from real_clients import replay, require_harness
 from run_backends import STORES, ManualClock, make_store
 
 pytestmark = pytest.mark.timeout(120)
@@ -262,3 +266,100 @@ async def test_an_interrupt_id_the_store_cannot_key_is_invalid_id(
     assert reply.status == 422
     assert orjson.loads(reply.body)["error"]["code"] == "INVALID_ID"
     assert route.call_count == 0
+
+
+# -- a Responses MCP approval answered statelessly carries its request item -----------------
+
+RESPONSES_BASE = "https://openai.test/v1"
+RESPONSES_ROUTES = f"""
+[[routes]]
+name = "resp"
+upstream_url = "{RESPONSES_BASE}"
+protocol = "openai-responses"
+model = "gpt-5-mini"
+"""
+MCP_APPROVAL = "openai-responses/mcp-approval-request.jsonl"
+
+
+async def test_a_responses_mcp_approval_answer_sends_the_request_item_before_its_response(
+    tmp_path: Path, router: respx.MockRouter
+) -> None:
+    """Run 1 replays the recorded MCP approval stream (vercel/ai fixture, corpus) and ends on
+    its interrupt; run 2 answers it by ``resume[]`` with the history the real AG-UI client
+    (``@ag-ui/client`` 1.0.0) built from run 1. The Responses request is stateless (``store:
+    false``, no ``previous_response_id``), so its ``input`` must hold the upstream's
+    ``mcp_approval_request`` item, every field as the upstream sent it (API reference, "Create
+    a model response", ``input`` -> "MCP approval request"), then the ``mcp_approval_response``
+    answering it ("MCP approval response")."""
+    require_harness()
+    require_corpus("openai-responses")
+    payloads = [
+        orjson.loads(line)
+        for line in (CORPUS_DIR / MCP_APPROVAL).read_bytes().splitlines()
+        if line.strip()
+    ]
+    [upstream_item] = [
+        p["item"]
+        for p in payloads
+        if p["type"] == "response.output_item.done" and p["item"]["type"] == "mcp_approval_request"
+    ]
+    replies = [responses_sse(*payloads), responses_sse(created(), completed())]  # run 2: done
+    served: list[bytes] = []
+
+    def reply(request: httpx.Request) -> httpx.Response:
+        served.append(replies[min(len(served), 1)])
+        return httpx.Response(
+            200, content=served[-1], headers={"content-type": "text/event-stream"}
+        )
+
+    route = router.post(f"{RESPONSES_BASE}/responses").mock(side_effect=reply)
+    path = tmp_path / "routes.toml"
+    path.write_text(RESPONSES_ROUTES, encoding="utf-8")
+    client = httpx.AsyncClient(transport=httpx.MockTransport(router.async_handler))
+    settings = Settings(config=path, database_url=f"sqlite:///{tmp_path}/runs.db", **FAST)
+    app = create_app(settings, http_client=client)
+    user = {"id": "u1", "role": "user", "content": "Shorten https://ai-sdk.dev/."}
+    first_input = {
+        "threadId": "t1",
+        "runId": "r1",
+        "messages": [user],
+        "tools": [],
+        "context": [],
+        "state": None,
+        "forwardedProps": {},
+    }
+    async with running(app):
+        first = await call(app, "POST", "/v1/agui/resp", first_input)
+        finished = events_of(first.body)[-1]
+        assert finished["type"] == "RUN_FINISHED"
+        [interrupt] = finished["outcome"]["interrupts"]
+        assert interrupt["id"] == upstream_item["id"]
+        [held] = replay([("r1", "agui", first.body)]).values()
+        assert held["accepted"], held["error"]
+        answer_input = {
+            **first_input,
+            "runId": "r2",
+            "messages": [user, *held["messages"]],
+            "resume": [{"interruptId": interrupt["id"], "status": "resolved", "payload": True}],
+        }
+        second = await call(app, "POST", "/v1/agui/resp", answer_input)
+    await client.aclose()
+    assert second.status == 200 and route.call_count == 2
+    sent = orjson.loads(route.calls[1].request.content)
+    assert sent["store"] is False and "previous_response_id" not in sent
+    assert sent["input"][-2:] == [
+        {
+            "type": "mcp_approval_request",
+            "id": upstream_item["id"],
+            "server_label": upstream_item["server_label"],
+            "name": upstream_item["name"],
+            "arguments": upstream_item["arguments"],
+        },
+        {
+            "type": "mcp_approval_response",
+            "approval_request_id": upstream_item["id"],
+            "approve": True,
+        },
+    ]
+    names = [i.get("name") for i in sent["input"] if i.get("type") == "function_call"]
+    assert f"mcp.{upstream_item['name']}" not in names  # the approval's call is no function_call

@@ -97,12 +97,19 @@ class ClientRequest:
             interrupts (AG-UI ``Interrupt.toolCallId``), which the gateway reads from the run
             that raised them, so a ``resume[]`` entry finds its tool call
             (:mod:`agui_codecs.protocols._resume`).
+        interrupt_metadata: ``{interruptId: metadata}`` of the same interrupts (AG-UI
+            ``Interrupt.metadata``, a JSON object, as the decoder that raised them set it), read
+            from the same stored run; the OpenAI Responses builder rebuilds an answered
+            ``mcp_approval_request`` item from it
+            (:mod:`agui_codecs.protocols.openai_responses._approvals`). Empty: nothing to
+            rebuild, each builder's behaviour without it.
     """
 
     run_input: RunAgentInput
     wire: ClientWire = "agui"
     raw: bytes | None = None
     interrupt_calls: Mapping[str, str] = field(default_factory=dict)
+    interrupt_metadata: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
 
 def merge_params(

@@ -177,16 +177,27 @@ class ToolCalls(StreamDecoder):
         self.run.tool_result(state.tool_id, to_json(item), metadata=meta, exact=True)
 
     def _approval(self, key: Hashable, state: ItemState, item: dict[str, Any]) -> None:
+        """An ``mcp_approval_request`` item: its ``mcp.<name>`` tool call, and the interrupt
+        whose ``metadata`` keeps what rebuilds the item for a stateless continuation
+        (``{provider, type: "mcp_approval_request", itemId, name, serverLabel?, arguments?}``,
+        the item's own ``id``, ``name``, ``server_label`` and ``arguments`` JSON text;
+        :func:`agui_codecs.protocols.openai_responses._approvals.approval_request`)."""
         request_id, name = item.get("id"), item.get("name")
         if not isinstance(request_id, str) or not request_id or not isinstance(name, str):
             raise MalformedUpstreamError("mcp_approval_request item without id or name")
         self._open_tool(key, state, f"mcp.{name}", request_id, provider_executed=True)
         self._args_done(key, item.get("arguments"))
         self._end_tool(key)
-        label = item.get("server_label")
-        meta: dict[str, Any] = {"provider": self.provider, "type": "mcp_approval_request"}
-        if isinstance(label, str):
-            meta["serverLabel"] = label
+        meta: dict[str, Any] = {
+            "provider": self.provider,
+            "type": "mcp_approval_request",
+            "itemId": request_id,
+            "name": name,
+        }
+        for field, key in (("server_label", "serverLabel"), ("arguments", "arguments")):
+            value = item.get(field)
+            if isinstance(value, str):
+                meta[key] = value
         self._interrupts.append(
             Interrupt(
                 id=request_id,

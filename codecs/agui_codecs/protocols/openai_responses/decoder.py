@@ -47,8 +47,10 @@ Output items → AG-UI (through :class:`~agui_codecs.builder.RunBuilder`):
   (the project's convention for preliminary tool output).
 * ``mcp_approval_request``: a provider-executed tool call ``mcp.<name>`` (id = the request id)
   and an AG-UI 1.0 interrupt ``{id: <request id>, reason: "tool_approval", toolCallId}`` (the
-  id to answer with an ``mcp_approval_response``); the run ends with RUN_FINISHED
-  ``outcome: interrupt``.
+  id to answer with an ``mcp_approval_response``) whose ``metadata`` keeps the item's
+  ``itemId``, ``name``, ``serverLabel`` and ``arguments`` (the JSON text as sent), from which the
+  request builder rebuilds the item for a stateless continuation; the run ends with
+  RUN_FINISHED ``outcome: interrupt``.
 * any other ``*_call`` item with a ``call_id`` (``computer_call``, ``shell_call``...) is a client
   tool call named after its type, arguments = the item without ``id``/``type``/``status``/
   ``call_id``; any other item becomes CUSTOM :data:`OUTPUT_ITEM_EVENT` so nothing is lost.

@@ -48,12 +48,15 @@ between moved after them (:func:`~agui_codecs.protocols._request.results_after_c
 
 ``resume[]`` entries (AG-UI 1.0) answer ``mcp_approval_request`` items, whose interrupt id is
 the request item's ``id`` (``openai_responses.decoder``): each becomes the input item
-``{"type": "mcp_approval_response", "approval_request_id": <interruptId>, "approve": <bool>,
+``{"type": "mcp_approval_response", "approval_request_id": <item id>, "approve": <bool>,
 "reason"?}`` (API reference, "Create a model response", ``input`` -> "MCP approval response"),
 appended after the history, the payload read by :mod:`agui_codecs.protocols._resume`
-(``cancelled`` or ``approved: false`` -> ``approve: false``). The approval request's tool call
-(``mcp.<name>``, provider-executed) is not sent as a ``function_call``: it is not one, and its
-``mcp_approval_request`` item cannot be rebuilt (the history has no ``server_label``).
+(``cancelled`` or ``approved: false`` -> ``approve: false``). The request is stateless, so the
+``mcp_approval_request`` item it answers is sent too, rebuilt from the interrupt's recorded
+``metadata`` (:attr:`ClientRequest.interrupt_metadata`): in place of the approval's tool call
+(``mcp.<name>``) in the history, else just before its response
+(:mod:`~agui_codecs.protocols.openai_responses._approvals`). That tool call is never sent as a
+``function_call`` (it is none); without the metadata it is left out and only the response sent.
 """
 
 from __future__ import annotations
@@ -93,6 +96,7 @@ from .._request import (
     tool_result_text,
 )
 from .._resume import Answer, answers
+from ._approvals import Approvals
 
 __all__ = [
     "ALLOWED_PARAMS",
@@ -236,23 +240,13 @@ def _include(params: Mapping[str, Any], needed: bool) -> list[Any] | None:
     return entries or None
 
 
-def _approval_response(answer: Answer) -> dict[str, Any]:
-    item: dict[str, Any] = {
-        "type": "mcp_approval_response",
-        "approval_request_id": answer.interrupt_id,
-        "approve": answer.approved,
-    }
-    if answer.reason:
-        item["reason"] = answer.reason
-    return item
-
-
 def to_openai_responses(
     run_input: RunAgentInput,
     *,
     model: str,
     params: Mapping[str, Any] | None = None,
     answers: Sequence[Answer] = (),
+    interrupt_metadata: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """Build the Responses API request body for ``run_input`` (see module docstring).
 
@@ -262,6 +256,9 @@ def to_openai_responses(
         params: the route's default body parameters (``store``, ``include``, ``reasoning``...).
         answers: its ``resume[]`` entries read as approvals
             (:func:`agui_codecs.protocols._resume.answers`), sent as ``mcp_approval_response``.
+        interrupt_metadata: ``{interruptId: Interrupt.metadata}`` of the answered interrupts
+            (:attr:`ClientRequest.interrupt_metadata`), from which each answered
+            ``mcp_approval_request`` item is rebuilt; none: only the responses are sent.
 
     Returns:
         The JSON body, ``stream: true``.
@@ -271,19 +268,22 @@ def to_openai_responses(
             ``UNSUPPORTED_CONTENT``).
     """
     items: list[dict[str, Any]] = []
-    approvals = {answer.interrupt_id for answer in answers}
+    approvals = Approvals(answers, interrupt_metadata or {})
     for index, message in results_after_calls(run_input.messages):
         if isinstance(message, UserMessage):
             items.append(_user(message, index))
         elif isinstance(message, AssistantMessage):
-            items.extend(i for i in _assistant(message) if i.get("call_id", None) not in approvals)
+            for item in _assistant(message):
+                kept = approvals.call_item(item) if "call_id" in item else item
+                if kept is not None:
+                    items.append(kept)
         elif isinstance(message, ReasoningMessage):
             items.extend(_reasoning(message))
         elif isinstance(message, ToolMessage):
             items.append(_tool(message, index))
         elif isinstance(message, SystemMessage | DeveloperMessage | ActivityMessage):
             continue  # system text goes to ``instructions``; activities are UI only
-    items.extend(_approval_response(answer) for answer in answers)
+    items.extend(approvals.tail())
     merged = nest_params(
         merge_params(params or {}, run_input.forwarded_props, ALLOWED_PARAMS), _NESTED
     )
@@ -319,4 +319,10 @@ def build_request(
     """
     answered = answers(request)
     check_conversation(request.run_input)
-    return to_openai_responses(request.run_input, model=model, params=params, answers=answered)
+    return to_openai_responses(
+        request.run_input,
+        model=model,
+        params=params,
+        answers=answered,
+        interrupt_metadata=request.interrupt_metadata,
+    )
