@@ -133,7 +133,9 @@ async def workflow_stream(call: Call) -> Response:
     annotate(call.request, run_id=run.public_run_id)
     reader = await manager.reader(run.id, run=run)
     metrics.RESUMES.labels("start_index").inc()
-    encoder = resume_encoder(route, run, continues=await continued_calls(manager.store, run))
+    upstream_ids = route.protocol == "ai-sdk"  # its fresh runs keep the backend's messageId
+    continues = await continued_calls(manager.store, run, upstream_ids=upstream_ids)
+    encoder = resume_encoder(route, run, continues=continues)
     headers = run_headers(run.public_thread_id, run.public_run_id)
     headers[RUN_ID_HEADER] = quote(run.public_run_id, safe="")
     frames = encode_event_frames(reader, encoder)

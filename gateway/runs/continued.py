@@ -20,8 +20,9 @@ message) stays out, as it did from the POST. A fresh message has a new id (``msg
 none: the upstream's) that no earlier run carried, so nothing is found.
 
 What it cannot see: earlier runs past the :data:`RUNS_LOOKED_AT` newest of the thread, or
-purged, and parts a client added or removed by hand; a result of such a call is then not sent,
-as before.
+purged; on a route whose upstream is not an AI SDK backend, a message first streamed by
+another route's AI SDK backend (its id is read only for ``upstream_ids``); parts a client
+added or removed by hand. A result of such a call is then not sent, as before.
 """
 
 from __future__ import annotations
@@ -38,11 +39,12 @@ RUNS_LOOKED_AT: Final = 20
 _PAGE: Final = 500
 
 
-async def _streamed_message_id(store: RunStore, run: RunRecord) -> str:
-    """The ``start.messageId`` the AI SDK encoder gave ``run``'s stream."""
+async def _streamed_message_id(store: RunStore, run: RunRecord, *, upstream_ids: bool) -> str:
+    """The ``start.messageId`` the AI SDK encoder gave ``run``'s stream (without
+    ``upstream_ids``, a run without a recorded one is taken for its runId, unread)."""
     if run.message_id is not None:
         return run.message_id
-    if run.last_seq > 0:
+    if upstream_ids and run.last_seq > 0:
         first = await store.read_wire(run.id, limit=1)
         if first and first[0].event.get("type") == "RUN_STARTED":
             metadata = first[0].event.get("metadata")
@@ -64,7 +66,9 @@ async def _started_calls(store: RunStore, run: RunRecord, into: dict[str, None])
         after = page[-1].cursor
 
 
-async def continued_calls(store: RunStore, run: RunRecord) -> tuple[str, ...]:
+async def continued_calls(
+    store: RunStore, run: RunRecord, *, upstream_ids: bool = True
+) -> tuple[str, ...]:
     """The ``toolCallId`` of the calls the AI SDK continuation ``run`` continues: its recorded
     :attr:`~gateway.store.RunRecord.continues`, else (none recorded: a run written before
     migration 0005, or a fresh message) the calls the thread's earlier runs streamed under
@@ -74,6 +78,10 @@ async def continued_calls(store: RunStore, run: RunRecord) -> tuple[str, ...]:
     Args:
         store: the run store.
         run: the run a resume or replay encodes.
+        upstream_ids: read the RUN_STARTED ``metadata.messageId`` of the earlier runs without
+            a recorded messageId (one read each): what the route's own fresh runs have when
+            its upstream is an AI SDK backend (``protocol = "ai-sdk"``; the gateway records
+            the id it picks for the other routes).
     """
     if run.continues:
         return run.continues
@@ -87,6 +95,7 @@ async def continued_calls(store: RunStore, run: RunRecord) -> tuple[str, ...]:
         earlier = [r for r in runs if (r.created_at, r.id) < (run.created_at, run.id)]
     calls: dict[str, None] = {}
     for other in reversed(earlier[:RUNS_LOOKED_AT]):  # oldest first: the parts' order
-        if await _streamed_message_id(store, other) == run.message_id:
+        streamed = await _streamed_message_id(store, other, upstream_ids=upstream_ids)
+        if streamed == run.message_id:
             await _started_calls(store, other, calls)
     return tuple(calls)

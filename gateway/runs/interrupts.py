@@ -35,7 +35,7 @@ approval on the right tool part (``agui_codecs.protocols._resume``).
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -97,22 +97,19 @@ async def _interrupts_of(store: RunStore, run: RunRecord) -> dict[str, JsonObjec
 
 
 async def raised_interrupts(
-    store: RunStore, thread_id: str, ids: Collection[str], *, exclude: str | None = None
+    store: RunStore, runs: Sequence[RunRecord], ids: Collection[str]
 ) -> ResumeCheck:
-    """The open interrupts of thread ``thread_id`` and which of ``ids`` older runs raised.
-
-    Reads the thread's :data:`RUNS_LOOKED_AT` newest runs (without run ``exclude``), newest
-    first: the newest one's interrupts are open, an older run's are superseded; the search
-    stops once every one of ``ids`` is placed.
+    """The open interrupts of a thread whose runs are ``runs`` (newest first) and which of
+    ``ids`` older runs raised: the newest run's interrupts are open, an older run's are
+    superseded; the search stops once every one of ``ids`` is placed, and after
+    :data:`RUNS_LOOKED_AT` runs.
 
     Args:
         store: the run store.
-        thread_id: the thread's store key (:mod:`gateway.tenancy`).
+        runs: the thread's newest runs, newest first (``RunStore.list_runs``), without the
+            request's own.
         ids: the ``interruptId`` values asked about.
-        exclude: a run key left out (the request's own run).
     """
-    newest = await store.list_runs(thread_id, limit=RUNS_LOOKED_AT + 1)
-    runs = [run for run in newest if run.id != exclude]
     if not runs:
         return ResumeCheck()
     opened = await _interrupts_of(store, runs[0])
@@ -126,6 +123,20 @@ async def raised_interrupts(
             before[interrupt_id] = raised[interrupt_id]
         left -= before.keys()
     return ResumeCheck(open=opened, raised_before=before)
+
+
+async def _is_retry(store: RunStore, run_key: str, newest: Sequence[RunRecord]) -> bool:
+    """Whether the thread already has run ``run_key`` (``newest``: its newest runs, a list
+    that is complete when shorter than asked)."""
+    if any(run.id == run_key for run in newest):
+        return True
+    if len(newest) <= RUNS_LOOKED_AT:
+        return False
+    try:
+        await store.get_run(run_key)
+    except RunNotFoundError:
+        return False
+    return True
 
 
 def _duplicates(ids: list[str]) -> tuple[str, ...]:
@@ -168,13 +179,11 @@ async def check_resume(
             "answered by one entry",
             detail={"interruptIds": list(twice)},
         )
-    raised = await raised_interrupts(store, thread_key, ids, exclude=run_key)
-    try:
-        await store.get_run(run_key)
-    except RunNotFoundError:
-        pass
-    else:
-        return raised  # a retry: RUN_EXISTS (the re-join) decides, not the answers
+    newest = await store.list_runs(thread_key, limit=RUNS_LOOKED_AT + 1)
+    others = [run for run in newest if run.id != run_key]
+    raised = await raised_interrupts(store, others, ids)
+    if await _is_retry(store, run_key, newest):
+        return raised  # RUN_EXISTS (the AG-UI endpoint's re-join) decides, not the answers
     answered = await store.answered_interrupts(thread_key, ids)  # after: see the module
     taken = tuple(i for i in ids if answered.get(i, run_key) != run_key)
     if taken:

@@ -102,6 +102,7 @@ def _run(run_id: str, streamed_as: str, recorded: bool, calls: list[str]) -> Sto
 class Thread:
     runs: list[Stored]  # oldest first; the last is replayed
     parts: list[str]  # the tool parts of the message the last run continues (POST continues)
+    upstream_ids: bool  # the route's upstream is an AI SDK backend (it may pick message ids)
 
 
 @st.composite
@@ -112,8 +113,10 @@ def threads(draw: st.DrawFn) -> Thread:
         calls = [f"x{j}-{k}" for k in range(draw(st.integers(0, 2)))]
         runs.append(_run(f"o{j}", f"other-{j}", draw(st.booleans()), calls))
         others += calls
+    upstream_ids = draw(st.booleans())
     parts = [f"e{k}" for k in range(draw(st.integers(0, 3)))]
-    runs.append(_run("m0", M, draw(st.booleans()), parts))  # the stream that made M
+    recorded = draw(st.booleans()) if upstream_ids else True  # else the gateway picks the id
+    runs.append(_run("m0", M, recorded, parts))  # the stream that made M
     if draw(st.booleans()):  # a further continuation of M (recorded id M), its own calls
         more = [f"f{k}" for k in range(draw(st.integers(1, 2)))]
         runs.append(_run("m1", M, True, more))
@@ -135,7 +138,7 @@ def threads(draw: st.DrawFn) -> Thread:
     if draw(st.booleans()):
         events.append({"type": "RUN_FINISHED", "threadId": THREAD, "runId": "r"})
     runs.append(Stored("r", "msg-fresh" if fresh else M, events, own))
-    return Thread(runs, [] if fresh else parts)
+    return Thread(runs, [] if fresh else parts, upstream_ids)
 
 
 def _chunks(data: bytes) -> list[Any]:
@@ -183,7 +186,7 @@ async def _check(thread: Thread, folder: Path) -> None:
         }
         own = thread.runs[-1].started
         assert outputs == sorted(results & {*thread.parts, *own})  # M's calls and its own, once
-        continues = await continued_calls(store, record)
+        continues = await continued_calls(store, record, upstream_ids=thread.upstream_ids)
         for n in range(len(posted) + 1):
             encoder = resume_encoder(ROUTE, record, continues=continues)
             frames = encode_event_frames(_iter(events), encoder)

@@ -70,7 +70,8 @@ def cases(draw: st.DrawFn) -> Case:
     history: list[Seeded] = []
     open_ids: tuple[str, ...] = ()
     for _ in range(draw(st.integers(0, 3))):
-        answers = tuple(draw(st.lists(st.sampled_from(open_ids), unique=True))) if open_ids else ()
+        some = st.lists(st.sampled_from(open_ids), min_size=1, unique=True)
+        answers = tuple(draw(some)) if open_ids and draw(st.booleans()) else ()
         raises = tuple(next(ids) for _ in range(draw(st.integers(0, 2))))
         history.append(Seeded(answers, raises))
         open_ids = raises
@@ -79,13 +80,15 @@ def cases(draw: st.DrawFn) -> Case:
     entry_id = st.one_of(known, known, st.sampled_from(["never-1", "never-2"]))
     if open_ids and draw(st.booleans()):  # an answer to the open interrupts, often all
         chosen = draw(st.lists(st.sampled_from(open_ids), min_size=1, unique=True))
-        if draw(st.integers(0, 3)) == 0:
-            chosen.append(draw(entry_id))
+        if draw(st.sampled_from([False] * 3 + [True])):  # and one that is not open
+            chosen.append(draw(entry_id.filter(lambda i: i not in chosen)))
     else:
-        chosen = draw(st.lists(entry_id, min_size=1, max_size=4))
+        chosen = draw(st.lists(entry_id, min_size=1, max_size=4, unique=True))
+    if draw(st.sampled_from([False] * 7 + [True])):  # one interrupt twice
+        chosen.insert(draw(st.integers(0, len(chosen))), draw(st.sampled_from(chosen)))
     statuses = st.sampled_from(["resolved", "cancelled"])
     resume = [(i, draw(statuses)) for i in chosen]
-    if draw(st.integers(0, 9)) == 0:
+    if draw(st.sampled_from([False] * 11 + [True])):  # a status the schema does not have
         at = draw(st.integers(0, len(resume) - 1))
         resume[at] = (resume[at][0], draw(st.sampled_from(["approved", "denied", "RESOLVED"])))
     return Case(tuple(history), tuple(resume))
