@@ -7,7 +7,15 @@
     └── RequestError           a request cannot be served; answered with a JSON error, no stream
         ├── RouteNotFoundError     404, ``ROUTE_NOT_FOUND``
         ├── RunIdTakenError        409, ``RUN_ID_TAKEN`` (a taken runId with new input)
+        ├── InterruptSupersededError  409, ``INTERRUPT_SUPERSEDED`` (a resume[] entry answers an
+        │                              interrupt of a run the thread has since gone past)
+        ├── UnknownInterruptError  422, ``UNKNOWN_INTERRUPT`` (a resume[] entry answers an
+        │                          interrupt the thread never raised)
         └── InvalidRequestError    422, ``INVALID_REQUEST`` (pydantic's error list in ``detail``)
+
+The interrupt refusals (``docs/runs.md`` §7) carry ``detail: {"interruptIds": [...]}``, the ids
+refused in the order the ``resume[]`` gave them; the store's own refusal of a second answer is
+:class:`gateway.store.InterruptAnsweredError` (409 ``INTERRUPT_ANSWERED``).
 
 A codec error with a ``status_hint`` raised before the stream starts is answered the same way
 (``{"error": {"code", "message"}}`` with that status, by :func:`gateway.app.create_app`): the
@@ -28,10 +36,12 @@ from typing import Any
 __all__ = [
     "ConfigError",
     "GatewayError",
+    "InterruptSupersededError",
     "InvalidRequestError",
     "RequestError",
     "RouteNotFoundError",
     "RunIdTakenError",
+    "UnknownInterruptError",
 ]
 
 
@@ -110,3 +120,38 @@ class RunIdTakenError(RequestError):
 
     status = 409
     code = "RUN_ID_TAKEN"
+
+
+class _InterruptRefusal(RequestError):
+    """A refusal naming ``resume[]`` interrupt ids (``detail: {"interruptIds": [...]}``).
+
+    Attributes:
+        interrupt_ids: the refused ``interruptId`` values, in the order the ``resume[]`` gave.
+    """
+
+    def __init__(self, message: str, *, interrupt_ids: tuple[str, ...]) -> None:
+        super().__init__(message, detail={"interruptIds": list(interrupt_ids)})
+        self.interrupt_ids = interrupt_ids
+
+
+class UnknownInterruptError(_InterruptRefusal):
+    """A ``RunAgentInput.resume[]`` entry names an interrupt no run of the thread raised (no
+    RUN_FINISHED ``outcome: {type: "interrupt", interrupts}`` of the thread has that ``id``):
+    AG-UI 1.0 "Resume linkage", ``resume[].interruptId`` must reference an ``id`` of the
+    interrupted run's ``interrupts[]`` (``docs/concepts/interrupts.mdx``, contract rule 2).
+    Nothing is recorded or claimed and the upstream is not called (``docs/runs.md`` §7)."""
+
+    status = 422
+    code = "UNKNOWN_INTERRUPT"
+
+
+class InterruptSupersededError(_InterruptRefusal):
+    """A ``RunAgentInput.resume[]`` entry answers an interrupt an earlier run of the thread
+    raised, but a later run of the thread has started since without answering it: the
+    interrupt is no longer open (``@ag-ui/client`` 1.0.0 clears ``pendingInterrupts`` at the
+    next RUN_FINISHED; AG-UI 1.0 answers the interrupts of *the* interrupted run, the thread's
+    last). Nothing is recorded or claimed and the upstream is not called (``docs/runs.md``
+    §7)."""
+
+    status = 409
+    code = "INTERRUPT_SUPERSEDED"

@@ -40,12 +40,11 @@ from .pipeline import RunPipeline, flatten, requested_model
 from .quota import RUN_RESERVE, capped
 from .runs import RunManager
 from .runs.history import input_items
-from .runs.interrupts import open_interrupts
+from .runs.interrupts import check_resume
 from .runs.prelude import Prelude
 from .runs.rejoin import known_ids, rejoin_refusal
 from .store import (
     HistoryPage,
-    InterruptAnsweredError,
     RunExistsError,
     RunNotFoundError,
     RunRecord,
@@ -313,6 +312,11 @@ class Services:
             InterruptAnsweredError: 409 ``INTERRUPT_ANSWERED``, a ``resume[]`` entry answers
                 an interrupt another run of the thread answered (claimed once, nothing
                 recorded, no upstream request: ``docs/runs.md`` §7).
+            InterruptSupersededError: 409 ``INTERRUPT_SUPERSEDED``; UnknownInterruptError:
+                422 ``UNKNOWN_INTERRUPT``; InvalidRequestError: 422 ``INVALID_REQUEST`` (two
+                entries for one interrupt): a ``resume[]`` entry answers no open interrupt of
+                the thread (:func:`gateway.runs.interrupts.check_resume`; nothing recorded,
+                no upstream request).
         """
         manager = self.runs()
         # what create_run stores: the input as history items (gateway.runs.history)
@@ -321,11 +325,14 @@ class Services:
         wire = await off_loop(size, _wire_messages, client.run_input)
         incoming = await off_loop(size, _incoming_bytes, wire)
         share = await self._check_quotas(caller, manager, incoming)
-        if client.run_input.resume:  # the tool calls (and metadata) of the answered interrupts
-            thread_key = caller.thread_key(client.run_input.thread_id)
-            await _refuse_answered(manager.store, thread_key, client.run_input)
-            found = await open_interrupts(manager.store, thread_key)
-            client = replace(client, interrupt_calls=found.calls, interrupt_metadata=found.metadata)
+        if client.run_input.resume:  # answers to open interrupts only; their calls, metadata
+            run_input = client.run_input
+            thread_key = caller.thread_key(run_input.thread_id)
+            run_key = caller.run_key(run_input.thread_id, run_input.run_id)
+            raised = await check_resume(manager.store, thread_key, run_key, run_input)
+            client = replace(
+                client, interrupt_calls=raised.calls, interrupt_metadata=raised.metadata
+            )
         prepare = partial(self.pipeline.prepare, accept_language=accept_language)
         prepared = await off_loop(size, prepare, route, client)
         # RUN_STARTED at once (the client's first bytes do not wait for the upstream), except
@@ -379,24 +386,3 @@ class Services:
             )
         except RunExistsError:
             raise RunExistsError(f"thread {thread_id!r} already has a run {run_id!r}") from None
-
-
-async def _refuse_answered(store: RunStore, thread_key: str, run_input: RunAgentInput) -> None:
-    """409 ``INTERRUPT_ANSWERED`` at once when another run of the thread already answered one
-    of ``run_input.resume[]``'s interrupts, before the request is translated (whose look-up of
-    the interrupt's tool call may no longer find it): the claim itself stays the store's
-    compare-and-set in :meth:`RunStore.create_run`; a retry of the claiming run (same
-    ``runId``) goes on to its ``RUN_EXISTS`` re-join.
-
-    Raises:
-        InterruptAnsweredError: 409 ``INTERRUPT_ANSWERED``.
-    """
-    ids = [entry.interrupt_id for entry in run_input.resume or []]
-    answered = await store.answered_interrupts(thread_key, ids)
-    taken = tuple(i for i in ids if i in answered and answered[i] != run_input.run_id)
-    if taken:
-        raise InterruptAnsweredError(
-            f"interrupt {', '.join(map(repr, taken))} of thread {run_input.thread_id!r} was "
-            "answered by another run",
-            interrupt_ids=taken,
-        )

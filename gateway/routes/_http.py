@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
-from typing import Final, TypeVar
+from typing import Any, Final, TypeVar
 from urllib.parse import quote
 
 import orjson
@@ -37,7 +37,7 @@ from ..config import Settings
 from ..errors import InvalidRequestError, RequestError
 from ..ids import check_id
 from ..sse_response import SSEResponse
-from ..store import MAX_CURSOR_PART, RunStoreError
+from ..store import MAX_CURSOR_PART, InterruptAnsweredError, RunStoreError
 
 __all__ = [
     "EXCEPTION_HANDLERS",
@@ -319,9 +319,14 @@ async def _codec_error(request: Request, exc: Exception) -> Response:
 
 
 async def _store_error(request: Request, exc: Exception) -> Response:
-    """A run-store error before any stream started (404 run, 400 cursor, 409 run id, 500)."""
+    """A run-store error before any stream started (404 run, 400 cursor, 409 run id, 500);
+    409 ``INTERRUPT_ANSWERED`` names its interrupts in ``detail.interruptIds``, as the other
+    interrupt refusals (:mod:`gateway.errors`)."""
     assert isinstance(exc, RunStoreError)
-    return json_response({"error": {"code": exc.code, "message": exc.message}}, exc.status)
+    body: dict[str, Any] = {"error": {"code": exc.code, "message": exc.message}}
+    if isinstance(exc, InterruptAnsweredError):
+        body["detail"] = {"interruptIds": list(exc.interrupt_ids)}
+    return json_response(body, exc.status)
 
 
 _log = logging.getLogger(__name__)

@@ -54,6 +54,7 @@ from ..body_parse import off_loop
 from ..encoding import encode_run_events
 from ..errors import RequestError
 from ..ids import check_ids, run_input_ids
+from ..runs.continued import continued_calls
 from ..store import RunEvent, RunRecord
 from ._access import annotate
 from ._cursor import cursor_tag, unbind_cursor
@@ -252,7 +253,9 @@ async def ai_sdk_resume(call: Call) -> Response:
     annotate(call.request, run_id=run.public_run_id)
     reader = await manager.reader(run.id)
     metrics.RESUMES.labels("ai_sdk").inc()
-    encoder = resume_encoder(route, run)
+    upstream_ids = route.protocol == "ai-sdk"  # its fresh runs keep the backend's messageId
+    continues = await continued_calls(manager.store, run, upstream_ids=upstream_ids)
+    encoder = resume_encoder(route, run, continues=continues)
     headers = run_headers(run.public_thread_id, run.public_run_id)
     body = encode_run_events(reader, encoder)
     return sse_response(body, encoder, services.settings, headers=headers)

@@ -174,16 +174,20 @@ def run_metadata(run: RunRecord) -> dict[str, str]:
     return {"threadId": run.public_thread_id, "runId": run.public_run_id}
 
 
-def resume_encoder(route: RouteConfig, run: RunRecord) -> AiSdkEncoder:
+def resume_encoder(
+    route: RouteConfig, run: RunRecord, *, continues: Sequence[str] | None = None
+) -> AiSdkEncoder:
     """The AI SDK encoder a stored ``run`` of ``route`` is replayed with: the settings its
     POST streamed with (message id, ``ai`` major, ``start.messageMetadata``, the tool calls a
-    continuation continues: :attr:`RunRecord.continues`), so a resume gives the same chunks
-    (the AI SDK resume and the ``WorkflowChatTransport`` stream)."""
+    continuation continues: ``continues``, default :attr:`RunRecord.continues`; the resume
+    endpoints pass :func:`gateway.runs.continued.continued_calls`, which also finds them for a
+    run written before migration 0005), so a resume gives the same chunks (the AI SDK resume
+    and the ``WorkflowChatTransport`` stream)."""
     return AiSdkEncoder(
         message_id=run.message_id,
         ai_sdk_major=route.ai_sdk_major,
         message_metadata=run_metadata(run),
-        continues=run.continues,
+        continues=run.continues if continues is None else continues,
     )
 
 

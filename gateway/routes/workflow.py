@@ -42,6 +42,7 @@ from .. import metrics
 from ..chunk_offsets import encode_event_frames, frames_from, read_prefix, resolve_start
 from ..errors import RequestError
 from ..ids import check_id
+from ..runs.continued import continued_calls
 from ..store import RunNotFoundError, RunRecord
 from ..types import Cursor
 from ._access import annotate
@@ -132,7 +133,9 @@ async def workflow_stream(call: Call) -> Response:
     annotate(call.request, run_id=run.public_run_id)
     reader = await manager.reader(run.id, run=run)
     metrics.RESUMES.labels("start_index").inc()
-    encoder = resume_encoder(route, run)
+    upstream_ids = route.protocol == "ai-sdk"  # its fresh runs keep the backend's messageId
+    continues = await continued_calls(manager.store, run, upstream_ids=upstream_ids)
+    encoder = resume_encoder(route, run, continues=continues)
     headers = run_headers(run.public_thread_id, run.public_run_id)
     headers[RUN_ID_HEADER] = quote(run.public_run_id, safe="")
     frames = encode_event_frames(reader, encoder)

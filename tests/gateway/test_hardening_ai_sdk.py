@@ -13,6 +13,7 @@ from typing import Any
 import httpx
 import pytest
 import respx
+from approval_turns import approval_turn
 from gwtest import GatedStream, sse
 from real_clients import replay, require_harness
 
@@ -93,6 +94,16 @@ def backend(router: respx.MockRouter, chunks: list[dict[str, Any]], *gate: async
     router.post(BACKEND).mock(
         side_effect=lambda request: httpx.Response(200, stream=GatedStream(parts))
     )
+
+
+async def ask_approvals(app: Any, router: respx.MockRouter, message_id: str) -> None:
+    """The turn of chat ``chat-1`` asking to approve ``c0`` and ``c1`` (``ap-c0``, ``ap-c1``):
+    what the continuations below answer (an answer to an interrupt never raised is 422)."""
+    calls = [(cid, "delete_file", {"path": f"/tmp/{cid}"}) for cid in ("c0", "c1")]
+    backend(router, approval_turn(message_id, calls))
+    asked = await call(app, "POST", "/v1/ai-sdk/sdk6", chat(USER))
+    assert asked.status == 200
+    assert [c["type"] for c in events_of(asked.body)].count("tool-approval-request") == 2
 
 
 # -- ai_sdk_major ----------------------------------------------------------------------------
@@ -230,16 +241,17 @@ async def test_a_continuation_answering_earlier_calls_reaches_the_client(
             ),
         ],
     }
-    backend(
-        router,
-        [
-            {"type": "start", "messageId": "assistant-7"},
-            {"type": "tool-output-denied", "toolCallId": "c0"},
-            {"type": "tool-output-available", "toolCallId": "c1", "output": {"deleted": True}},
-            *TEXT[1:],
-        ],
-    )
     async with running(app):
+        await ask_approvals(app, router, "assistant-7")
+        backend(
+            router,
+            [
+                {"type": "start", "messageId": "assistant-7"},
+                {"type": "tool-output-denied", "toolCallId": "c0"},
+                {"type": "tool-output-available", "toolCallId": "c1", "output": {"deleted": True}},
+                *TEXT[1:],
+            ],
+        )
         reply = await call(app, "POST", "/v1/ai-sdk/sdk6", chat(USER, previous))
     chunks = events_of(reply.body)
     assert {"type": "tool-output-denied", "toolCallId": "c0"} in chunks
@@ -285,8 +297,9 @@ async def test_a_resumed_continuation_answers_the_earlier_calls_once(
         {"type": "tool-output-available", "toolCallId": "c1", "output": {"deleted": True}},
     ]
     gate = asyncio.Event()
-    backend(router, [{"type": "start", "messageId": "assistant-8"}, *earlier, *TEXT[1:]], gate)
     async with running(app):
+        await ask_approvals(app, router, "assistant-8")
+        backend(router, [{"type": "start", "messageId": "assistant-8"}, *earlier, *TEXT[1:]], gate)
         first = await call(
             app, "POST", "/v1/ai-sdk/sdk6", chat(USER, previous), stop=lambda r: True
         )

@@ -18,6 +18,7 @@ import httpx
 import orjson
 import pytest
 import respx
+from approval_turns import store_interrupt_run
 from gwtest import FAST, OPENAI_URL
 
 from gateway.app import create_app
@@ -85,14 +86,26 @@ async def app(
     router: respx.MockRouter,
     keys: None,
 ) -> Any:
-    async with make_store(request.param, tmp_path, ManualClock()) as store:
+    clock = ManualClock()
+    async with make_store(request.param, tmp_path, clock) as store:
         client = httpx.AsyncClient(transport=httpx.MockTransport(router.async_handler))
         application = create_app(
             Settings(config=routes_file, **FAST), store=store, http_client=client
         )
+        application.state.clock = clock  # runs created later are newer (ask)
         async with running(application):
             yield application
         await client.aclose()
+
+
+async def ask(app: Any, run_id: str, *interrupt_ids: str, thread_id: str = "t1") -> None:
+    """The thread's run ``run_id`` ending with the interrupts ``interrupt_ids`` (approvals of
+    call ``c1``): what an answer answers (one to an interrupt never raised is 422)."""
+    store = app.state.services.manager.store
+    raised = [(i, "c1") for i in interrupt_ids]
+    app.state.clock.advance(1)
+    await store_interrupt_run(store, thread_id=thread_id, run_id=run_id, interrupts=raised)
+    app.state.clock.advance(1)
 
 
 @pytest.mark.parametrize("n", [2, 6])
@@ -100,6 +113,7 @@ async def test_simultaneous_answers_give_one_continuation(
     app: Any, router: respx.MockRouter, n: int
 ) -> None:
     route = upstream(router)
+    await ask(app, "r-ask", "int-1")
     replies = await asyncio.gather(
         *(call(app, "POST", "/v1/agui/gpt", answer(f"r{k}")) for k in range(n))
     )
@@ -114,13 +128,14 @@ async def test_simultaneous_answers_give_one_continuation(
     sent = orjson.loads(route.calls[0].request.content)
     assert {"role": "tool", "tool_call_id": "c1", "content": '{"deleted":true}'} in sent["messages"]
     runs = await app.state.services.manager.store.list_runs("t1")
-    assert len(runs) == 1
+    assert len(runs) == 2  # the run that asked and the one continuation
 
 
 async def test_a_retried_answer_rejoins_and_a_new_one_is_409(
     app: Any, router: respx.MockRouter
 ) -> None:
     route = upstream(router)
+    await ask(app, "r-ask", "int-1")
     first = await call(app, "POST", "/v1/agui/gpt", answer("r1"))
     again = await call(app, "POST", "/v1/agui/gpt", answer("r1"))
     other = await call(app, "POST", "/v1/agui/gpt", answer("r2"))
@@ -128,6 +143,7 @@ async def test_a_retried_answer_rejoins_and_a_new_one_is_409(
     assert events_of(again.body)[0]["runId"] == "r1"
     assert orjson.loads(other.body)["error"]["code"] == "INTERRUPT_ANSWERED"
     assert route.call_count == 1
+    await ask(app, "r-ask-2", "int-2")  # the thread asks again
     fresh = await call(app, "POST", "/v1/agui/gpt", answer("r3", interrupt_id="int-2"))
     assert fresh.status == 200 and route.call_count == 2  # another interrupt: answered
 
@@ -155,6 +171,7 @@ async def test_ai_sdk_approval_is_claimed_once(app: Any, router: respx.MockRoute
             },
         ],
     }
+    await ask(app, "r-ask", "ap-1", thread_id="chat-1")
     first = await call(app, "POST", "/v1/ai-sdk/gpt", chat)
     second = await call(app, "POST", "/v1/ai-sdk/gpt", chat)
     assert (first.status, second.status) == (200, 409)

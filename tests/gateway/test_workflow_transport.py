@@ -36,6 +36,7 @@ from urllib.parse import urlsplit
 
 import httpx
 import pytest
+from approval_turns import approval_sse, approval_turn
 from browser_gateway import CuttableProxy, Script, ScriptedUpstream, serve_gateway
 from corpus import require_service
 
@@ -330,8 +331,18 @@ def test_a_cut_continuation_is_resumed_with_the_earlier_calls_results_once(
     """The continuation cut after ``start`` (the resume carries both results) or after the
     first result (one came live, the other with the resume): the transport yields each
     earlier call's output once, and ``ai`` 6 ends the continued message with both calls
-    answered and the text once; the upstream was called once."""
+    answered and the text once; the upstream was called once for the continuation."""
     upstream, url, proxy = live_sdk
+    # the turn that asked for the approvals PREVIOUS answers (an answer to an interrupt never
+    # raised is 422 UNKNOWN_INTERRUPT)
+    calls = [(cid, "delete_file", {"path": f"/tmp/{cid}"}) for cid in ("c0", "c1")]
+    upstream.queue(Script(approval_sse(approval_turn("assistant-7", calls))))
+    asked = httpx.post(
+        f"{url}/v1/workflow/{SDK_ROUTE}/t9",
+        json={"id": "t9", "trigger": "submit-message", "messages": MESSAGES},
+        timeout=_WAIT,
+    )
+    assert asked.status_code == 200 and asked.text.count('"tool-approval-request"') == 2
     body = [b"data: " + json.dumps(c).encode() + b"\n\n" for c in ANSWER] + [b"data: [DONE]\n\n"]
     script = upstream.queue(Script(body, gate_at=gate_at))
     api = f"{proxy.url}/v1/workflow/{SDK_ROUTE}/t9"
@@ -361,7 +372,7 @@ def test_a_cut_continuation_is_resumed_with_the_earlier_calls_results_once(
     assert c1["output"] == {"deleted": True}
     assert text_of(message) == "Done: one file."
     assert transport.chunks == whole_stream_on(url, SDK_ROUTE, "t9", post["runId"])
-    assert len(upstream.requests) == 1
+    assert len(upstream.requests) == 2  # the turn that asked, and the one continuation
 
 
 def whole_stream_on(url: str, route: str, chat: str, run_id: str) -> list[Any]:
