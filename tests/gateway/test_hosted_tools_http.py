@@ -8,7 +8,11 @@ the gateway answered; run 2 sends that history with a new user turn. Expected re
 ``@ai-sdk/openai`` 4.0.46 sends, vercel/ai ``convert-to-openai-responses-input.ts``): with
 ``store: false`` no ``function_call`` / ``function_call_output`` at all (none of the recorded
 calls is the client's), the recorded answer text kept; with ``store: true`` each hosted item
-once as ``{"type": "item_reference", "id"}``, ids as the upstream sent them.
+once as ``{"type": "item_reference", "id"}``, ids as the upstream sent them. The same for an
+Anthropic route and its recorded web search: the next request's assistant turn holds the
+``server_tool_use`` and ``web_search_tool_result`` blocks as the API sent them (Messages API
+input blocks; ``@ai-sdk/anthropic`` 4.0.41 ``convert-to-anthropic-prompt.ts``), no
+``tool_use`` / ``tool_result``.
 """
 
 from __future__ import annotations
@@ -37,6 +41,7 @@ from real_clients import replay, require_harness
 pytestmark = pytest.mark.timeout(180)
 
 BASE = "https://openai.test/v1"
+ANTHROPIC_BASE = "https://anthropic.test/v1"
 ROUTES = f"""
 [[routes]]
 name = "resp"
@@ -50,6 +55,13 @@ upstream_url = "{BASE}"
 protocol = "openai-responses"
 model = "gpt-5-mini"
 params = {{ store = true }}
+
+[[routes]]
+name = "claude"
+upstream_url = "{ANTHROPIC_BASE}"
+protocol = "anthropic"
+model = "claude-sonnet-4-5"
+auth = {{ type = "header", header = "x-api-key", env = "TEST_ANTHROPIC_KEY" }}
 """
 RECORDED = (
     "openai-responses/web-search-calls-url-citations.sse",
@@ -155,3 +167,76 @@ async def test_hosted_calls_of_recorded_runs_are_never_sent_back_as_function_cal
     refs = [i["id"] for i in with_store["input"] if i.get("type") == "item_reference"]
     assert refs == hosted
     assert not {i.get("type") for i in with_store["input"]} & {"function_call"}
+
+
+def anthropic_server_blocks(path: Path) -> list[dict[str, Any]]:
+    """The server blocks of a recorded Anthropic stream as the API sent them."""
+    blocks: dict[int, dict[str, Any]] = {}
+    inputs: dict[int, str] = {}
+    for line in path.read_text("utf-8").splitlines():
+        if not line.startswith("data:"):
+            continue
+        p = orjson.loads(line[5:])
+        if p["type"] == "content_block_start":
+            blocks[p["index"]] = p["content_block"]
+        elif p["type"] == "content_block_delta" and p["delta"]["type"] == "input_json_delta":
+            inputs[p["index"]] = inputs.get(p["index"], "") + p["delta"]["partial_json"]
+    out = []
+    for index in sorted(blocks):
+        block = blocks[index]
+        if block["type"] == "server_tool_use":
+            given = orjson.loads(inputs[index]) if inputs.get(index) else block["input"]
+            out.append({"type": block["type"], "id": block["id"], "name": block["name"]})
+            out[-1]["input"] = given
+        elif block["type"] == "web_search_tool_result":
+            out.append({k: block[k] for k in ("type", "tool_use_id", "content")})
+    return out
+
+
+async def test_anthropic_server_tools_go_back_as_their_own_blocks(
+    tmp_path: Path, router: respx.MockRouter, keys: None
+) -> None:
+    require_harness()
+    require_corpus("anthropic")
+    path = CORPUS_DIR / "anthropic" / "web-search-citations.sse"
+    expected = anthropic_server_blocks(path)
+    assert [b["type"] for b in expected][:2] == ["server_tool_use", "web_search_tool_result"]
+    end = [
+        {"type": "message_start", "message": {"id": "msg_2", "role": "assistant", "content": []}},
+        {"type": "message_delta", "delta": {"stop_reason": "end_turn"}},
+        {"type": "message_stop"},
+    ]
+    end_body = "".join(f"data: {orjson.dumps(p).decode()}\n\n" for p in end).encode()
+    replies = [path.read_bytes(), end_body]
+    served: list[bytes] = []
+
+    def reply(request: httpx.Request) -> httpx.Response:
+        served.append(replies[min(len(served), 1)])
+        return httpx.Response(
+            200, content=served[-1], headers={"content-type": "text/event-stream"}
+        )
+
+    route = router.post(f"{ANTHROPIC_BASE}/messages").mock(side_effect=reply)
+    routes = tmp_path / "routes.toml"
+    routes.write_text(ROUTES, encoding="utf-8")
+    client = httpx.AsyncClient(transport=httpx.MockTransport(router.async_handler))
+    settings = Settings(config=routes, database_url=f"sqlite:///{tmp_path}/runs.db", **FAST)
+    app = create_app(settings, http_client=client)
+    user = {"id": "u1", "role": "user", "content": "News?"}
+    async with running(app):
+        first = await call(app, "POST", "/v1/agui/claude", run_input("ta", "r1", [user]))
+        assert events_of(first.body)[-1]["type"] == "RUN_FINISHED"
+        [held] = replay([("a1", "agui", first.body)]).values()
+        assert held["accepted"], held["error"]
+        follow = {"id": "u2", "role": "user", "content": "More?"}
+        history = [user, *held["messages"], follow]
+        second = await call(app, "POST", "/v1/agui/claude", run_input("ta", "r2", history))
+    await client.aclose()
+    assert second.status == 200 and route.call_count == 2
+    sent = orjson.loads(route.calls[1].request.content)
+    blocks = [b for turn in sent["messages"] for b in turn["content"]]
+    assert not {b["type"] for b in blocks} & {"tool_use", "tool_result"}
+    server = [b for b in blocks if b["type"] in {"server_tool_use", "web_search_tool_result"}]
+    assert server == expected  # as the API sent them, encrypted_content included
+    [assistant] = [t for t in sent["messages"] if t["role"] == "assistant"]
+    assert {b["type"] for b in assistant["content"]} >= {"server_tool_use", "text"}
