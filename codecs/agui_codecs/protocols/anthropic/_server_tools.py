@@ -1,15 +1,16 @@
 """Anthropic server tool calls of a history, sent back as the API's own blocks.
 
-Part of :mod:`agui_codecs.protocols.anthropic.request` (issue 11, kinds 5/6). The decoder opens
-a ``server_tool_use`` block (``web_search``, ``web_fetch``, ``code_execution``...) as a tool call
-with TOOL_CALL_START ``metadata.providerExecuted`` and its ``*_tool_result`` block as
-TOOL_CALL_RESULT whose content is the JSON text of the block's ``content``
-(``anthropic.decoder``); ``@ag-ui/client`` 1.0.0 keeps that metadata on the tool call
-(``defaultApplyEvents``, TOOL_CALL_START). Such a call is the API's, not the client's: sent
-back as ``tool_use`` + a user ``tool_result`` it names a tool the request never declared and
-loses the result's ``encrypted_content``, which the API needs back to cite the results in a
-later turn (Messages API reference, "Web search tool", multi-turn citations; ``anthropic``
-2.15.0 ``types/web_search_result_block_param.py``: ``encrypted_content`` is required).
+Part of :mod:`agui_codecs.protocols.anthropic.request` (issue 11, kinds 5/6;
+``docs/protocols.md`` §4.2). The decoder opens a ``server_tool_use`` block (``web_search``,
+``web_fetch``, ``code_execution``...) as a tool call with TOOL_CALL_START
+``metadata.providerExecuted`` and its ``*_tool_result`` block as TOOL_CALL_RESULT whose content
+is the JSON text of the block's ``content`` (``anthropic.decoder``); ``@ag-ui/client`` 1.0.0
+keeps that metadata on the tool call (``defaultApplyEvents``, TOOL_CALL_START). Such a call is
+the API's, not the client's: sent back as ``tool_use`` + a user ``tool_result`` it names a tool
+the request never declared and loses the result's ``encrypted_content``, which the API needs
+back to cite the results in a later turn (Messages API reference, "Web search tool",
+multi-turn citations; ``anthropic`` 2.15.0 ``types/web_search_result_block_param.py``:
+``encrypted_content`` is required).
 
 **Known as a server call** (:func:`server_calls`) when its ``metadata.providerExecuted`` is
 ``true``, or its id is an Anthropic server id (``srvtoolu_``, ``mcptoolu_``: a client

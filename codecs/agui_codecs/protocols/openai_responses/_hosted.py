@@ -1,6 +1,7 @@
 """Provider-executed (hosted) tool calls of a history, for the OpenAI Responses request builder.
 
-Part of :mod:`agui_codecs.protocols.openai_responses.request` (issue 11, kinds 5/6). The decoder
+Part of :mod:`agui_codecs.protocols.openai_responses.request` (issue 11, kinds 5/6;
+``docs/protocols.md`` §4.2). The decoder
 opens each hosted item (``web_search_call``, ``file_search_call``, ``code_interpreter_call``,
 ``image_generation_call``, ``mcp_list_tools``, ``mcp_call``; :data:`._tools.HOSTED_TOOLS`) as a
 tool call with TOOL_CALL_START ``metadata.providerExecuted`` whose TOOL_CALL_RESULT content is
