@@ -14,7 +14,10 @@ user                   ``user`` turn: text -> ``{"type": "text"}`` (empty text d
                        ``{"type": "document", "source": base64 (PDF) | text (text/plain) | url |
                        file}``
 assistant              ``assistant`` turn: ``text`` block, then ``tool_use`` blocks
-                       ``{"id", "name", "input": <parsed arguments>}``
+                       ``{"id", "name", "input": <parsed arguments>}``; a server call (web
+                       search, code execution...) is ``server_tool_use`` followed by its
+                       ``*_tool_result`` block in the same turn, or left out, never a
+                       ``tool_use`` (:mod:`~agui_codecs.protocols.anthropic._server_tools`)
 reasoning              ``thinking`` block ``{"thinking", "signature": encryptedValue}``, or
                        ``redacted_thinking`` ``{"data": encryptedValue}`` when the metadata
                        ``field`` says ``redactedData`` (or there is no text); a reasoning message
@@ -22,7 +25,7 @@ reasoning              ``thinking`` block ``{"thinking", "signature": encryptedV
                        (``_request.own_encrypted_value``: another provider's signature is
                        rejected as invalid) is dropped (the API rejects unsigned thinking)
 tool                   ``user`` turn: ``{"type": "tool_result", "tool_use_id", "content",
-                       "is_error"?}``
+                       "is_error"?}``; a server call's result goes with its call
 activity               not sent
 tools[]                ``{"name", "description", "input_schema"}``
 =====================  =============================================================================
@@ -72,6 +75,7 @@ from .._request import (
     tool_arguments_object,
 )
 from .._resume import with_tool_results
+from ._server_tools import ServerCalls, server_calls
 
 __all__ = ["ALLOWED_PARAMS", "DEFAULT_MAX_TOKENS", "PROVIDER", "build_request", "to_anthropic"]
 
@@ -151,11 +155,16 @@ def _user_blocks(message: UserMessage, index: int) -> list[dict[str, Any]]:
     return [b for b in blocks if b is not None]
 
 
-def _assistant_blocks(message: AssistantMessage, index: int) -> list[dict[str, Any]]:
+def _assistant_blocks(
+    message: AssistantMessage, index: int, server: ServerCalls
+) -> list[dict[str, Any]]:
     blocks: list[dict[str, Any]] = []
     if message.content:
         blocks.append({"type": "text", "text": message.content})
     for n, call in enumerate(message.tool_calls or []):
+        if server.is_server(index, n):  # the API's own call: its blocks, never a tool_use
+            blocks.extend(server.blocks(index, n))
+            continue
         where = f"messages[{index}].toolCalls[{n}]"
         blocks.append(
             {
@@ -233,18 +242,21 @@ def to_anthropic(
         else:
             turns.append({"role": role, "content": blocks})
 
-    for index, message in results_after_calls(run_input.messages):
+    ordered = results_after_calls(run_input.messages)
+    server = server_calls(ordered)
+    for index, message in ordered:
         if isinstance(message, SystemMessage | DeveloperMessage):
             if message.content:
                 system.append(message.content)
         elif isinstance(message, UserMessage):
             add("user", _user_blocks(message, index))
         elif isinstance(message, AssistantMessage):
-            add("assistant", _assistant_blocks(message, index))
+            add("assistant", _assistant_blocks(message, index, server))
         elif isinstance(message, ReasoningMessage):
             add("assistant", _reasoning_blocks(message))
         elif isinstance(message, ToolMessage):
-            add("user", _tool_result(message, index))
+            if not server.is_server_result(index):  # a server result goes with its call
+                add("user", _tool_result(message, index))
         elif isinstance(message, ActivityMessage):
             continue
     context = context_text(run_input.context)

@@ -25,7 +25,10 @@ reasoning              ``model`` part ``{text, thought: true, thoughtSignature?}
                        signatures are required)
 assistant              ``model`` parts: ``{text, thoughtSignature?}`` (the message's
                        ``encryptedValue``), then ``{functionCall: {id, name, args},
-                       thoughtSignature?}`` per tool call (the call's ``encryptedValue``)
+                       thoughtSignature?}`` per tool call (the call's ``encryptedValue``); a
+                       code execution Gemini ran is ``{executableCode, thoughtSignature?}``
+                       then ``{codeExecutionResult}``, never a ``functionCall``
+                       (:mod:`~agui_codecs.protocols.gemini._code_execution`)
 tool                   ``user`` content of ``{functionResponse: {id, name, response}}`` parts;
                        ``name`` is the name of the call with that id (required to match),
                        ``response`` is ``{"output": <the result, parsed as JSON when it is>}``
@@ -95,6 +98,7 @@ from .._request import (
     tool_result_text,
 )
 from .._resume import with_tool_results
+from ._code_execution import CodeCalls, code_calls
 
 __all__ = [
     "ALLOWED_PARAMS",
@@ -190,7 +194,7 @@ def _reasoning_parts(message: ReasoningMessage) -> list[dict[str, Any]]:
 
 
 def _assistant_parts(
-    message: AssistantMessage, index: int, *, gemini3: bool
+    message: AssistantMessage, index: int, code: CodeCalls, *, gemini3: bool
 ) -> list[dict[str, Any]]:
     parts: list[dict[str, Any]] = []
     if message.content:
@@ -201,6 +205,15 @@ def _assistant_parts(
         parts.append(text)
     signed_batch = False  # Gemini 3 signs only the first call of a parallel batch
     for n, call in enumerate(message.tool_calls or []):
+        if code.is_provider(index, n):  # Gemini ran it: its own parts, never a functionCall
+            native = code.parts(index, n)
+            if native is not None:
+                executable, result = dict(native[0]), native[1]
+                signature = own_encrypted_value(call, PROVIDER)
+                if signature is not None:
+                    executable["thoughtSignature"] = signature
+                parts += [executable, result]
+            continue
         where = f"messages[{index}].toolCalls[{n}]"
         args = tool_arguments_object(call.function.arguments, where)
         part: dict[str, Any] = {
@@ -287,14 +300,16 @@ def to_gemini(
         kinds.append(kind)
         contents.append({"role": "user" if kind != "model" else "model", "parts": parts})
 
-    for index, message in results_after_calls(run_input.messages):
+    ordered = results_after_calls(run_input.messages)
+    code = code_calls(ordered, (t.name for t in run_input.tools or ()))
+    for index, message in ordered:
         if isinstance(message, UserMessage):
             add("user", _user_parts(message))
         elif isinstance(message, ReasoningMessage):
             add("model", _reasoning_parts(message))
         elif isinstance(message, AssistantMessage):
-            add("model", _assistant_parts(message, index, gemini3=gemini3))
-        elif isinstance(message, ToolMessage):
+            add("model", _assistant_parts(message, index, code, gemini3=gemini3))
+        elif isinstance(message, ToolMessage) and not code.is_provider_result(index):
             add(
                 "function-response",
                 _function_response(message, names, index, gemini3=gemini3),

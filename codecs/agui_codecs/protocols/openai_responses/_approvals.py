@@ -106,6 +106,10 @@ class Approvals:
             if item is not None:
                 self._requests[answer.interrupt_id] = item
 
+    def answers_call(self, call_id: str) -> bool:
+        """True when the history call ``call_id`` is the call of an answered approval."""
+        return call_id in self._by_call
+
     def call_item(self, call: dict[str, Any]) -> dict[str, Any] | None:
         """What a history ``function_call`` item becomes: itself when it answers nothing; the
         rebuilt request item in its place (once); ``None`` (left out) for the call of an

@@ -17,7 +17,10 @@ user                   ``{"role": "user", "content": str}``, or a list of ``inpu
                        ``input_image`` ``{image_url | file_id, detail: "auto"}`` / ``input_file``
                        ``{file_data + filename | file_url | file_id}`` parts
 assistant              ``{"role": "assistant", "content": str}`` when there is text, then one
-                       ``{"type": "function_call", "call_id", "name", "arguments"}`` per tool call
+                       ``{"type": "function_call", "call_id", "name", "arguments"}`` per client
+                       tool call; a provider-executed call (hosted tool, MCP) is never one:
+                       left out with ``store: false``, an ``item_reference`` with ``store:
+                       true`` (:mod:`~agui_codecs.protocols.openai_responses._hosted`)
 reasoning              ``{"type": "reasoning", "summary": [{"type": "summary_text", "text"}],
                        "encrypted_content"}`` when it has an ``encryptedValue`` that belongs to
                        OpenAI (``_request.own_encrypted_value``); no ``id``:
@@ -27,7 +30,7 @@ reasoning              ``{"type": "reasoning", "summary": [{"type": "summary_tex
                        reference it)
 tool                   ``{"type": "function_call_output", "call_id", "output"}``: the text
                        (the ``error`` text when empty), or a list of input parts for multimodal
-                       content
+                       content; the result of a provider-executed call goes with its call
 activity               not sent
 tools[]                ``{"type": "function", "name", "description", "parameters", "strict":
                        false}`` (a client's schema need not satisfy strict mode; the API
@@ -97,6 +100,7 @@ from .._request import (
 )
 from .._resume import Answer, answers
 from ._approvals import Approvals
+from ._hosted import HostedCalls, hosted_calls
 
 __all__ = [
     "ALLOWED_PARAMS",
@@ -187,19 +191,26 @@ def _user(message: UserMessage, index: int) -> dict[str, Any]:
     return {"role": "user", "content": _parts(message.content, f"messages[{index}]")}
 
 
-def _assistant(message: AssistantMessage) -> list[dict[str, Any]]:
+def _assistant(
+    message: AssistantMessage, index: int, approvals: Approvals, hosted: HostedCalls
+) -> list[dict[str, Any]]:
     items: list[dict[str, Any]] = []
     if message.content:
         items.append({"role": "assistant", "content": message.content})
-    for call in message.tool_calls or []:
-        items.append(
-            {
-                "type": "function_call",
-                "call_id": call.id,
-                "name": call.function.name,
-                "arguments": call.function.arguments or "{}",
-            }
-        )
+    for position, call in enumerate(message.tool_calls or []):
+        function_call = {
+            "type": "function_call",
+            "call_id": call.id,
+            "name": call.function.name,
+            "arguments": call.function.arguments or "{}",
+        }
+        item: dict[str, Any] | None = function_call
+        if approvals.answers_call(call.id):  # an answered approval: its rebuilt item, once
+            item = approvals.call_item(function_call)
+        elif hosted.is_hosted(index, position):  # provider-executed: never a function_call
+            item = hosted.call_item(index, position)
+        if item is not None:
+            items.append(item)
     return items
 
 
@@ -267,26 +278,27 @@ def to_openai_responses(
         RequestTranslationError: a content part has no Responses equivalent (audio, video; code
             ``UNSUPPORTED_CONTENT``).
     """
-    items: list[dict[str, Any]] = []
-    approvals = Approvals(answers, interrupt_metadata or {})
-    for index, message in results_after_calls(run_input.messages):
-        if isinstance(message, UserMessage):
-            items.append(_user(message, index))
-        elif isinstance(message, AssistantMessage):
-            for item in _assistant(message):
-                kept = approvals.call_item(item) if "call_id" in item else item
-                if kept is not None:
-                    items.append(kept)
-        elif isinstance(message, ReasoningMessage):
-            items.extend(_reasoning(message))
-        elif isinstance(message, ToolMessage):
-            items.append(_tool(message, index))
-        elif isinstance(message, SystemMessage | DeveloperMessage | ActivityMessage):
-            continue  # system text goes to ``instructions``; activities are UI only
-    items.extend(approvals.tail())
     merged = nest_params(
         merge_params(params or {}, run_input.forwarded_props, ALLOWED_PARAMS), _NESTED
     )
+    store = merged.get("store", False) is True
+    items: list[dict[str, Any]] = []
+    approvals = Approvals(answers, interrupt_metadata or {})
+    ordered = results_after_calls(run_input.messages)
+    hosted = hosted_calls(ordered, (t.name for t in run_input.tools or ()), store=store)
+    for index, message in ordered:
+        if isinstance(message, UserMessage):
+            items.append(_user(message, index))
+        elif isinstance(message, AssistantMessage):
+            items.extend(_assistant(message, index, approvals, hosted))
+        elif isinstance(message, ReasoningMessage):
+            items.extend(_reasoning(message))
+        elif isinstance(message, ToolMessage):
+            if not hosted.is_hosted_result(index):  # a hosted result goes with its call
+                items.append(_tool(message, index))
+        elif isinstance(message, SystemMessage | DeveloperMessage | ActivityMessage):
+            continue  # system text goes to ``instructions``; activities are UI only
+    items.extend(approvals.tail())
     body: dict[str, Any] = {"model": model}
     instructions = system_text(run_input)
     if instructions is not None:
