@@ -379,6 +379,31 @@ def test_derived_ids_for_each_kind_of_reuse() -> None:
     assert out[-1]["metadata"]["repairs"]["id-derived"] == 5
 
 
+def test_a_chunk_after_its_ids_end_is_a_new_message() -> None:
+    """A TEXT_MESSAGE_CHUNK / REASONING_MESSAGE_CHUNK naming a message whose END the upstream
+    sent starts a new message (AG-UI 1.0 chunk events: a chunk whose id has no open message
+    opens one), so it gets its own id; its text is not appended to the ended one's, which the
+    late-content hold of that END did before (found by the property below)."""
+    for prefix in ("TEXT_MESSAGE", "REASONING_MESSAGE"):
+        role = "assistant" if prefix == "TEXT_MESSAGE" else "reasoning"
+        events: list[dict[str, Any]] = [
+            {"type": "RUN_STARTED", "threadId": "t1", "runId": "r2"},
+            {"type": f"{prefix}_START", "messageId": "m1", "role": role},
+            {"type": f"{prefix}_CONTENT", "messageId": "m1", "delta": "a"},
+            {"type": f"{prefix}_END", "messageId": "m1"},
+            {"type": f"{prefix}_CHUNK", "messageId": "m1", "delta": "b"},
+            {"type": "RUN_FINISHED", "threadId": "t1", "runId": "r2"},
+        ]
+        decoder = AguiDecoder(thread_id="t1", run_id="r2")
+        body = b"".join(b"data: " + orjson.dumps(e) + b"\n\n" for e in events)
+        out = [event_to_wire(e) for e in decoder.feed(body) + decoder.close()]
+        assert decoder.error is None, decoder.error
+        contents = [(e["messageId"], e["delta"]) for e in out if e["type"].endswith("_CONTENT")]
+        assert contents == [("m1", "a"), (derived_id("m1", 2), "b")], prefix
+        ends = [e["messageId"] for e in out if e["type"] == f"{prefix}_END"]
+        assert ends == ["m1", derived_id("m1", 2)], prefix
+
+
 @SETTINGS
 @given(runs=st.lists(streams(), min_size=6, max_size=8))
 def test_reused_agui_ids_reach_both_real_clients_once_each_and_go_back_as_the_runtimes(

@@ -36,6 +36,12 @@ _START_OF = {
     "tool-call": "TOOL_CALL_START",
     "reasoning-message": "REASONING_MESSAGE_START",
 }
+_CHUNK_OF = {"text-message": "TEXT_MESSAGE_CHUNK", "reasoning-message": "REASONING_MESSAGE_CHUNK"}
+"""A text or reasoning ``*_CHUNK`` naming an item whose END the upstream sent opens a new
+message (the chunk's own rule, AG-UI 1.0 "Chunk events": a chunk whose id has no open
+message starts one), so it ends that END's hold like an opener reusing the id; the END of a
+chunk lane another chunk replaced (not the upstream's) keeps its hold and is adopted again."""
+
 _PHASE: dict[str, frozenset[str]] = {  # held END of this kind -> events that keep it held
     "tool-call": frozenset(
         {
@@ -123,10 +129,13 @@ class AguiHolds(AguiCleaner):
     def _release(self, ev: Wire) -> list[Wire]:
         """Send the held ENDs ``ev`` ends the hold of (see the class docstring), oldest first."""
         etype, out = ev["type"], []
-        for (kind, eid), (_, at, _) in list(self._ended.items()):
+        for (kind, eid), (_, at, upstream) in list(self._ended.items()):
             id_field = "toolCallId" if kind == "tool-call" else "messageId"
-            reopens = etype == _START_OF[kind] and (
-                self._alias.get((kind, ev[id_field]), ev[id_field]) == eid
+            opener = etype == _START_OF[kind] or (upstream and etype == _CHUNK_OF.get(kind))
+            reopens = (
+                opener
+                and isinstance(up := ev.get(id_field), str)
+                and self._alias.get((kind, up), up) == eid
             )
             own_result = etype == "TOOL_CALL_RESULT" and ev["toolCallId"] == eid
             if (
