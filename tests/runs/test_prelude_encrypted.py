@@ -18,13 +18,16 @@ from __future__ import annotations
 
 from typing import Any
 
+import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from real_clients import replay, require_harness
 
+from agui_codecs import get_decoder
+
 from .agui_rules import verify
-from .helpers import resumed_stream, sse
+from .helpers import resumed_stream, sse, wires
 
 pytestmark = pytest.mark.timeout(600)
 
@@ -203,3 +206,38 @@ def test_a_value_held_until_the_end_survives_a_cut_before_the_end() -> None:
         _value("message", "r1", "sig"),
     ]
     assert_rejoins_build_the_same_messages([events])
+
+
+def _chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
+    choice = {"index": 0, "delta": delta, "finish_reason": finish}
+    chunk = {"id": "ds", "object": "chat.completion.chunk", "model": "m", "choices": [choice]}
+    return b"data: " + orjson.dumps(chunk) + b"\n\n"
+
+
+@st.composite
+def deepseek_runs(draw: st.DrawFn) -> list[Event]:
+    """The AG-UI wire events the openai-chat decoder makes of a random DeepSeek thinking-mode
+    stream (``reasoning_content`` and ``content`` pieces in random order, then ``tool_calls``,
+    the order of the "Thinking Mode" guide's replies): each reasoning message carries the
+    ``reasoning_content`` mark, held until it ends. (A call before the text stays open past
+    the text's end: the ordering limit of the module docstring.)"""
+    items: list[tuple[str, Any]] = [
+        ("reasoning_content", t) for t in draw(st.lists(TEXT, min_size=1, max_size=3))
+    ]
+    for text in draw(st.lists(TEXT, max_size=2)):
+        items.insert(draw(st.integers(0, len(items))), ("content", text))
+    for n in range(draw(st.integers(0, 2))):
+        call = {"index": n, "id": f"call_{n}", "type": "function"}
+        call["function"] = {"name": "get_weather", "arguments": f'{{"n": {n}}}'}
+        items.append(("tool_calls", [call]))
+    body = b"".join(_chunk({key: value}) for key, value in items)
+    body += _chunk({}, "stop") + b"data: [DONE]\n\n"
+    decoder = get_decoder("openai-chat", thread_id="t", run_id="r")
+    return wires(decoder.feed(body) + decoder.close())
+
+
+@settings(max_examples=3, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(runs=st.lists(deepseek_runs(), min_size=6, max_size=6))
+def test_the_reasoning_content_mark_survives_a_rejoin_at_any_cut(runs: list[list[Event]]) -> None:
+    assert all(any(e["type"] == "REASONING_ENCRYPTED_VALUE" for e in run) for run in runs)
+    assert_rejoins_build_the_same_messages(runs)
