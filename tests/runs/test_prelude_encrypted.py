@@ -8,10 +8,12 @@ ended), the real ``@ag-ui/client`` 1.0.0 builds the same messages, ``encryptedVa
 from the prelude + tail of every cut as from the whole stream. Expected messages are the real
 client's own (``tests/harness``), never the gateway's.
 
-Items close in the order they opened: the prelude re-opens what is open after the snapshot,
-so an item still open at the cut while a later-opened one is closed ends up after it in the
-client's list (an ordering limit of the prelude, encrypted values or not: see the report of
-branch h11ds); values and results may still come after later items.
+Items close in the order they opened, and a text message's first content comes with its
+start: the prelude re-opens what is open after the snapshot, so an item still open at the cut
+while a later-opened one is closed ends up after it in the client's list, and a text message
+whose history part began (at its first content) after another item's start is filed after it
+(ordering limits of the prelude and of RunFold's parts, with or without encrypted values, not
+covered here); values and results may still come after later items.
 """
 
 from __future__ import annotations
