@@ -5,7 +5,12 @@ the prelude is RUN_STARTED, a MESSAGES_SNAPSHOT of what is complete, START event
 what is still open *carrying what it accumulated*, then the live tail continues strictly after
 the prelude's cursor. So every tool argument reaches the client exactly once: a closed call's
 arguments in the snapshot, an open call's accumulated arguments in one TOOL_CALL_ARGS of the
-prelude, later fragments in the tail.
+prelude, later fragments in the tail. A REASONING_ENCRYPTED_VALUE stored before the cut is
+kept the same way: a closed reasoning message or tool call carries it in the snapshot
+(``encryptedValue``, AG-UI 1.0 ``ReasoningMessage`` / ``ToolCall``), an open one gets it
+again as a REASONING_ENCRYPTED_VALUE right after its re-opening events (``@ag-ui/client``
+1.0.0 ``src/apply/default.ts`` sets the value on the message, or on the call of an assistant
+message, with that id).
 
 ``@ag-ui/client`` 1.0 MESSAGES_SNAPSHOT replaces the client's message list (messages absent
 from the snapshot are dropped, ``src/apply/default.ts``), so the snapshot carries the prior
@@ -44,6 +49,19 @@ class Prelude:
     ended: bool = False
 
 
+def _encrypted(subtype: str, entity_id: str, value: str | None) -> list[JsonObject]:
+    if value is None:
+        return []
+    return [
+        {
+            "type": "REASONING_ENCRYPTED_VALUE",
+            "subtype": subtype,
+            "entityId": entity_id,
+            "encryptedValue": value,
+        }
+    ]
+
+
 def _reopen(fold: RunFold) -> list[tuple[int, list[JsonObject]]]:
     groups: list[tuple[int, list[JsonObject]]] = []
     chunk: list[tuple[int, list[JsonObject]]] = []  # at most one: it must come last
@@ -53,13 +71,10 @@ def _reopen(fold: RunFold) -> list[tuple[int, list[JsonObject]]]:
         groups.append((order, [{"type": "REASONING_START", "messageId": span}]))
     for r in fold.reasoning_messages.values():
         text = "".join(r.content)
-        if r.chunk:
-            chunk.append(
-                (
-                    r.order,
-                    [{"type": "REASONING_MESSAGE_CHUNK", "messageId": r.message_id, "delta": text}],
-                )
-            )
+        value = _encrypted("message", r.message_id, r.encrypted_value)
+        if r.chunk:  # the client passes the value through without closing the chunk stream
+            opened = {"type": "REASONING_MESSAGE_CHUNK", "messageId": r.message_id, "delta": text}
+            chunk.append((r.order, [opened, *value]))
             continue
         events: list[JsonObject] = [
             {"type": "REASONING_MESSAGE_START", "messageId": r.message_id, "role": "reasoning"}
@@ -68,7 +83,7 @@ def _reopen(fold: RunFold) -> list[tuple[int, list[JsonObject]]]:
             events.append(
                 {"type": "REASONING_MESSAGE_CONTENT", "messageId": r.message_id, "delta": text}
             )
-        groups.append((r.order, events))
+        groups.append((r.order, events + value))
     for t in fold.open_text.values():
         text = "".join(t.content)
         start: JsonObject = {"messageId": t.message_id, "role": t.role}
@@ -88,15 +103,16 @@ def _reopen(fold: RunFold) -> list[tuple[int, list[JsonObject]]]:
         call: JsonObject = {"toolCallId": c.tool_call_id, "toolCallName": c.name}
         if c.parent_message_id is not None:
             call["parentMessageId"] = c.parent_message_id
+        value = _encrypted("tool-call", c.tool_call_id, c.encrypted_value)
         if c.chunk:
-            chunk.append((c.order, [{"type": "TOOL_CALL_CHUNK", **call, "delta": args}]))
+            chunk.append((c.order, [{"type": "TOOL_CALL_CHUNK", **call, "delta": args}, *value]))
             continue
         if c.metadata is not None:
             call["metadata"] = c.metadata
         events = [{"type": "TOOL_CALL_START", **call}]
         if args:
             events.append({"type": "TOOL_CALL_ARGS", "toolCallId": c.tool_call_id, "delta": args})
-        groups.append((c.order, events))
+        groups.append((c.order, events + value))
     groups.sort(key=lambda g: g[0])
     return groups + chunk
 

@@ -261,8 +261,65 @@ def tool_args_delivered(stream: list[dict[str, Any]]) -> dict[str, str]:
     return args
 
 
+def encrypted_run(thread_id: str = "thread-1", run_id: str = "run-1") -> list[dict[str, Any]]:
+    """A run whose reasoning messages and tool calls carry REASONING_ENCRYPTED_VALUEs (AG-UI 1.0
+    ``subtype`` "message" | "tool-call"): one after the reasoning content and before
+    REASONING_MESSAGE_END (what ``RunBuilder.hold_reasoning_encrypted`` emits), one before any
+    content, one alone (redacted thinking: no content), one on a call still streaming its
+    arguments, one on a call already ended."""
+
+    def value(subtype: str, entity: str, blob: str) -> dict[str, Any]:
+        return {
+            "type": "REASONING_ENCRYPTED_VALUE",
+            "subtype": subtype,
+            "entityId": entity,
+            "encryptedValue": blob,
+        }
+
+    return [
+        {"type": "RUN_STARTED", "threadId": thread_id, "runId": run_id},
+        {"type": "REASONING_START", "messageId": "r1"},
+        {"type": "REASONING_MESSAGE_START", "messageId": "r1", "role": "reasoning"},
+        {"type": "REASONING_MESSAGE_CONTENT", "messageId": "r1", "delta": "Think"},
+        {"type": "REASONING_MESSAGE_CONTENT", "messageId": "r1", "delta": "ing"},
+        value("message", "r1", "sig-r1"),
+        {"type": "REASONING_MESSAGE_END", "messageId": "r1"},
+        {"type": "REASONING_END", "messageId": "r1"},
+        {"type": "REASONING_START", "messageId": "r2"},
+        {"type": "REASONING_MESSAGE_START", "messageId": "r2", "role": "reasoning"},
+        value("message", "r2", "sig-r2-first"),
+        {"type": "REASONING_MESSAGE_CONTENT", "messageId": "r2", "delta": "More"},
+        value("message", "r2", "sig-r2"),
+        {"type": "REASONING_MESSAGE_END", "messageId": "r2"},
+        {"type": "REASONING_MESSAGE_START", "messageId": "r3", "role": "reasoning"},
+        value("message", "r3", "redacted-r3"),
+        {"type": "REASONING_MESSAGE_END", "messageId": "r3"},
+        {"type": "REASONING_END", "messageId": "r2"},
+        {"type": "TEXT_MESSAGE_START", "messageId": "m1", "role": "assistant"},
+        {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m1", "delta": "Let me check."},
+        {"type": "TEXT_MESSAGE_END", "messageId": "m1"},
+        {
+            "type": "TOOL_CALL_START",
+            "toolCallId": "c1",
+            "toolCallName": "weather",
+            "parentMessageId": "m1",
+        },
+        {"type": "TOOL_CALL_ARGS", "toolCallId": "c1", "delta": '{"city"'},
+        value("tool-call", "c1", "sig-c1"),
+        {"type": "TOOL_CALL_ARGS", "toolCallId": "c1", "delta": ': "Paris"}'},
+        {"type": "TOOL_CALL_END", "toolCallId": "c1"},
+        {"type": "TOOL_CALL_START", "toolCallId": "c2", "toolCallName": "clock"},
+        {"type": "TOOL_CALL_ARGS", "toolCallId": "c2", "delta": "{}"},
+        {"type": "TOOL_CALL_END", "toolCallId": "c2"},
+        value("tool-call", "c2", "sig-c2"),
+        {"type": "TOOL_CALL_RESULT", "messageId": "res1", "toolCallId": "c1", "content": "21"},
+        {"type": "RUN_FINISHED", "threadId": thread_id, "runId": run_id},
+    ]
+
+
 RUNS = {
     "rich": rich_run(),
+    "encrypted": encrypted_run(),
     "reasoning-tool": wires(corpus_events("compat-deepseek-reasoner-tool-call.jsonl")),
     "parallel-tools": wires(corpus_events("gpt4o-parallel-tool-calls.sse")),
 }

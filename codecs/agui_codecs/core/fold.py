@@ -77,6 +77,8 @@ class OpenTool:
     metadata: JsonObject | None = None
     chunk: bool = False
     args: list[str] = field(default_factory=list)
+    encrypted_value: str | None = None
+    """The last REASONING_ENCRYPTED_VALUE (``subtype`` "tool-call") for it while open."""
 
 
 @dataclass
@@ -87,6 +89,9 @@ class OpenReasoning:
     order: int
     chunk: bool = False
     content: list[str] = field(default_factory=list)
+    encrypted_value: str | None = None
+    """The last REASONING_ENCRYPTED_VALUE (``subtype`` "message") for it while open (the
+    decoders hold one until REASONING_MESSAGE_END, ``RunBuilder.hold_reasoning_encrypted``)."""
 
 
 class RunFold:
@@ -379,7 +384,13 @@ class RunFold:
         value = event.get("encryptedValue")
         if event.get("subtype") == "tool-call":
             part = self._tool_parts.get(entity)
+            tool = self.open_tools.get(entity)
+            if tool is not None and isinstance(value, str):
+                tool.encrypted_value = value
         else:
+            reasoning = self.reasoning_messages.get(entity)
+            if reasoning is not None and isinstance(value, str):
+                reasoning.encrypted_value = value
             part = self._reasoning_parts.get(entity)
             if part is None:  # a value with no reasoning text (redacted thinking)
                 part = {"type": "reasoning", "messageId": entity, "text": "", "state": "done"}

@@ -36,6 +36,8 @@ from ag_ui.core import (
 )
 
 from ..errors import InvalidInputError, RequestTranslationError
+from ._reasoning_content import PROVIDER as REASONING_CONTENT_PROVIDER
+from ._reasoning_content import is_mark as is_reasoning_content_mark
 from ._reasoning_details import PROVIDER as REASONING_DETAILS_PROVIDER
 from ._reasoning_details import parse_envelope
 
@@ -334,8 +336,9 @@ def own_encrypted_value(holder: Any, provider: str) -> str | None:
     (ARCHITECTURE.md); when the holder's ``metadata`` names a provider, the value is returned
     only for that provider. Without provenance (``@ag-ui/client`` 1.0 stores the value but not
     the event's metadata) the value is assumed to come from the route's own provider, except
-    an OpenRouter ``reasoning_details`` envelope, which says where it is from
-    (:mod:`agui_codecs.protocols._reasoning_details`).
+    an OpenRouter ``reasoning_details`` envelope and the DeepSeek ``reasoning_content`` mark,
+    which say where they are from (:mod:`agui_codecs.protocols._reasoning_details`,
+    :mod:`agui_codecs.protocols._reasoning_content`).
 
     Args:
         holder: an AG-UI message or ``ToolCall`` (anything with ``encrypted_value`` and
@@ -348,6 +351,8 @@ def own_encrypted_value(holder: Any, provider: str) -> str | None:
     origin = provider_of(holder)
     if origin is None and parse_envelope(value) is not None:
         origin = REASONING_DETAILS_PROVIDER  # an OpenRouter reasoning_details entry
+    elif origin is None and is_reasoning_content_mark(value):
+        origin = REASONING_CONTENT_PROVIDER  # DeepSeek's reasoning_content mark
     return value if origin is None or origin == provider else None
 
 

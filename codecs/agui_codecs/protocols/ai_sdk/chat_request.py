@@ -84,6 +84,7 @@ _ENCRYPTED_FIELDS = (
     "encryptedContent",
     "thoughtSignature",
     "reasoningDetails",
+    "reasoningContent",
 )
 _DENIED = "Tool call execution denied."
 

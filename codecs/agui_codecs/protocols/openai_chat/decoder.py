@@ -7,7 +7,10 @@ Follows the Chat Completions streaming reference (``chat.completion.chunk`` obje
   becomes TEXT_MESSAGE_*; ``delta.refusal`` becomes text too, flagged ``metadata.refusal`` on
   its TEXT_MESSAGE_START and reported as RUN_FINISHED ``metadata.refusal``;
 * ``delta.reasoning_content`` (DeepSeek, xAI) or ``delta.reasoning`` (OpenRouter, Groq)
-  become REASONING_*; OpenRouter's ``delta.reasoning_details[]`` entries (OpenRouter
+  become REASONING_*; a reasoning message read from ``reasoning_content`` carries the DeepSeek
+  mark (one REASONING_ENCRYPTED_VALUE ``{"type":"reasoning_content"}`` just before it ends,
+  :mod:`agui_codecs.protocols._reasoning_content`) so the next request can send its text
+  back; OpenRouter's ``delta.reasoning_details[]`` entries (OpenRouter
   "Reasoning Tokens", ``reasoning_details`` array structure) take precedence over the
   flattened ``reasoning`` string: one reasoning message per entry (``reasoning.text`` /
   ``reasoning.summary`` text as its content), the rest of the entry (``signature``, ``data``,
@@ -53,6 +56,7 @@ from ... import jsontext
 from ...endings import OPENAI_CHAT_FINISH_REASONS, canonical_finish
 from ...errors import EventTooLargeError, MalformedUpstreamError
 from ...framing import DONE, Frame, FrameDecoder, Framing
+from .. import _reasoning_content as reasoning_content
 from .._reasoning_details import ReasoningDetailsStream
 from ..base import Framer, StreamDecoder, upstream_error
 
@@ -209,10 +213,18 @@ class OpenAIChatDecoder(StreamDecoder):
         # they are the reasoning (the string only when no entry of the delta had text).
         texted = self._details.feed(details, whole=whole) if details else False
         if not texted:
-            for key in ("reasoning_content", "reasoning"):
-                value = delta.get(key)
+            for key_name in ("reasoning_content", "reasoning"):
+                value = delta.get(key_name)
                 if isinstance(value, str) and value:
-                    run.reasoning(value, key=self._details.key or "reasoning")
+                    key = self._details.key or "reasoning"
+                    run.reasoning(value, key=key)
+                    if key_name == "reasoning_content":  # DeepSeek wants it back (module doc)
+                        run.hold_reasoning_encrypted(
+                            reasoning_content.MARK,
+                            key=key,
+                            field=reasoning_content.FIELD,
+                            provider=reasoning_content.PROVIDER,
+                        )
                     break
         content = delta.get("content")
         if isinstance(content, str):

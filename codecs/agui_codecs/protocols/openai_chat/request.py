@@ -32,7 +32,11 @@ reasoning              OpenRouter ``reasoning_details`` entries (an ``encryptedV
                        ``reasoning_details`` envelope, :mod:`..._reasoning_details`): rebuilt as
                        envelope + text and put, in order, on the turn's assistant message
                        (``reasoning_details: [...]``; an assistant message ``{"content": ""}``
-                       when the turn has none); other reasoning is not sent
+                       when the turn has none); DeepSeek ``reasoning_content`` (reasoning
+                       messages with the mark of :mod:`..._reasoning_content`): the turn's
+                       marked text, joined in order, as ``reasoning_content`` on the turn's
+                       first assistant message with ``tool_calls`` (nothing for a turn without
+                       calls); other reasoning is not sent
 activity               not sent
 tools[]                ``{"type": "function", "function": {"name", "description",
                        "parameters"}}`` (``parameters`` defaults to an empty object schema)
@@ -47,6 +51,11 @@ best-practices/reasoning-tokens, "Preserving Reasoning Blocks": the assistant me
 with its ``reasoning_details`` unmodified and in order); the entries of a turn (the messages
 between two user, system or tool messages: one Chat Completions reply, which AG-UI may hold as
 several assistant messages) all go on its first assistant message.
+
+DeepSeek ``reasoning_content`` follows the DeepSeek "Thinking Mode" guide
+(api-docs.deepseek.com/guides/thinking_mode): a tool-calling turn's ``reasoning_content``
+must be passed back in every later request (else HTTP 400 "The reasoning_content in the
+thinking mode must be passed back to the API"); a turn without tool calls needs none.
 
 Tool results are sent directly after the assistant message that made their call, text in
 between moved after them (:func:`~agui_codecs.protocols._request.results_after_calls`).
@@ -78,6 +87,8 @@ from ag_ui.core import (
 )
 
 from ...errors import RequestTranslationError
+from .._reasoning_content import PROVIDER as REASONING_CONTENT_PROVIDER
+from .._reasoning_content import is_mark
 from .._reasoning_details import FIELD, PROVIDER, TEXT_KEYS, merge_details, parse_envelope
 from .._request import (
     ClientRequest,
@@ -253,6 +264,44 @@ def _turn_details(
     return owned, orphans
 
 
+def _marked_text(message: ReasoningMessage) -> str | None:
+    """The text of a reasoning message with the DeepSeek mark (and no other provenance)."""
+    if not is_mark(message.encrypted_value):
+        return None
+    if provider_of(message) not in (None, REASONING_CONTENT_PROVIDER):
+        return None
+    return message.content
+
+
+def _turn_reasoning_content(messages: Sequence[Message]) -> dict[int, str]:
+    """``{index of a turn's first assistant message with tool calls: the turn's marked
+    reasoning text, joined in order}`` (turns as in :func:`_turn_details`); a turn without
+    tool calls or without marked text has no entry."""
+    out: dict[int, str] = {}
+    texts: list[str] = []
+    target: int | None = None
+
+    def close() -> None:
+        nonlocal target
+        if target is not None and texts:
+            out[target] = "".join(texts)
+        texts.clear()
+        target = None
+
+    for index, message in enumerate(messages):
+        if isinstance(message, ReasoningMessage):
+            text = _marked_text(message)
+            if text is not None:
+                texts.append(text)
+        elif isinstance(message, AssistantMessage):
+            if target is None and message.tool_calls:
+                target = index
+        elif not isinstance(message, ActivityMessage):
+            close()
+    close()
+    return out
+
+
 def _reasoning_only(details: list[dict[str, Any]]) -> dict[str, Any]:
     """The assistant message of a turn that had only reasoning."""
     return {"role": "assistant", "content": "", "reasoning_details": details}
@@ -311,6 +360,7 @@ def to_openai_chat(
     attachments: list[dict[str, Any]] = []  # media of the results since the last non-tool message
     leading_system = 0
     details, orphans = _turn_details(run_input.messages)
+    reasoning_content = _turn_reasoning_content(run_input.messages)
     for index, message in results_after_calls(run_input.messages):
         if index in orphans:  # a turn with reasoning and no assistant message ends here
             messages += attachments
@@ -330,6 +380,8 @@ def to_openai_chat(
             if assistant is not None:
                 if index in details:
                     assistant["reasoning_details"] = details[index]
+                if index in reasoning_content:
+                    assistant["reasoning_content"] = reasoning_content[index]
                 messages.append(assistant)
             continue
         if isinstance(message, SystemMessage | DeveloperMessage):
