@@ -71,6 +71,7 @@ def _same(model: type[Any], data: bytes) -> None:
 def small_thresholds(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(body_parse, "LARGE_BODY", 0)
     monkeypatch.setattr(body_parse, "SLICE", 3)
+    monkeypatch.setattr(body_parse, "PARSE_STEP", 16)  # the JSON text parsed in many steps
 
 
 @settings(max_examples=80, deadline=None)
@@ -97,7 +98,17 @@ def test_sliced_chat_request_equals_model_validate_json(roles: list[str], texts:
     _same(AiSdkChatRequest, _dumps({"id": "chat", "messages": messages}))
 
 
-@pytest.mark.parametrize("data", [b"{", b"[]", b'{"messages": 3}', b"null", b'{"messages": [1'])
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"{",
+        b"[]",
+        b'{"messages": 3}',
+        b"null",
+        b'{"messages": [1',
+        b'{"threadId":"t","runId":"r","messages":[{"id":"m","role":"user","content":"x"},]}',
+    ],
+)
 def test_malformed_bodies_are_refused_as_model_validate_json_refuses_them(data: bytes) -> None:
     _same(RunAgentInput, data)
 
