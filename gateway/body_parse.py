@@ -141,7 +141,12 @@ async def _sliced_frozen(body: bytes, model: type[_M], path: tuple[str, ...]) ->
     validated: list[Any] = []
     for start in range(0, len(raw), SLICE):
         with _uncollected():
-            validated += adapter.validate_python(raw[start : start + SLICE])
+            piece = raw[start : start + SLICE]
+            validated += adapter.validate_python(piece)
+            # the parsed messages are freed a slice at a time: dropping 200k of them at once
+            # (the list below) was one more section of ~35 ms
+            raw[start : start + SLICE] = [None] * len(piece)
+            del piece
         await asyncio.sleep(0)
     holder[path[-1]] = []
     result = model.model_validate(data)  # the envelope, checked with no messages

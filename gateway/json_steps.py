@@ -16,7 +16,7 @@ How (RFC 8259 §2-§5 grammar; orjson 3.x behaviour, checked by ``tests/gateway/
   counts code points: converted to bytes), in windows growing from 512 bytes;
 * the elements of an array are parsed in runs of about ``step`` bytes: a candidate cut is the
   next "last byte of the first element, ``,``, first key of the first element" (``},{"id":``)
-  after ``step`` bytes, and the run before it is parsed as ``[`` × depth + run + ``]`` × depth,
+  after ``step`` bytes, and the run before it is parsed as ``"[" * depth + run + "]" * depth``,
   with one element at each added level. That succeeds only when the cut is between two
   elements of this array (not inside a string or a nested value): the grammar is LL(1) and the
   run starts at an element's first byte, so orjson reads it as the document does. A refused cut

@@ -115,3 +115,22 @@ def test_malformed_bodies_are_refused_as_model_validate_json_refuses_them(data: 
 
 def _dumps(value: Any) -> bytes:
     return json.dumps(value).encode()  # big integers written whole
+
+
+def test_a_large_body_text_is_parsed_in_steps_that_yield(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(body_parse, "SLICE", 10**9)  # one validation slice: the yields are parsing
+    messages = [{"id": f"m{i}", "role": "user", "content": f"hi ]}},{{ {i}"} for i in range(300)]
+    body = {"threadId": "t", "runId": "r", "messages": messages}
+    data = _dumps({**body, "state": {}, "tools": [], "context": [], "forwardedProps": {}})
+    real_sleep = asyncio.sleep
+    yields = 0
+
+    async def counted(delay: float) -> None:
+        nonlocal yields
+        yields += 1
+        await real_sleep(delay)
+
+    monkeypatch.setattr(body_parse.asyncio, "sleep", counted)
+    parsed = asyncio.run(body_parse.validate_body(data, RunAgentInput))
+    assert parsed == RunAgentInput.model_validate_json(data)
+    assert yields >= len(data) // (3 * 16)
