@@ -13,7 +13,8 @@ How (RFC 8259 §2-§5 grammar; orjson 3.x behaviour, checked by ``tests/gateway/
   (space, tab, LF, CR, nothing else);
 * where a value ends is what orjson says: ``orjson.loads`` of a window starting at the value
   fails with ``unexpected content after document`` at the first byte after it (its ``pos``
-  counts code points: converted to bytes), in windows growing from 512 bytes;
+  counts code points: converted to bytes), in windows growing from 512 bytes (an escaped lone
+  surrogate, which orjson refuses, is first rewritten ``\\u0000`` in the window);
 * the elements of an array are parsed in runs of about ``step`` bytes: a candidate cut is the
   next "last byte of the first element, ``,``, first key of the first element" (``},{"id":``)
   after ``step`` bytes, and the run before it is parsed as ``"[" * depth + run + "]" * depth``,
@@ -59,6 +60,7 @@ _GROWTH: Final = 8
 _CANDIDATES: Final = 3
 _TRAILING: Final = "unexpected content after document"
 _WS: Final = re.compile(rb"[ \t\n\r]*")
+_SURROGATE_ESCAPE: Final = re.compile(rb"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 _WS_CLASS: Final = rb"[ \t\n\r]*"
 _FIRST_KEY: Final = re.compile(rb'\{[ \t\n\r]*("(?:[^"\\]|\\.){0,64}")[ \t\n\r]*:')
 _OPEN_OBJECT: Final = 0x7B
@@ -85,6 +87,22 @@ def loads_in_steps(data: bytes, step: int = STEP) -> Steps:
         return (yield from _Parser(data, step).document())
     except _Unsure:
         return jsontext.loads(data)
+
+
+def _probe(window: memoryview) -> None:
+    """``orjson.loads(window)`` for its error only; an escaped surrogate (which orjson refuses
+    and ``jsontext`` keeps) is read as ``\\u0000`` (same length, same structure: inside a
+    string its bytes stay string bytes, whether an escape or after an escaped backslash).
+
+    Raises:
+        JSONDecodeError: as ``orjson.loads`` (``pos`` in code points).
+    """
+    try:
+        orjson.loads(window)
+    except orjson.JSONDecodeError as exc:
+        if "surrogate" not in exc.msg:
+            raise
+        orjson.loads(_SURROGATE_ESCAPE.sub(rb"\\u0000", window))
 
 
 def _byte_offset(doc: str, pos: int) -> int:
@@ -136,7 +154,7 @@ class _Parser:
             stop = self._window_stop(start, size)
             self.work += stop - start
             try:
-                orjson.loads(self.view[start:stop])
+                _probe(self.view[start:stop])
             except orjson.JSONDecodeError as exc:
                 if exc.msg == _TRAILING:
                     return self._trim(start + _byte_offset(exc.doc, exc.pos))
@@ -299,7 +317,7 @@ class _Parser:
         stop = self._window_stop(start, 2 * self.step)
         self.work += stop - start
         try:
-            orjson.loads(b"[" + self.data[start:stop])
+            _probe(memoryview(b"[" + self.data[start:stop]))
         except orjson.JSONDecodeError as exc:
             if exc.msg != _TRAILING:
                 return None

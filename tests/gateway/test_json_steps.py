@@ -151,11 +151,14 @@ def _chat(n: int, *, indent: int | None = None) -> bytes:
     return json.dumps({"id": "chat", "messages": messages}, indent=indent).encode()
 
 
+@pytest.mark.parametrize("odd", ["", "\ud83d", "\\ud83d", str(2**64)])
 @pytest.mark.parametrize("indent", [None, 2])
 def test_a_large_body_is_parsed_in_many_steps_without_the_whole_parse(
-    monkeypatch: pytest.MonkeyPatch, indent: int | None
+    monkeypatch: pytest.MonkeyPatch, indent: int | None, odd: str
 ) -> None:
-    data = _chat(400, indent=indent)
+    # also with a lone surrogate (escaped: orjson refuses it, jsontext keeps it), a text that
+    # only looks like one, or an integer beyond 64 bits (jsontext's standard-library path)
+    data = _chat(400, indent=indent).replace(b"part 7 ", json.dumps(odd).encode()[1:-1], 1)
     whole = jsontext.loads(data)
     real = jsontext.loads
 
