@@ -22,7 +22,7 @@ How (RFC 8259 §2-§5 grammar; orjson 3.x behaviour, checked by ``tests/gateway/
   elements of this array (not inside a string or a nested value): the grammar is LL(1) and the
   run starts at an element's first byte, so orjson reads it as the document does. A refused cut
   tries the next two, then the rest of the array when it ends within two steps (found by the
-  same trailing-content error), else one element alone;
+  same trailing-content error), else a step of elements, each one's end probed on its own;
 * each piece is parsed by ``jsontext.loads`` under as many added arrays as the document has
   containers around it, so orjson's depth limit (1024) applies as on the whole text; integers
   beyond 64 bits and lone escaped surrogates take its standard-library path piece by piece,
@@ -63,6 +63,8 @@ _WS: Final = re.compile(rb"[ \t\n\r]*")
 _SURROGATE_ESCAPE: Final = re.compile(rb"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 _WS_CLASS: Final = rb"[ \t\n\r]*"
 _FIRST_KEY: Final = re.compile(rb'\{[ \t\n\r]*("(?:[^"\\]|\\.){0,64}")[ \t\n\r]*:')
+_NUMBER_BYTES: Final = frozenset(b"-0123456789")
+_NUMBER_HEAD: Final = rb"[-0-9]"  # numbers are alike whatever their digits
 _OPEN_OBJECT: Final = 0x7B
 _OPEN_ARRAY: Final = 0x5B
 _WHITESPACE: Final = frozenset(b" \t\n\r")
@@ -267,10 +269,10 @@ class _Parser:
             else:
                 if boundary is None:
                     boundary = self._boundary(index, first_end)
-                run = self._run(index, first_end, boundary, inner)
-                if run is None:  # the pattern misled: one element, learn it anew
-                    boundary = None
-                    run = [self._one(index, first_end, inner)], first_end
+                run = yield from self._run(index, first_end, boundary, inner)
+                if run is None:  # the pattern misled: a step walked element by element
+                    boundary = None  # and learnt anew from the next run's first element
+                    run = self._walk(index, first_end, inner)
                 items += run[0]
                 end = run[1]
                 yield from self._pause()
@@ -284,20 +286,21 @@ class _Parser:
 
     def _boundary(self, start: int, end: int) -> re.Pattern[bytes]:
         """What lies between this element and a next one like it: its last byte, ``,`` and
-        its first byte (an object's: ``{`` and its first key, with its ``:``)."""
+        its first byte (an object's: ``{`` and its first key, with its ``:``; a number's: any
+        digit, or ``-``)."""
         data = self.data
-        head = re.escape(data[start : start + 1])
+        head = _NUMBER_HEAD if data[start] in _NUMBER_BYTES else re.escape(data[start : start + 1])
         first_key = _FIRST_KEY.match(data, start, end)
         if first_key is not None:
             head = rb"\{" + _WS_CLASS + re.escape(first_key.group(1)) + _WS_CLASS + rb":"
-        last = re.escape(data[end - 1 : end])
+        last = rb"[0-9]" if 0x30 <= data[end - 1] <= 0x39 else re.escape(data[end - 1 : end])
         return re.compile(last + _WS_CLASS + rb"," + _WS_CLASS + head)
 
     def _run(
         self, start: int, first_end: int, boundary: re.Pattern[bytes], level: int
-    ) -> tuple[list[Any], int] | None:
+    ) -> Generator[None, None, tuple[list[Any], int] | None]:
         """The elements from ``start`` up to a cut about a step on, and the cut; None when
-        no cut could be confirmed."""
+        no cut could be confirmed (a refused cut costs a step: the steps yield between)."""
         if first_end - start >= self.step:
             return None
         since = max(start + self.step, first_end - 1)
@@ -307,9 +310,28 @@ class _Parser:
             try:
                 return self._values(start, cut, level), cut
             except _Unsure:
+                yield from self._pause()
                 if tried + 1 == _CANDIDATES:
                     break
-        return self._rest(start, level)
+        rest = self._rest(start, level)
+        yield from self._pause()
+        return rest
+
+    def _walk(self, start: int, first_end: int, level: int) -> tuple[list[Any], int]:
+        """The elements from ``start`` for about a step, each one's end found on its own (as
+        many probes as elements: for arrays whose elements do not look alike)."""
+        data = self.data
+        end = first_end
+        spent = self.work  # the probes count too: tiny elements cost a probe each
+        while end - start < self.step and self.work - spent < self.step:
+            after = self._ws(end)
+            if data[after : after + 1] != b",":
+                break  # the array's "]", or a fault the caller refuses
+            following = self._end(self._ws(after + 1), self.step)
+            if following is None:
+                break  # an element larger than a step: the caller walks into it
+            end = following
+        return self._values(start, end, level), end
 
     def _rest(self, start: int, level: int) -> tuple[list[Any], int] | None:
         """The elements from ``start`` to the end of their array when it ends within two

@@ -205,3 +205,27 @@ def test_a_cut_past_the_end_of_a_list_is_refused(step: int) -> None:
     # a cut inside the second list makes "[[" + run + "]]" valid JSON with two lists in it
     data = b'[[{"id":1},{"id":2}],[{"id":3},{"id":4},{"id":5}],{"x":[{"id":6},{"id":7}]}]'
     assert _drive(data, step)[0] == jsontext.loads(data)
+
+
+@pytest.mark.parametrize(
+    "elements",
+    [
+        ["x", *range(20000)],  # a first element unlike the rest
+        [{"a": 1}, *({"b": i} for i in range(5000))],
+        [[i, {"id": i}] for i in range(3000)],
+    ],
+)
+def test_arrays_whose_elements_differ_are_still_parsed_in_steps(
+    monkeypatch: pytest.MonkeyPatch, elements: list[Any]
+) -> None:
+    data = json.dumps({"messages": elements}).encode()
+    real = jsontext.loads
+
+    def pieces_only(text: Any) -> Any:
+        assert len(text) < len(data) // 4, "parsed whole"
+        return real(text)
+
+    monkeypatch.setattr(json_steps.jsontext, "loads", pieces_only)
+    value, yields = _drive(data, 2048)
+    assert value == {"messages": elements}
+    assert yields >= len(data) // (3 * 2048)
