@@ -32,7 +32,10 @@ How (RFC 8259 §2-§5 grammar; orjson 3.x behaviour, checked by ``tests/gateway/
 Anything the steps cannot settle (invalid JSON, a window orjson refuses for another reason)
 parses the whole text with ``jsontext.loads`` instead, so an error is the same error, raised
 after the steps taken so far. A single value larger than a step that is not a container (a
-10 MB string) is parsed in one piece.
+10 MB string) is parsed in one piece. One known difference: a text with a run of 19+ digits
+anywhere takes ``jsontext``'s standard-library path whole, whose recursion stops near 1000
+levels (``RecursionError``, not a ``JSONDecodeError``), while here only the pieces holding
+such a run take it: a piece nested 1000-1024 deep elsewhere is read (orjson's limit) instead.
 """
 
 from __future__ import annotations
