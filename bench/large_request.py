@@ -7,12 +7,21 @@ the body (:func:`gateway.routes._http.parse_json_body`), check the ids, convert 
 ``RunAgentInput``, build the upstream request (``gateway.upstream.build_body``). A ticker task
 on the same loop records its largest gap (the loop's longest stall) while each step runs.
 
-Printed per step: wall time of the step and the longest loop stall during it, in ms. A step
-that runs off the loop (a thread) shows a stall near the ticker period (1 ms), whatever its
-wall time. Figures depend on the machine; compare before/after in the same run of the same
-machine (``git stash`` the change, or run it from two checkouts).
+Printed per step: wall time of the step, the process's CPU time during it (threads included),
+the longest loop stall during it and the loop thread's CPU time in that longest gap between
+two ticks ("stall cpu": what the loop spent in one section, steady on a loaded machine where
+the wall stall also counts the time the OS ran other processes), in ms. A step that runs off the loop (a thread) shows a
+stall near the ticker period (1 ms), whatever its wall time. Last, the small-body row: the
+CPU time per ``parse_json_body`` call over a 3-message AG-UI body (best of 5 batches of 2000) (the common request; no
+stepping below ``LARGE_BODY``), in µs. Figures depend on the machine; compare before/after in
+the same run.
 
-Run: ``python bench/large_request.py [--messages N]`` (default 200000; well under a minute).
+Run: ``python bench/large_request.py [--messages N] [--rounds R] [--variant NAME:src=DIR]``
+(default 200000 messages; well under a minute per round). Each ``--variant`` (repeatable) runs
+the same steps in a child process importing ``gateway``, ``agui_codecs`` and ``conformance``
+from the checkout ``DIR`` (``src=.`` or no ``src``: this tree), variants alternating round by
+round; without ``--variant``, this tree only, in this process. The "inline" arm (one
+``model_validate_json``, every step on the loop) is printed for the first variant only.
 """
 
 from __future__ import annotations
@@ -20,8 +29,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import gc
+import os
+import subprocess
+import sys
 import time
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -61,33 +74,38 @@ def _chat_body(n: int) -> bytes:
     return orjson.dumps({"id": "chat1", "messages": messages, "trigger": "submit-message"})
 
 
-async def _measure(step: Callable[[], Awaitable[Any]]) -> tuple[float, float, Any]:
-    """(wall ms, longest loop stall ms, result) of ``step`` with a 1 ms ticker beside it."""
-    worst = 0.0
+async def _measure(
+    step: Callable[[], Awaitable[Any]],
+) -> tuple[float, float, float, float, Any]:
+    """(wall ms, CPU ms, longest loop stall ms, its CPU ms, result) of ``step`` with a 1 ms
+    ticker beside it: the stall's CPU is the loop thread's CPU time between two ticks (what
+    the loop itself spent, whatever else the machine ran meanwhile)."""
+    worst = worst_cpu = 0.0
     running = True
 
     async def ticker() -> None:
-        nonlocal worst
-        last = time.perf_counter()
+        nonlocal worst, worst_cpu
+        last, last_cpu = time.perf_counter(), time.thread_time()
         while running:
             await asyncio.sleep(0.001)
-            now = time.perf_counter()
-            worst = max(worst, now - last)
-            last = now
+            now, now_cpu = time.perf_counter(), time.thread_time()
+            worst, worst_cpu = max(worst, now - last), max(worst_cpu, now_cpu - last_cpu)
+            last, last_cpu = now, now_cpu
 
     gc.collect()
     task = asyncio.create_task(ticker())
     await asyncio.sleep(0.01)
-    start = time.perf_counter()
+    worst = worst_cpu = 0.0
+    start, cpu = time.perf_counter(), time.process_time()
     result = await step()
-    wall = time.perf_counter() - start
+    wall, cpu = time.perf_counter() - start, time.process_time() - cpu
     await asyncio.sleep(0.005)
     running = False
     await task
-    return wall * 1000, worst * 1000, result
+    return wall * 1000, cpu * 1000, worst * 1000, worst_cpu * 1000, result
 
 
-async def main(n: int) -> None:
+async def main(n: int, arms: tuple[str, ...], label: str) -> None:
     from ag_ui.core import RunAgentInput
 
     from agui_codecs.protocols import ClientRequest
@@ -102,14 +120,13 @@ async def main(n: int) -> None:
         name="bench", protocol="openai-chat", upstream_url="http://127.0.0.1:9/v1", model="m"
     )
     agui, chat = _agui_body(n), _chat_body(n)
-    print(
-        f"{n} messages: AG-UI body {len(agui) / 1e6:.1f} MB, AI SDK body {len(chat) / 1e6:.1f} MB"
-    )
-    print(f"{'step':46} {'arm':7} {'wall ms':>9} {'stall ms':>9}")
 
     async def show(name: str, arm: str, step: Callable[[], Awaitable[Any]]) -> Any:
-        wall, stall, result = await _measure(step)
-        print(f"{name:46} {arm:7} {wall:9.0f} {stall:9.0f}")
+        wall, cpu, stall, stall_cpu, result = await _measure(step)
+        print(
+            f"{label:8} {name:46} {arm:7} {wall:9.0f} {cpu:9.0f} {stall:9.0f} {stall_cpu:9.1f}",
+            flush=True,
+        )
         return result
 
     def checked(run_input: Any) -> None:
@@ -159,11 +176,71 @@ async def main(n: int) -> None:
 
         await show("ai-sdk: check ids + to RunAgentInput", arm, convert)
 
-    for arm in ("inline", "sliced"):
+    for arm in arms:
         await steps(arm)
+
+    small = _agui_body(3)
+    batches = []
+    for _ in range(5):
+        start = time.process_time()
+        for _ in range(2000):
+            await parse_json_body(small, RunAgentInput)
+        batches.append((time.process_time() - start) / 2000 * 1e6)
+    each = min(batches)  # CPU per call, best of 5 batches of 2000
+    print(f"{label:8} {f'small body ({len(small)} B): parse_json_body':46} {'':7} {each:7.1f} µs")
+
+
+def _header(n: int) -> None:
+    agui, chat = _agui_body(n), _chat_body(n)
+    print(
+        f"{n} messages: AG-UI body {len(agui) / 1e6:.1f} MB, AI SDK body {len(chat) / 1e6:.1f} MB"
+    )
+    print(f"load average {os.getloadavg()}")
+    print(
+        f"{'variant':8} {'step':46} {'arm':7} {'wall ms':>9} {'cpu ms':>9} {'stall ms':>9} {'stall cpu':>9}"
+    )
+
+
+def _variants(specs: list[str]) -> list[tuple[str, Path]]:
+    """``NAME:src=DIR`` specs as (name, checkout)."""
+    here = Path(__file__).resolve().parent.parent
+    out = []
+    for spec in specs:
+        name, _, options = spec.partition(":")
+        src = dict(opt.split("=", 1) for opt in options.split(",") if opt).get("src", ".")
+        out.append((name, here if src == "." else Path(src).resolve()))
+    return out
+
+
+def _child(name: str, src: Path, n: int, inline: bool) -> None:
+    paths = [str(src), str(src / "codecs"), str(src / "conformance")]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(paths))
+    args = [sys.executable, __file__, "--messages", str(n), "--child", name]
+    subprocess.run([*args, *(["--inline"] if inline else [])], env=env, check=True)
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--messages", type=int, default=200_000)
-    asyncio.run(main(parser.parse_args().messages))
+    parser.add_argument("--rounds", type=int, default=1)
+    parser.add_argument("--variant", action="append", default=[], help="NAME:src=DIR")
+    parser.add_argument("--child", help=argparse.SUPPRESS)
+    parser.add_argument("--inline", action="store_true", help=argparse.SUPPRESS)
+    options = parser.parse_args()
+    if options.child:
+        import gateway
+
+        print(f"{options.child:8} (gateway from {Path(gateway.__file__).parent})", flush=True)
+        arms = ("inline", "sliced") if options.inline else ("sliced",)
+        asyncio.run(main(options.messages, arms, options.child))
+    elif options.variant:
+        _header(options.messages)
+        for number in range(options.rounds):
+            for index, (name, src) in enumerate(_variants(options.variant)):
+                _child(name, src, options.messages, inline=index == 0 and number == 0)
+        print(f"load average {os.getloadavg()}")
+    else:
+        _header(options.messages)
+        for _ in range(options.rounds):
+            asyncio.run(main(options.messages, ("inline", "sliced"), "this"))
+        print(f"load average {os.getloadavg()}")

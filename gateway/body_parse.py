@@ -3,7 +3,9 @@
 A long conversation posted whole (14 MB, 200k messages) takes seconds to validate in one
 ``model_validate_json`` call, and pydantic-core keeps the GIL for most of it, so even a thread
 leaves the loop stalled: every other stream of the process stops meanwhile. Here a large body
-is read with :func:`agui_codecs.jsontext.loads` (orjson; big integers keep their digits), then
+is parsed in steps of :data:`PARSE_STEP` bytes (:func:`gateway.json_steps.loads_in_steps`: the
+value of :func:`agui_codecs.jsontext.loads`, orjson with big integers kept whole, yielding to
+the loop between steps; one ``loads`` of a 16.5 MB chat body held it ~250 ms), then
 its ``messages`` list (top-level, or under ``input`` for ``POST /api/v1/agent/runs``) is
 validated in slices of :data:`SLICE` messages, yielding to the loop between slices; the
 envelope is validated with an empty list there, and the validated messages are put in its
@@ -35,14 +37,16 @@ from typing import Any, Final, TypeVar
 
 from pydantic import BaseModel, TypeAdapter
 
-from agui_codecs import jsontext
+from .json_steps import STEP, loads_in_steps
 
-__all__ = ["LARGE_BODY", "LARGE_INPUT", "SLICE", "off_loop", "validate_body"]
+__all__ = ["LARGE_BODY", "LARGE_INPUT", "PARSE_STEP", "SLICE", "off_loop", "validate_body"]
 
 LARGE_BODY: Final = 1 << 20
 """Bytes from which a body is validated in slices (1 MiB)."""
 SLICE: Final = 1000
 """Messages validated per step between two yields to the loop."""
+PARSE_STEP: Final = STEP
+"""Bytes of JSON text parsed per step between two yields (:mod:`gateway.json_steps`)."""
 LARGE_INPUT: Final = 2000
 """Messages from which :func:`off_loop` work runs in a thread."""
 
@@ -112,10 +116,21 @@ async def _sliced(body: bytes, model: type[_M], path: tuple[str, ...]) -> _M:
         gc.unfreeze()
 
 
+async def _parsed(body: bytes) -> Any:
+    """``jsontext.loads(body)``, parsed in steps (:func:`gateway.json_steps.loads_in_steps`,
+    :data:`PARSE_STEP` bytes each) with the collector paused, yielding to the loop between."""
+    steps = loads_in_steps(body, PARSE_STEP)
+    while True:
+        with _uncollected():
+            try:
+                next(steps)
+            except StopIteration as done:
+                return done.value
+        await asyncio.sleep(0)
+
+
 async def _sliced_frozen(body: bytes, model: type[_M], path: tuple[str, ...]) -> _M:
-    with _uncollected():
-        data = jsontext.loads(body)
-    await asyncio.sleep(0)
+    data = await _parsed(body)
     holder = data
     for name in path[:-1]:
         holder = holder[name]
@@ -126,7 +141,12 @@ async def _sliced_frozen(body: bytes, model: type[_M], path: tuple[str, ...]) ->
     validated: list[Any] = []
     for start in range(0, len(raw), SLICE):
         with _uncollected():
-            validated += adapter.validate_python(raw[start : start + SLICE])
+            piece = raw[start : start + SLICE]
+            validated += adapter.validate_python(piece)
+            # the parsed messages are freed a slice at a time: dropping 200k of them at once
+            # (the list below) was one more section of ~35 ms
+            raw[start : start + SLICE] = [None] * len(piece)
+            del piece
         await asyncio.sleep(0)
     holder[path[-1]] = []
     result = model.model_validate(data)  # the envelope, checked with no messages

@@ -71,6 +71,7 @@ def _same(model: type[Any], data: bytes) -> None:
 def small_thresholds(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(body_parse, "LARGE_BODY", 0)
     monkeypatch.setattr(body_parse, "SLICE", 3)
+    monkeypatch.setattr(body_parse, "PARSE_STEP", 16)  # the JSON text parsed in many steps
 
 
 @settings(max_examples=80, deadline=None)
@@ -97,10 +98,39 @@ def test_sliced_chat_request_equals_model_validate_json(roles: list[str], texts:
     _same(AiSdkChatRequest, _dumps({"id": "chat", "messages": messages}))
 
 
-@pytest.mark.parametrize("data", [b"{", b"[]", b'{"messages": 3}', b"null", b'{"messages": [1'])
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"{",
+        b"[]",
+        b'{"messages": 3}',
+        b"null",
+        b'{"messages": [1',
+        b'{"threadId":"t","runId":"r","messages":[{"id":"m","role":"user","content":"x"},]}',
+    ],
+)
 def test_malformed_bodies_are_refused_as_model_validate_json_refuses_them(data: bytes) -> None:
     _same(RunAgentInput, data)
 
 
 def _dumps(value: Any) -> bytes:
     return json.dumps(value).encode()  # big integers written whole
+
+
+def test_a_large_body_text_is_parsed_in_steps_that_yield(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(body_parse, "SLICE", 10**9)  # one validation slice: the yields are parsing
+    messages = [{"id": f"m{i}", "role": "user", "content": f"hi ]}},{{ {i}"} for i in range(300)]
+    body = {"threadId": "t", "runId": "r", "messages": messages}
+    data = _dumps({**body, "state": {}, "tools": [], "context": [], "forwardedProps": {}})
+    real_sleep = asyncio.sleep
+    yields = 0
+
+    async def counted(delay: float) -> None:
+        nonlocal yields
+        yields += 1
+        await real_sleep(delay)
+
+    monkeypatch.setattr(body_parse.asyncio, "sleep", counted)
+    parsed = asyncio.run(body_parse.validate_body(data, RunAgentInput))
+    assert parsed == RunAgentInput.model_validate_json(data)
+    assert yields >= len(data) // (3 * 16)
