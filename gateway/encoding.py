@@ -91,13 +91,18 @@ def _encode_batch(
     counts: dict[str, int] = {}
     parts: list[bytes] = []
     size = 0
+    serialized = encoder.encode_serialized
     try:
         for stored in batch:
-            wire = stored.event
-            kind = str(wire.get("type"))
+            kind = stored.type
             counts[kind] = counts.get(kind, 0) + 1
-            fold.apply(wire)
-            data = encoder.encode_wire(wire, id=f"{stored.cursor}{suffix}", json=stored.json)
+            fold.apply_stored(stored)
+            cursor = stored.cursor
+            json = stored.json
+            if json is None:
+                data = encoder.encode_wire(stored.event, id=f"{cursor}{suffix}")
+            else:  # the stored text, parsed only by an encoder that needs the dict
+                data = serialized(kind, json, stored.load, id=f"{cursor}{suffix}")
             if data:
                 parts.append(data)
                 size += len(data)

@@ -53,20 +53,42 @@ async def _replay(
     store: RunStore, run_id: str, after: Cursor | None, page: int, until: Cursor | None = None
 ) -> AsyncIterator[list[RunEvent]]:
     """The stored events after ``after`` (before ``until``), one non-empty list per store
-    page, ending with the terminal event when it is among them."""
-    while True:
-        batch = await store.read_wire(run_id, after=after, limit=page)
-        full = len(batch) >= page
-        if until is not None:
-            kept = [event for event in batch if event.cursor < until]
-            full = full and len(kept) == len(batch)
-            batch = kept
-        out = _through_terminal(batch)
-        if out:
-            yield out
-            after = out[-1].cursor
-        if not full or len(out) < len(batch):
-            return
+    page, ending with the terminal event when it is among them.
+
+    The next page is read while this one is delivered (one read ahead: its query overlaps
+    the encoding and sending of this page; issue 13). The page read ahead is the one the next
+    step would read (after this page's last event), so what is delivered is the same; when
+    the consumer stops, that read is cancelled."""
+    read: asyncio.Future[list[RunEvent]] | None = asyncio.ensure_future(
+        store.read_wire(run_id, after=after, limit=page)
+    )
+    try:
+        while read is not None:
+            batch = await read
+            read = None
+            full = len(batch) >= page
+            if until is not None:
+                kept = [event for event in batch if event.cursor < until]
+                full = full and len(kept) == len(batch)
+                batch = kept
+            out = _through_terminal(batch)
+            if full and len(out) == len(batch):  # more may follow: read it meanwhile
+                read = asyncio.ensure_future(
+                    store.read_wire(run_id, after=out[-1].cursor, limit=page)
+                )
+            if out:
+                yield out
+    finally:
+        if read is not None:
+            await _cancel(read)
+
+
+async def _cancel(read: asyncio.Future[list[RunEvent]]) -> None:
+    """Cancel a read ahead nobody will take, and wait for it (its error, if any, is moot)."""
+    read.cancel()
+    await asyncio.wait({read})  # the caller's own cancellation still propagates
+    if not read.cancelled():
+        read.exception()  # retrieved: a failed read ahead of a stopped replay is not news
 
 
 class RunReader:
