@@ -38,6 +38,11 @@ class OpenItems:
         self._fold = RunFold()
         self._all = False
 
+    @property
+    def folds_content(self) -> bool:
+        """True once every event is folded, content events too (a chunk event was seen)."""
+        return self._all
+
     def apply(self, event: JsonObject) -> None:
         """Take one AG-UI wire event into account."""
         kind = event.get("type")

@@ -81,6 +81,8 @@ class RunEvent:
             they hold), else None. The store, the broker and the encoder reuse it
             (``Encoder.encode_wire(event, json=...)``) instead of serializing again (issue 13
             item 3); not part of equality.
+        type: the AG-UI event ``type`` (e.g. ``"TEXT_MESSAGE_CONTENT"``): the maker's
+            ``type`` (a store row's column), else ``event["type"]``.
 
     Equality compares ``cursor`` and ``event`` of two instances of the same class. Not
     hashable (a dict is not).
@@ -89,10 +91,11 @@ class RunEvent:
         ValueError: from the constructor, when neither ``event`` nor ``json`` is given.
     """
 
-    __slots__ = ("_event", "_type", "cursor", "json")
+    __slots__ = ("_event", "cursor", "json", "type")
 
     cursor: Cursor
     json: bytes | None
+    type: str
 
     def __init__(
         self,
@@ -107,7 +110,9 @@ class RunEvent:
         self.cursor = cursor
         self._event = event
         self.json = json
-        self._type = type
+        if type is None:  # (parses json when no event was given)
+            type = str(self.event.get("type", ""))
+        self.type = type
 
     @property
     def event(self) -> JsonObject:
@@ -121,15 +126,6 @@ class RunEvent:
     def load(self) -> JsonObject:
         """:attr:`event`, as a call (what ``Encoder.encode_serialized`` takes)."""
         return self.event
-
-    @property
-    def type(self) -> str:
-        """The AG-UI event ``type`` (e.g. ``"TEXT_MESSAGE_CONTENT"``), without parsing the
-        JSON when the maker gave it."""
-        kind = self._type
-        if kind is None:
-            kind = self._type = str(self.event.get("type", ""))
-        return kind
 
     @property
     def terminal(self) -> bool:

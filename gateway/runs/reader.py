@@ -51,7 +51,7 @@ def _through_terminal(events: list[RunEvent]) -> list[RunEvent]:
 
 async def _replay(
     store: RunStore, run_id: str, after: Cursor | None, page: int, until: Cursor | None = None
-) -> AsyncIterator[list[RunEvent]]:
+) -> AsyncGenerator[list[RunEvent], None]:
     """The stored events after ``after`` (before ``until``), one non-empty list per store
     page, ending with the terminal event when it is among them.
 
@@ -72,7 +72,7 @@ async def _replay(
                 full = full and len(kept) == len(batch)
                 batch = kept
             out = _through_terminal(batch)
-            if full and len(out) == len(batch):  # more may follow: read it meanwhile
+            if full and len(out) == len(batch) and not out[-1].terminal:  # read on meanwhile
                 read = asyncio.ensure_future(
                     store.read_wire(run_id, after=out[-1].cursor, limit=page)
                 )
@@ -183,11 +183,12 @@ async def _read(
         run.check_cursor(after, slack=settings.cursor_slack)
     last = after
     async with broker.subscribe(run_id, after=after) as subscription:
-        async for events in _replay(store, run_id, last, page):
-            yield events
-            last = events[-1].cursor
-            if events[-1].terminal:
-                return
+        async with aclosing(_replay(store, run_id, last, page)) as pages:
+            async for events in pages:
+                yield events
+                last = events[-1].cursor
+                if events[-1].terminal:
+                    return
         if last is not None:
             subscription.skip_to(last)
         while True:
@@ -199,11 +200,12 @@ async def _read(
                     if run.is_terminal:
                         return
                     continue  # nothing stored after the cursor: one query per idle re-check
-                async for events in _replay(store, run_id, last, page):
-                    yield events
-                    last = events[-1].cursor
-                    if events[-1].terminal:
-                        return
+                async with aclosing(_replay(store, run_id, last, page)) as pages:
+                    async for events in pages:
+                        yield events
+                        last = events[-1].cursor
+                        if events[-1].terminal:
+                            return
                 if run.is_terminal:
                     return
                 continue
@@ -215,11 +217,14 @@ async def _read(
                     if out:  # what came before the gap goes out before the gap is waited for
                         yield out
                         out = []
-                    async for events in _fill_gap(store, run_id, last, message.cursor, settings):
-                        yield events
-                        last = events[-1].cursor
-                        if events[-1].terminal:
-                            return
+                    async with aclosing(
+                        _fill_gap(store, run_id, last, message.cursor, settings)
+                    ) as pages:
+                        async for events in pages:
+                            yield events
+                            last = events[-1].cursor
+                            if events[-1].terminal:
+                                return
                     if last is not None and message.cursor <= last:
                         continue
                     if message.cursor.epoch == (last.epoch if last else message.cursor.epoch) and (
@@ -238,27 +243,29 @@ async def _read(
 
 async def _fill_gap(
     store: RunStore, run_id: str, last: Cursor | None, target: Cursor, settings: RunSettings
-) -> AsyncIterator[list[RunEvent]]:
+) -> AsyncGenerator[list[RunEvent], None]:
     """Yield the stored events between ``last`` and ``target`` (store pages); wait while a
     same-epoch gap is not durable yet, until it fills or the run's epoch moves past
     ``target``'s."""
     page = settings.read_page_size
     while True:
-        async for events in _replay(store, run_id, last, page, until=target):
-            yield events
-            last = events[-1].cursor
-            if events[-1].terminal:
-                return
+        async with aclosing(_replay(store, run_id, last, page, until=target)) as pages:
+            async for events in pages:
+                yield events
+                last = events[-1].cursor
+                if events[-1].terminal:
+                    return
         if target.follows(last) or (last is not None and target.epoch > last.epoch):
             return
         run = await store.get_run(run_id)
         if run.epoch > target.epoch or run.is_terminal:
             # The producer of target's epoch died before writing the gap: its later events
             # are superseded; deliver what the store has from the next epoch instead.
-            async for events in _replay(store, run_id, last, page):
-                yield events
-                last = events[-1].cursor
-                if events[-1].terminal:
-                    return
+            async with aclosing(_replay(store, run_id, last, page)) as pages:
+                async for events in pages:
+                    yield events
+                    last = events[-1].cursor
+                    if events[-1].terminal:
+                        return
             return
         await asyncio.sleep(_GAP_POLL)
