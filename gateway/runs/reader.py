@@ -36,12 +36,17 @@ from ..store.models import RunEvent, RunRecord
 from ..store.protocol import RunStore
 from .settings import RunSettings
 
-__all__ = ["PAGE_GROWTH", "RunReader", "read_run"]
+__all__ = ["PAGE_BYTES", "PAGE_GROWTH", "RunReader", "read_run"]
 
 _GAP_POLL = 0.02  # seconds between store reads while waiting for a same-epoch gap to fill
 
 PAGE_GROWTH = 8
 """A replay's store reads double from ``read_page_size`` up to this many times it."""
+
+PAGE_BYTES = 1024 * 1024
+"""A replay's page grows only while twice the last page's JSON stays within this many bytes,
+and goes back to ``read_page_size`` past it: large events never make pages larger than the
+setting's (a page and the one read ahead are held at once)."""
 
 
 def _through_terminal(events: list[RunEvent]) -> list[RunEvent]:
@@ -59,12 +64,13 @@ async def _replay(
     page, ending with the terminal event when it is among them.
 
     Pages grow: ``page`` events first (a resume's first bytes wait for one small read), then
-    each read asks for twice the last, up to :data:`PAGE_GROWTH` times ``page`` (a replay of
-    10,000 events is 5 reads instead of 20 at 500: each read is a round trip to the database,
-    a hop to SQLite's thread). The next page is read while this one is delivered (one read
-    ahead: its query overlaps the encoding and sending of this page; issue 13). The page read
-    ahead is the one the next step would read (after this page's last event), so what is
-    delivered is the same; when the consumer stops, that read is cancelled."""
+    each read asks for twice the last, up to :data:`PAGE_GROWTH` times ``page`` and while the
+    pages stay small in bytes (:data:`PAGE_BYTES`) (a replay of 10,000 events is 5 reads instead
+    of 20 at 500: each read is a round trip to the database, a hop to SQLite's thread). The next
+    page is read while this one is delivered (one read ahead: its query overlaps the encoding
+    and sending of this page; issue 13). The page read ahead is the one the next step would read
+    (after this page's last event), so what is delivered is the same; when the consumer stops,
+    that read is cancelled."""
     limit = page
     read: asyncio.Future[list[RunEvent]] | None = asyncio.ensure_future(
         store.read_wire(run_id, after=after, limit=limit)
@@ -74,7 +80,11 @@ async def _replay(
             batch = await read
             read = None
             full = len(batch) >= limit
-            limit = min(limit * 2, page * PAGE_GROWTH)
+            held = sum(len(event.json) for event in batch if event.json is not None)
+            if held * 2 <= PAGE_BYTES:
+                limit = min(limit * 2, page * PAGE_GROWTH)
+            elif held > PAGE_BYTES:
+                limit = page
             if until is not None:
                 kept = [event for event in batch if event.cursor < until]
                 full = full and len(kept) == len(batch)

@@ -38,6 +38,7 @@ from gateway.broker import InProcessBroker
 from gateway.chunk_offsets import encode_event_frames, frames_from
 from gateway.encoding import MAX_CHUNK_BYTES, encode_run_events
 from gateway.runs import RunPump, RunSettings, read_run
+from gateway.runs.reader import PAGE_BYTES
 from gateway.store import RunEvent, open_store
 
 from .helpers import from_list
@@ -191,3 +192,32 @@ def test_a_replay_goes_out_a_page_at_a_time_in_bounded_chunks() -> None:
     assert sum(chunk.count(b"\n\n") for chunk in indexed) == 2007
     assert len(indexed) <= sum(len(c) for c in indexed) // MAX_CHUNK_BYTES + len(pages) + 1
     assert max(len(c) for c in indexed) < MAX_CHUNK_BYTES + 1024
+
+
+async def _large_pages() -> list[int]:
+    store = await open_store("sqlite+aiosqlite:///:memory:")
+    broker = InProcessBroker()
+    try:
+        run = await store.create_run(run_id="run-1", thread_id="t1", owner="a")
+        events: list[dict[str, Any]] = [
+            {"type": "RUN_STARTED", "threadId": "t1", "runId": "r1"},
+            {"type": "TEXT_MESSAGE_START", "messageId": "m", "role": "assistant"},
+            *(
+                {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": f"{i:08d}" * 1024}
+                for i in range(300)
+            ),
+            {"type": "TEXT_MESSAGE_END", "messageId": "m"},
+            {"type": "RUN_FINISHED", "threadId": "t1", "runId": "r1"},
+        ]
+        await RunPump(store, broker, run, settings=PAGED).run(from_list(events))
+        reader = read_run(store, broker, run.id, settings=RunSettings(read_page_size=100))
+        return [len(page) async for page in reader.batches()]
+    finally:
+        await broker.close()
+        await store.close()
+
+
+def test_pages_of_large_events_keep_the_page_size() -> None:
+    # 100 events of 8 KiB are 800 KiB: twice that is past PAGE_BYTES, so no page grows
+    assert PAGE_BYTES < 2 * 100 * 8192
+    assert anyio.run(_large_pages) == [100, 100, 100, 4]
