@@ -3,7 +3,7 @@
 Not product code. ``python bench/gateway_proc.py --upstream http://127.0.0.1:PORT --store
 sqlite`` serves three ``openai-chat`` routes (model ``gpt-4o-mini``) into the mock:
 ``p5`` and ``p20`` (deltas 5 / 20 ms apart), ``slow`` and ``idle`` (5 s / 60 s apart, for the
-open-streams hold) and ``bulk`` (9,995 deltas at once: a run of 10,000 events), with client auth and the per-tenant quotas off, on 127.0.0.1 and a free port, printed as ``PORT <n>`` once listening.
+open-streams hold) and ``bulk`` (9,996 deltas at once: a run of 10,000 events), with client auth and the per-tenant quotas off, on 127.0.0.1 and a free port, printed as ``PORT <n>`` once listening.
 
 ``--store``: ``off`` (served without the lifespan: the streaming endpoints stream unrecorded,
 as an embedding app with ``lifespan="off"`` does), ``sqlite`` (a fresh file in a temp dir, the
@@ -51,7 +51,7 @@ PACED = {
     "p20": "delay_ms=20",
     "slow": "delay_ms=5000,events=1000",
     "idle": "delay_ms=60000,events=100",
-    "bulk": "delay_ms=0,events=9995",
+    "bulk": "delay_ms=0,events=9996",
 }
 """Routes into the mock: ``{upstream}/<segment>/v1`` (the mock reads its pacing from the path)."""
 

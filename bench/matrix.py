@@ -259,10 +259,11 @@ def resume(m: Matrix, p: Profile, servers: Sequence[str]) -> None:
                 Row(
                     "resume of 10,000 events (ms)",
                     store,
-                    "agui",
+                    r.get("wire", "agui"),
                     "1",
                     r["variant"],
-                    f"median {r['replay_ms_median']:,.0f}, best {r['replay_ms_best']:,.0f}"
+                    f"median {r['replay_ms_median']:,.0f}, best {r['replay_ms_best']:,.0f},"
+                    f" CPU {r.get('cpu_ms_per_replay', float('nan')):,.0f}"
                     f" ({r['events']} events, {r['bytes']:,} bytes)",
                     f"mock, same bytes: {r['mock_ms_median']:,.0f}",
                     _shown(

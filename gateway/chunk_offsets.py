@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from agui_codecs import Encoder
 
 from . import metrics
+from .encoding import MAX_CHUNK_BYTES
 from .types import Cursor, RunEvent
 
 __all__ = [
@@ -79,10 +80,14 @@ class EventFrames:
     Attributes:
         cursor: the stored event's cursor; None for the encoder's ``close()`` output.
         frames: its SSE events (possibly none).
+        flush: the last event of what the reader had at hand (a store page, a broker batch:
+            :meth:`~gateway.runs.reader.RunReader.batches`): :func:`frames_from` writes what it
+            holds here, so a live delta goes out at once and a replay in few writes.
     """
 
     cursor: Cursor | None
     frames: Sequence[bytes]
+    flush: bool = True
 
     @property
     def chunks(self) -> int:
@@ -93,25 +98,44 @@ class EventFrames:
 async def encode_event_frames(
     events: AsyncIterator[RunEvent], encoder: Encoder
 ) -> AsyncGenerator[EventFrames, None]:
-    """Every event of ``events`` as its frames (``encoder.encode_wire``), then
-    ``encoder.close()`` (cursor None). Closing this generator closes ``events``."""
+    """Every event of ``events`` as its frames (``encoder.encode_serialized`` of the stored
+    JSON, or ``encode_wire``), then ``encoder.close()`` (cursor None). The events are read
+    as the batches the reader has (``events.batches()`` when it has it, else one by one), the
+    last event of each marked ``flush``. Closing this generator closes ``events``."""
     name = encoder.name
-    async with aclosing(_iterate(events)) as stored_events:
-        async for stored in stored_events:
-            metrics.count_event_out(stored.type, name)
-            data = encoder.encode_wire(stored.event, id=str(stored.cursor))
-            yield EventFrames(stored.cursor, split_frames(data))
-    yield EventFrames(None, split_frames(encoder.close()))
-
-
-async def _iterate(events: AsyncIterator[RunEvent]) -> AsyncGenerator[RunEvent, None]:
+    batches = getattr(events, "batches", None)
+    source: AsyncIterator[Sequence[RunEvent]] = (
+        batches() if batches is not None else _singles(events)
+    )
+    serialized = encoder.encode_serialized
     try:
-        async for stored in events:
-            yield stored
+        async for batch in source:
+            counts: dict[str, int] = {}
+            last = len(batch) - 1
+            try:
+                for index, stored in enumerate(batch):
+                    kind = stored.type
+                    counts[kind] = counts.get(kind, 0) + 1
+                    cursor = stored.cursor
+                    json = stored.json
+                    if json is None:
+                        data = encoder.encode_wire(stored.event, id=str(cursor))
+                    else:
+                        data = serialized(kind, json, stored.load, id=str(cursor))
+                    yield EventFrames(cursor, split_frames(data), index == last)
+            finally:
+                for kind, count in counts.items():
+                    metrics.count_event_out(kind, name, count)
     finally:
         closer = getattr(events, "aclose", None)
         if closer is not None:
             await closer()
+    yield EventFrames(None, split_frames(encoder.close()))
+
+
+async def _singles(events: AsyncIterator[RunEvent]) -> AsyncIterator[Sequence[RunEvent]]:
+    async for event in events:
+        yield (event,)
 
 
 @dataclass(slots=True)
@@ -160,29 +184,43 @@ async def frames_from(
 ) -> AsyncGenerator[bytes, None]:
     """SSE bytes of the chunks at index ``start`` and after: ``prefix``'s batches, then the
     rest of ``frames``; chunks before ``start`` are skipped, ``[DONE]`` always goes out.
-    One write per event. Closing this generator closes ``frames``."""
+    One write per batch of events the reader had together (:attr:`EventFrames.flush`), cut
+    at about :data:`~gateway.encoding.MAX_CHUNK_BYTES`. Closing this generator closes
+    ``frames``."""
     index = 0
+    parts: list[bytes] = []
+    size = 0
 
-    def keep(batch: EventFrames) -> bytes:
-        nonlocal index
-        out = []
+    def keep(batch: EventFrames) -> None:
+        nonlocal index, size
         for frame in batch.frames:
             if is_chunk(frame):
                 if index >= start:
-                    out.append(frame)
+                    parts.append(frame)
+                    size += len(frame)
                 index += 1
             else:
-                out.append(frame)
-        return b"".join(out)
+                parts.append(frame)
+                size += len(frame)
+
+    def take() -> bytes:
+        nonlocal parts, size
+        data = b"".join(parts)
+        parts, size = [], 0
+        return data
 
     async with aclosing(frames):
         for batch in prefix.batches if prefix is not None else ():
-            data = keep(batch)
-            if data:
-                yield data
+            keep(batch)
+            if size >= MAX_CHUNK_BYTES:
+                yield take()
+        if parts:
+            yield take()
         if prefix is not None and prefix.ended:
             return
         async for batch in frames:
-            data = keep(batch)
-            if data:
-                yield data
+            keep(batch)
+            if parts and (batch.flush or size >= MAX_CHUNK_BYTES):
+                yield take()
+        if parts:
+            yield take()

@@ -35,7 +35,7 @@ from ag_ui.core import Event
 from agui_codecs import Encoder
 
 from . import metrics
-from .open_items import OpenItems
+from .open_items import CONTENT_TYPES, OpenItems
 from .store.errors import RunStoreError
 from .types import Cursor, JsonObject, RunEvent
 
@@ -91,13 +91,19 @@ def _encode_batch(
     counts: dict[str, int] = {}
     parts: list[bytes] = []
     size = 0
+    serialized = encoder.encode_serialized
+    content = CONTENT_TYPES  # never fold-relevant unless fold.folds_content
     try:
         for stored in batch:
-            wire = stored.event
-            kind = str(wire.get("type"))
+            kind = stored.type
             counts[kind] = counts.get(kind, 0) + 1
-            fold.apply(wire)
-            data = encoder.encode_wire(wire, id=f"{stored.cursor}{suffix}", json=stored.json)
+            if kind not in content or fold.folds_content:
+                fold.apply_stored(stored)
+            json = stored.json
+            if json is None:
+                data = encoder.encode_wire(stored.event, id=f"{stored.cursor}{suffix}")
+            else:  # the stored text, parsed only by an encoder that needs the dict
+                data = serialized(kind, json, stored.load, id=f"{stored.cursor}{suffix}")
             if data:
                 parts.append(data)
                 size += len(data)

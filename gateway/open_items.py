@@ -19,7 +19,7 @@ from typing import Final
 
 from agui_codecs.core import CHUNK_TYPES, RunFold
 
-from .types import JsonObject
+from .types import JsonObject, RunEvent
 
 __all__ = ["CONTENT_TYPES", "OpenItems"]
 
@@ -38,6 +38,11 @@ class OpenItems:
         self._fold = RunFold()
         self._all = False
 
+    @property
+    def folds_content(self) -> bool:
+        """True once every event is folded, content events too (a chunk event was seen)."""
+        return self._all
+
     def apply(self, event: JsonObject) -> None:
         """Take one AG-UI wire event into account."""
         kind = event.get("type")
@@ -47,6 +52,17 @@ class OpenItems:
             if kind in CHUNK_TYPES:
                 self._all = True
         self._fold.apply(event)
+
+    def apply_stored(self, stored: RunEvent) -> None:
+        """:meth:`apply` of ``stored.event``, read only when the fold needs it (a stored
+        content event's JSON is never parsed for it: :attr:`RunEvent.type` is enough)."""
+        kind = stored.type
+        if not self._all:
+            if kind in CONTENT_TYPES:
+                return
+            if kind in CHUNK_TYPES:
+                self._all = True
+        self._fold.apply(stored.event)
 
     @property
     def ended(self) -> bool:

@@ -36,9 +36,17 @@ from ..store.models import RunEvent, RunRecord
 from ..store.protocol import RunStore
 from .settings import RunSettings
 
-__all__ = ["RunReader", "read_run"]
+__all__ = ["PAGE_BYTES", "PAGE_GROWTH", "RunReader", "read_run"]
 
 _GAP_POLL = 0.02  # seconds between store reads while waiting for a same-epoch gap to fill
+
+PAGE_GROWTH = 8
+"""A replay's store reads double from ``read_page_size`` up to this many times it."""
+
+PAGE_BYTES = 1024 * 1024
+"""A replay's page grows only while twice the last page's JSON stays within this many bytes,
+and goes back to ``read_page_size`` past it: large events never make pages larger than the
+setting's (a page and the one read ahead are held at once)."""
 
 
 def _through_terminal(events: list[RunEvent]) -> list[RunEvent]:
@@ -51,22 +59,54 @@ def _through_terminal(events: list[RunEvent]) -> list[RunEvent]:
 
 async def _replay(
     store: RunStore, run_id: str, after: Cursor | None, page: int, until: Cursor | None = None
-) -> AsyncIterator[list[RunEvent]]:
+) -> AsyncGenerator[list[RunEvent], None]:
     """The stored events after ``after`` (before ``until``), one non-empty list per store
-    page, ending with the terminal event when it is among them."""
-    while True:
-        batch = await store.read_wire(run_id, after=after, limit=page)
-        full = len(batch) >= page
-        if until is not None:
-            kept = [event for event in batch if event.cursor < until]
-            full = full and len(kept) == len(batch)
-            batch = kept
-        out = _through_terminal(batch)
-        if out:
-            yield out
-            after = out[-1].cursor
-        if not full or len(out) < len(batch):
-            return
+    page, ending with the terminal event when it is among them.
+
+    Pages grow: ``page`` events first (a resume's first bytes wait for one small read), then
+    each read asks for twice the last, up to :data:`PAGE_GROWTH` times ``page`` and while the
+    pages stay small in bytes (:data:`PAGE_BYTES`) (a replay of 10,000 events is 5 reads instead
+    of 20 at 500: each read is a round trip to the database, a hop to SQLite's thread). The next
+    page is read while this one is delivered (one read ahead: its query overlaps the encoding
+    and sending of this page; issue 13). The page read ahead is the one the next step would read
+    (after this page's last event), so what is delivered is the same; when the consumer stops,
+    that read is cancelled."""
+    limit = page
+    read: asyncio.Future[list[RunEvent]] | None = asyncio.ensure_future(
+        store.read_wire(run_id, after=after, limit=limit)
+    )
+    try:
+        while read is not None:
+            batch = await read
+            read = None
+            full = len(batch) >= limit
+            held = sum(len(event.json) for event in batch if event.json is not None)
+            if held * 2 <= PAGE_BYTES:
+                limit = min(limit * 2, page * PAGE_GROWTH)
+            elif held > PAGE_BYTES:
+                limit = page
+            if until is not None:
+                kept = [event for event in batch if event.cursor < until]
+                full = full and len(kept) == len(batch)
+                batch = kept
+            out = _through_terminal(batch)
+            if full and len(out) == len(batch) and not out[-1].terminal:  # read on meanwhile
+                read = asyncio.ensure_future(
+                    store.read_wire(run_id, after=out[-1].cursor, limit=limit)
+                )
+            if out:
+                yield out
+    finally:
+        if read is not None:
+            await _cancel(read)
+
+
+async def _cancel(read: asyncio.Future[list[RunEvent]]) -> None:
+    """Cancel a read ahead nobody will take, and wait for it (its error, if any, is moot)."""
+    read.cancel()
+    await asyncio.wait({read})  # the caller's own cancellation still propagates
+    if not read.cancelled():
+        read.exception()  # retrieved: a failed read ahead of a stopped replay is not news
 
 
 class RunReader:
@@ -161,11 +201,12 @@ async def _read(
         run.check_cursor(after, slack=settings.cursor_slack)
     last = after
     async with broker.subscribe(run_id, after=after) as subscription:
-        async for events in _replay(store, run_id, last, page):
-            yield events
-            last = events[-1].cursor
-            if events[-1].terminal:
-                return
+        async with aclosing(_replay(store, run_id, last, page)) as pages:
+            async for events in pages:
+                yield events
+                last = events[-1].cursor
+                if events[-1].terminal:
+                    return
         if last is not None:
             subscription.skip_to(last)
         while True:
@@ -177,11 +218,12 @@ async def _read(
                     if run.is_terminal:
                         return
                     continue  # nothing stored after the cursor: one query per idle re-check
-                async for events in _replay(store, run_id, last, page):
-                    yield events
-                    last = events[-1].cursor
-                    if events[-1].terminal:
-                        return
+                async with aclosing(_replay(store, run_id, last, page)) as pages:
+                    async for events in pages:
+                        yield events
+                        last = events[-1].cursor
+                        if events[-1].terminal:
+                            return
                 if run.is_terminal:
                     return
                 continue
@@ -193,11 +235,14 @@ async def _read(
                     if out:  # what came before the gap goes out before the gap is waited for
                         yield out
                         out = []
-                    async for events in _fill_gap(store, run_id, last, message.cursor, settings):
-                        yield events
-                        last = events[-1].cursor
-                        if events[-1].terminal:
-                            return
+                    async with aclosing(
+                        _fill_gap(store, run_id, last, message.cursor, settings)
+                    ) as pages:
+                        async for events in pages:
+                            yield events
+                            last = events[-1].cursor
+                            if events[-1].terminal:
+                                return
                     if last is not None and message.cursor <= last:
                         continue
                     if message.cursor.epoch == (last.epoch if last else message.cursor.epoch) and (
@@ -216,27 +261,29 @@ async def _read(
 
 async def _fill_gap(
     store: RunStore, run_id: str, last: Cursor | None, target: Cursor, settings: RunSettings
-) -> AsyncIterator[list[RunEvent]]:
+) -> AsyncGenerator[list[RunEvent], None]:
     """Yield the stored events between ``last`` and ``target`` (store pages); wait while a
     same-epoch gap is not durable yet, until it fills or the run's epoch moves past
     ``target``'s."""
     page = settings.read_page_size
     while True:
-        async for events in _replay(store, run_id, last, page, until=target):
-            yield events
-            last = events[-1].cursor
-            if events[-1].terminal:
-                return
+        async with aclosing(_replay(store, run_id, last, page, until=target)) as pages:
+            async for events in pages:
+                yield events
+                last = events[-1].cursor
+                if events[-1].terminal:
+                    return
         if target.follows(last) or (last is not None and target.epoch > last.epoch):
             return
         run = await store.get_run(run_id)
         if run.epoch > target.epoch or run.is_terminal:
             # The producer of target's epoch died before writing the gap: its later events
             # are superseded; deliver what the store has from the next epoch instead.
-            async for events in _replay(store, run_id, last, page):
-                yield events
-                last = events[-1].cursor
-                if events[-1].terminal:
-                    return
+            async with aclosing(_replay(store, run_id, last, page)) as pages:
+                async for events in pages:
+                    yield events
+                    last = events[-1].cursor
+                    if events[-1].terminal:
+                        return
             return
         await asyncio.sleep(_GAP_POLL)

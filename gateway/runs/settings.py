@@ -34,7 +34,9 @@ class RunSettings:
             the safety net: live readers get everything, the reaper's closing events included,
             from the broker; each re-check costs one store read per idle stream (issue 13:
             1 s made 300 idle SQLite streams cost 43 % of a core, 5 s 21 %).
-        read_page_size: events per store read when replaying.
+        read_page_size: events of a replay's first store read; its later reads double it,
+            up to ``gateway.runs.reader.PAGE_GROWTH`` (8) times it, while twice a page's JSON
+            stays within ``PAGE_BYTES`` (1 MiB).
         write_retries: attempts of a control-event write before the pump gives up.
         store_outage_grace: how long a write keeps retrying (with backoff) while the store is
             unreachable before the pump gives up and ends its live readers with RUN_ERROR

@@ -49,9 +49,10 @@ TERMINAL_STATUSES: Final[frozenset[str]] = frozenset(
 """Statuses of a run that ended (its terminal event is durable)."""
 
 
-@dataclass(frozen=True, slots=True)
 class StoredEvent(RunEvent):
     """A :class:`RunEvent` read back from the store.
+
+    ``StoredEvent(cursor, event, json=None, *, durable=True, created_at=None)``.
 
     Attributes:
         durable: True when the event was committed before it was published (control events);
@@ -59,8 +60,39 @@ class StoredEvent(RunEvent):
         created_at: when the event row was written.
     """
 
-    durable: bool = True
-    created_at: datetime | None = None
+    __slots__ = ("created_at", "durable")
+
+    def __init__(
+        self,
+        cursor: Cursor,
+        event: JsonObject | None,
+        json: bytes | None = None,
+        *,
+        durable: bool = True,
+        created_at: datetime | None = None,
+        type: str | None = None,
+    ) -> None:
+        super().__init__(cursor, event, json, type=type)
+        self.durable = durable
+        self.created_at = created_at
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        assert isinstance(other, StoredEvent)
+        return (
+            super().__eq__(other) is True
+            and self.durable == other.durable
+            and self.created_at == other.created_at
+        )
+
+    __hash__ = None
+
+    def __repr__(self) -> str:
+        return (
+            f"StoredEvent(cursor={self.cursor!r}, event={self.event!r}, "
+            f"durable={self.durable!r}, created_at={self.created_at!r})"
+        )
 
 
 @dataclass(frozen=True, slots=True)

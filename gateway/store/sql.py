@@ -23,9 +23,7 @@ import asyncio
 from collections.abc import AsyncIterator, Callable, Collection, Sequence
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
-from typing import Any
 
-import orjson
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
@@ -69,13 +67,12 @@ from .sql_errors import connection, is_database_error, transaction, translate_er
 from .sql_statements import (
     CREATE_RUN,
     GET_RUN,
-    READ_WIRE_AFTER,
-    READ_WIRE_ALL,
     json_size,
     run_from_row,
 )
 from .sql_writes import append_in, event_rows, heartbeat_in, insert_events, prepare_append
 from .threads_sql import thread_summaries
+from .wire_read import fetch_wire
 
 __all__ = ["SqlRunStore", "open_store"]
 
@@ -360,13 +357,11 @@ class SqlRunStore:
             events_t.c.created_at,
         ).where(events_t.c.run_id == run_id)
         if after is not None:
+            # (epoch, seq) > (e, s): an index range, as in gateway/store/wire_read.py
             query = query.where(
-                sa.or_(
-                    sa.and_(events_t.c.epoch == after.epoch, events_t.c.seq > after.seq),
-                    events_t.c.epoch > after.epoch,
-                )
+                sa.tuple_(events_t.c.epoch, events_t.c.seq) > sa.tuple_(after.epoch, after.seq)
             )
-        query = query.order_by(events_t.c.seq).limit(max(1, limit))
+        query = query.order_by(events_t.c.epoch, events_t.c.seq).limit(max(1, limit))
         async with self._read() as conn:
             rows = (await conn.execute(query)).all()
         return [
@@ -383,18 +378,8 @@ class SqlRunStore:
         self, run_id: str, *, after: Cursor | None = None, limit: int = 500
     ) -> list[RunEvent]:
         """See :meth:`RunStore.read_wire`."""
-        params: dict[str, Any] = {"p_run_id": run_id, "p_limit": max(1, limit)}
-        if after is None:
-            query = READ_WIRE_ALL
-        else:
-            query = READ_WIRE_AFTER
-            params.update(p_after_epoch=after.epoch, p_after_seq=after.seq)
         async with self._read() as conn:
-            rows = (await conn.execute(query, params)).all()
-        return [
-            RunEvent(Cursor(int(epoch), int(seq)), orjson.loads(text), text.encode())
-            for epoch, seq, text in rows
-        ]
+            return await fetch_wire(conn, run_id, after, max(1, limit))
 
     async def heartbeat(self, run_id: str, epoch: int) -> LeaseState:
         """See :meth:`RunStore.heartbeat`. Rides in a group within ``heartbeat_hold`` seconds

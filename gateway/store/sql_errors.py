@@ -16,7 +16,13 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from .errors import RunStoreError, StoreUnavailableError
 
-__all__ = ["connection", "is_database_error", "transaction", "translate_error"]
+__all__ = [
+    "connection",
+    "is_database_error",
+    "is_disconnect",
+    "transaction",
+    "translate_error",
+]
 
 
 def _disconnect(exc: BaseException) -> bool:
@@ -33,6 +39,12 @@ def _disconnect(exc: BaseException) -> bool:
     if isinstance(exc, sa.exc.DBAPIError) and exc.orig is not None:
         return _disconnect(exc.orig) or _disconnect_name(exc.orig)
     return _disconnect_name(exc)
+
+
+def is_disconnect(exc: BaseException) -> bool:
+    """True when ``exc`` means the database cannot be reached (the connection is lost or was
+    never made): :class:`~gateway.store.errors.StoreUnavailableError` material."""
+    return _disconnect(exc)
 
 
 def _disconnect_name(exc: BaseException) -> bool:

@@ -24,8 +24,6 @@ __all__ = [
     "GET_RUN",
     "HEARTBEAT",
     "INSERT_EVENTS",
-    "READ_WIRE_AFTER",
-    "READ_WIRE_ALL",
     "TOUCH_THREAD",
     "json_size",
     "run_from_row",
@@ -125,26 +123,4 @@ HEARTBEAT = (
     )
     .values(heartbeat_at=_param("p_now", runs.c.heartbeat_at))
     .returning(runs.c.cancel_requested)
-)
-# The payload as the text stored (CAST: no JSON result processor, no asyncpg json codec), so a
-# reader gets the event's serialized form with it (RunEvent.json) and the encoder does not
-# serialize it again. The stored text is the writer's orjson.dumps (compact; PostgreSQL's json
-# type keeps its input text as is, SQLite stores text).
-_WIRE = sa.select(
-    events_t.c.epoch, events_t.c.seq, sa.cast(events_t.c.payload, sa.Text).label("payload")
-).where(events_t.c.run_id == _param("p_run_id", events_t.c.run_id))
-_LIMIT = sa.bindparam("p_limit", type_=sa.Integer)
-READ_WIRE_ALL = _WIRE.order_by(events_t.c.seq).limit(_LIMIT)
-READ_WIRE_AFTER = (
-    _WIRE.where(
-        sa.or_(
-            sa.and_(
-                events_t.c.epoch == _param("p_after_epoch", events_t.c.epoch),
-                events_t.c.seq > _param("p_after_seq", events_t.c.seq),
-            ),
-            events_t.c.epoch > _param("p_after_epoch", events_t.c.epoch),
-        )
-    )
-    .order_by(events_t.c.seq)
-    .limit(_LIMIT)
 )

@@ -5,8 +5,10 @@ sequences hypothesis draws from every ``ag_ui.core`` event type (``event_strateg
 ``test_decoder_contract.py`` runs one suite over every decoder:
 
 * ``encode(event, id=i) == encode_wire(event_to_wire(event), id=i)``, also for the wire dict
-  after the store's JSON round trip and with its serialized form passed as ``json=``, so the
-  durable path (stored dicts, no model) sends what the live path sends;
+  after the store's JSON round trip, with its serialized form passed as ``json=``, and as
+  ``encode_serialized(type, json, load, id=i)`` (a stored row's type and text), so the
+  durable path (stored dicts or text, no model) sends what the live path sends; the ``agui``
+  encoder frames the text without parsing it;
 * every call returns whole SSE frames (docs/protocols.md §1.2): LF only, each frame ended by a
   blank line, known fields only, one ``data:`` line of compact JSON (or ``[DONE]``), decoded by
   the WHATWG parser (``agui_codecs.sse.SSEDecoder``) into exactly those payloads; a stream the
@@ -30,6 +32,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator
+from functools import partial
 from typing import Any
 
 import orjson
@@ -77,7 +80,7 @@ def test_every_registered_encoder_is_a_named_encoder() -> None:
 @given(events=event_sequences())
 def test_encode_is_encode_wire_of_the_wire_form(name: str, events: list[Event]) -> None:
     cls = ENCODERS[name]
-    by_model, by_wire, by_stored, by_json = cls(), cls(), cls(), cls()
+    by_model, by_wire, by_stored, by_json, by_text = cls(), cls(), cls(), cls(), cls()
     for index, event in enumerate(events):
         cursor = f"1.{index + 1}"
         wire = event_to_wire(event)
@@ -86,8 +89,46 @@ def test_encode_is_encode_wire_of_the_wire_form(name: str, events: list[Event]) 
         assert by_wire.encode_wire(wire, id=cursor) == expected
         assert by_stored.encode_wire(stored, id=cursor) == expected
         assert by_json.encode_wire(stored, id=cursor, json=orjson.dumps(stored)) == expected
+        # a stored row's type column and text, the dict parsed only on demand
+        text = orjson.dumps(stored)
+        serialized = by_text.encode_serialized(
+            stored["type"],
+            text,
+            _loader(text),
+            id=cursor,
+        )
+        assert serialized == expected
     closes = {by_model.close(), by_wire.close(), by_stored.close(), by_json.close()}
+    closes.add(by_text.close())
     assert len(closes) == 1
+
+
+def _loader(text: bytes) -> Callable[[], Any]:
+    """What a stored row gives ``encode_serialized``: a parse of its text, on demand."""
+    return lambda: orjson.loads(text)
+
+
+def _unparsed() -> Any:
+    raise AssertionError("the agui encoder parsed a serialized event")
+
+
+@SETTINGS
+@given(events=event_sequences(), lines=st.booleans())
+def test_the_agui_encoder_frames_serialized_events_without_parsing_them(
+    events: list[Event], lines: bool
+) -> None:
+    """AG-UI frames carry the event's JSON as it is (``@ag-ui/client`` 1.0.0
+    ``src/transform/sse.ts`` parses each ``data:`` line as one JSON event), so outside strict
+    mode a stored event is framed from its type and text alone: the same bytes as its dict."""
+    cls = ENCODERS["agui"]
+    by_wire, by_text = cls(event_lines=lines), cls(event_lines=lines)  # type: ignore[call-arg]
+    for index, event in enumerate(events):
+        wire = event_to_wire(event)
+        text = orjson.dumps(wire)
+        expected = by_wire.encode_wire(wire, id=f"1.{index + 1}")
+        assert by_text.encode_serialized(wire["type"], text, _unparsed, id=f"1.{index + 1}") == (
+            expected
+        )
 
 
 def _outcome(call: Callable[[], bytes]) -> bytes | str:
@@ -109,7 +150,7 @@ def test_strict_mode_refuses_the_same_events_from_the_model_and_the_wire_form(
     cls = ENCODERS[name]
     strict(True)
     try:
-        by_model, by_wire, skipping = cls(), cls(), cls()
+        by_model, by_wire, skipping, by_text = cls(), cls(), cls(), cls()
     finally:
         strict(False)
     start = RunStartedEvent(thread_id="t", run_id="r")
@@ -118,9 +159,17 @@ def test_strict_mode_refuses_the_same_events_from_the_model_and_the_wire_form(
         wire = event_to_wire(event)
         expected = _outcome(lambda: by_model.encode(event, id=cursor))  # noqa: B023
         assert _outcome(lambda: by_wire.encode_wire(wire, id=cursor)) == expected  # noqa: B023
+        serialized = partial(
+            by_text.encode_serialized,
+            wire["type"],
+            orjson.dumps(wire),
+            _loader(orjson.dumps(wire)),
+            id=cursor,
+        )
+        assert _outcome(serialized) == expected
         if isinstance(expected, bytes):  # the same encoder never shown the refused events
             assert skipping.encode_wire(wire, id=cursor) == expected
-    assert by_model.close() == by_wire.close() == skipping.close()
+    assert by_model.close() == by_wire.close() == skipping.close() == by_text.close()
 
 
 @pytest.mark.parametrize("event_type", EVENT_TYPES, ids=lambda cls: cls.__name__)

@@ -20,6 +20,7 @@ as it is (the decoders and the run writer make the stream legal; nothing is repa
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import ClassVar
 
 import orjson
@@ -86,6 +87,23 @@ class AguiEncoder(Encoder):
         else:
             data = json  # the caller's bytes: checked by encode_data
         return encode_data(data, event=wire["type"] if self.event_lines else None, id=id)
+
+    def encode_serialized(
+        self,
+        event_type: str,
+        json: bytes,
+        load: Callable[[], WireEvent],
+        *,
+        id: str | None = None,
+    ) -> bytes:
+        """The SSE frame of one event given by its type and JSON (``Encoder.encode_serialized``):
+        ``json`` framed as it is, never parsed (outside strict mode, whose guard reads
+        ``load()``)."""
+        if self._closed:
+            raise LocalProtocolError("AguiEncoder.encode() called after close()")
+        if self._guard is not None:
+            self._guard.check(load())
+        return encode_data(json, event=event_type if self.event_lines else None, id=id)
 
     def close(self) -> bytes:
         """Bytes to send at end of stream: none for AG-UI."""

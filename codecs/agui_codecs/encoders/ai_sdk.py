@@ -239,7 +239,24 @@ class AiSdkEncoder(EndingParts, Encoder):
         self, wire: WireEvent, *, id: str | None = None, json: bytes | None = None
     ) -> bytes:
         """The SSE bytes of one AG-UI wire event (possibly empty); ``id`` and ``json`` are
-        accepted and not used (see the module docstring)."""
+        accepted and not used (see the module docstring).
+
+        Inside a run, the events most of a stream is made of (the :data:`_WIRE_FAST` types:
+        deltas, text and reasoning start and end, tool call start, arguments and end) go to
+        their handler directly, as :meth:`encode` does for their models: the same chunks as
+        :meth:`wire_chunks`, without its per-event checks of the run's phase (a stored
+        replay is mostly such events)."""
+        if self._step_open and not self._ended and not self._closed:
+            fast = _WIRE_FAST.get(wire["type"])
+            if fast is not None:
+                if self._guard is not None:
+                    self._guard.check(wire)
+                chunks = fast(self, wire)
+                if self._step_empty and chunks and pushes_part(chunks):
+                    self._step_empty = False
+                if len(chunks) == 1:
+                    return chunk_bytes(chunks[0])
+                return b"".join([chunk_bytes(c) for c in chunks])
         return b"".join([chunk_bytes(c) for c in self.wire_chunks(wire)])
 
     def encode(self, event: Event, *, id: str | None = None) -> bytes:
@@ -529,6 +546,25 @@ _HANDLERS: dict[str, _Handler] = {
     "STEP_FINISHED": AiSdkEncoder._on_step_finished,
 }
 """AG-UI event type -> chunk builder. Types absent here have no UIMessageChunk form."""
+
+_WIRE_FAST: Final[dict[str, _Handler]] = {
+    kind: _HANDLERS[kind]
+    for kind in (
+        "TEXT_MESSAGE_START",
+        "TEXT_MESSAGE_CONTENT",
+        "TEXT_MESSAGE_END",
+        "REASONING_MESSAGE_START",
+        "REASONING_MESSAGE_CONTENT",
+        "REASONING_MESSAGE_END",
+        "TOOL_CALL_START",
+        "TOOL_CALL_ARGS",
+        "TOOL_CALL_END",
+    )
+}
+"""The hot event types :meth:`AiSdkEncoder.encode_wire` hands to their handler directly while
+a step is open (the wire twins of :data:`_MODEL_HANDLERS`): none of them is in
+:data:`_STEP_NEUTRAL` or :data:`_OPEN_DEFERRED_STEP`, so inside an open step of a run that has
+not ended :meth:`AiSdkEncoder._wire_chunks` gives exactly the handler's chunks."""
 
 _STEP_NEUTRAL: Final = frozenset({"STEP_STARTED", "STEP_FINISHED", "RUN_FINISHED", "RUN_ERROR"})
 """Event types whose chunks open no step: the step events themselves and the run's end."""

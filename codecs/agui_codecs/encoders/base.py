@@ -29,12 +29,18 @@ resumes by replaying the run from its first chunk, ``docs/protocols.md`` §3.3 r
 it, e.g. from the store row or the broker message: an encoder that sends the wire dict as it is
 frames those bytes instead of serializing it again. The caller vouches that it is that
 serialization; an encoder that transforms the event ignores it.
+
+:meth:`Encoder.encode_serialized` takes an event the caller holds as its JSON only (a stored
+row: the text and its ``type`` column), with a call that parses it: an encoder that frames the
+JSON as it is (``agui``) never calls it, so a replay of stored events parses none of them; the
+others (the default) parse it and go through :meth:`Encoder.encode_wire`. For every event,
+``encode_serialized(w["type"], orjson.dumps(w), lambda: w, id=i) == encode_wire(w, id=i)``.
 """
 
 from __future__ import annotations
 
 import abc
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, TypeAlias
 
 from ag_ui.core import Event
@@ -86,6 +92,31 @@ class Encoder(abc.ABC):
             LocalProtocolError: ``id`` contains a line break or NUL, or the encoder was
                 closed.
         """
+
+    def encode_serialized(
+        self,
+        event_type: str,
+        json: bytes,
+        load: Callable[[], WireEvent],
+        *,
+        id: str | None = None,
+    ) -> bytes:
+        """The bytes of one AG-UI event given by its serialized form (see the module
+        docstring): ``encode_wire(load(), id=id, json=json)``.
+
+        Args:
+            event_type: the event's ``type`` (``load()["type"]``).
+            json: ``orjson.dumps`` of the event (compact JSON, UTF-8).
+            load: returns the event's wire dict (parsing ``json``); called at most once, and
+                only by encoders that need the dict.
+            id: as :meth:`encode_wire`.
+
+        Raises:
+            LocalProtocolError: as :meth:`encode_wire`.
+
+        Subclasses may override it for speed, never for a different result.
+        """
+        return self.encode_wire(load(), id=id, json=json)
 
     @abc.abstractmethod
     def close(self) -> bytes:

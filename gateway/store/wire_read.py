@@ -1,0 +1,84 @@
+"""The replay read: a run's stored events as ``(epoch, seq, type, JSON text)`` rows, on the
+driver's own connection (issue 13: a replay of 10,000 events).
+
+:meth:`SqlRunStore.read_wire <gateway.store.sql.SqlRunStore.read_wire>` is what every reader
+replays (``docs/runs.md`` §3), so it skips what a page of rows costs in SQLAlchemy's result
+layer (a ``Row`` per row, result processors, the statement's execution context): the pooled
+connection is SQLAlchemy's (checked out by the store's read door, so the read queue, the pool
+and ``search_path`` are the store's), the statement runs on its driver connection (aiosqlite's
+``execute_fetchall``: one hop to the database thread; asyncpg's ``fetch``: its own prepared
+statement cache), and the rows become :class:`~gateway.types.RunEvent` made from their JSON
+(``RunEvent(cursor, None, json, type=...)``): the dict is parsed only if someone reads it
+(the AI SDK encoder, the open-items fold of a control event), never for an AG-UI frame, which
+is the stored text as it is (``gateway/encoding.py``).
+
+The SQL, in each driver's parameter style: the events strictly after ``(epoch, seq)``, as
+:meth:`~gateway.store.sql.SqlRunStore.read_events` (a later epoch continuing after a dead
+epoch's durable end, ``docs/runs.md`` §2), written as the row comparison ``(epoch, seq) >
+(?, ?)`` in ``(epoch, seq)`` order: the same order as ``seq`` (a run's seqs increase through
+its epochs, §1, §2), and a range of the ``(run_id, epoch, seq)`` index in SQLite and
+PostgreSQL, where ``(epoch = ? AND seq > ?) OR epoch > ?`` made SQLite walk the run's rows
+from its first on every page (``EXPLAIN QUERY PLAN``: a replay of 10,000 events in pages of
+500 cost 19 ms of SQLite's CPU instead of 8). The payload is cast to text (no JSON result
+processing; PostgreSQL's ``json`` type keeps its input text, SQLite stores text): the writer's
+one ``orjson.dumps`` of the event (:attr:`RunEvent.json`). The statement is timed and its
+failures counted like every other (``agui_gateway_store_operation_seconds{operation="SELECT"}``,
+:func:`gateway.store.engine.instrument`); a driver error is translated by the read door, and a
+lost connection is invalidated so the pool does not hand it out again.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Final
+
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from .. import metrics
+from ..types import Cursor, RunEvent
+from .sql_errors import is_disconnect
+
+__all__ = ["fetch_wire"]
+
+_COLUMNS: Final = "SELECT epoch, seq, type, CAST(payload AS TEXT) FROM events WHERE run_id = "
+_SQLITE_ALL: Final = _COLUMNS + "? ORDER BY seq LIMIT ?"
+_SQLITE_AFTER: Final = _COLUMNS + "? AND (epoch, seq) > (?, ?) ORDER BY epoch, seq LIMIT ?"
+_PG_ALL: Final = _COLUMNS + "$1 ORDER BY seq LIMIT $2"
+_PG_AFTER: Final = _COLUMNS + "$1 AND (epoch, seq) > ($2, $3) ORDER BY epoch, seq LIMIT $4"
+
+
+async def fetch_wire(
+    conn: AsyncConnection, run_id: str, after: Cursor | None, limit: int
+) -> list[RunEvent]:
+    """At most ``limit`` (>= 1) stored events of ``run_id`` strictly after ``after`` (all
+    when None), in order, as :class:`RunEvent` holding their JSON text (UTF-8 bytes) and type.
+
+    ``conn`` is a connection of the store's engine (SQLite through aiosqlite, PostgreSQL
+    through asyncpg). Raises what the driver raises (the caller's door translates it into a
+    :class:`~gateway.store.errors.RunStoreError`).
+    """
+    raw = await conn.get_raw_connection()
+    driver: Any = raw.driver_connection
+    sqlite = conn.dialect.name == "sqlite"
+    started = time.perf_counter()
+    try:
+        if sqlite:
+            if after is None:
+                rows: Any = await driver.execute_fetchall(_SQLITE_ALL, (run_id, limit))
+            else:
+                params = (run_id, after.epoch, after.seq, limit)
+                rows = await driver.execute_fetchall(_SQLITE_AFTER, params)
+        elif after is None:
+            rows = await driver.fetch(_PG_ALL, run_id, limit)
+        else:
+            rows = await driver.fetch(_PG_AFTER, run_id, after.epoch, after.seq, limit)
+    except Exception as exc:
+        metrics.STORE_ERRORS.labels("SELECT").inc()
+        if is_disconnect(exc):
+            await conn.invalidate(exc)
+        raise
+    metrics.STORE_SECONDS.labels("SELECT").observe(time.perf_counter() - started)
+    return [
+        RunEvent(Cursor(epoch, seq), None, text.encode(), type=kind)
+        for epoch, seq, kind, text in rows
+    ]
