@@ -73,6 +73,7 @@ from .runs import RunManager
 from .services import Services
 from .store import RunStore, open_store
 from .upstream import SELF_BASE_URL, Upstream
+from .upstream_pool import ShardedTransport
 
 __all__ = ["CORS_ALLOW_HEADERS", "create_app", "demo_mounted", "upstream_limits"]
 
@@ -128,7 +129,8 @@ def demo_mounted(settings: Settings, routes: Mapping[str, RouteConfig]) -> bool:
 
 def upstream_limits(settings: Settings) -> httpx.Limits:
     """The upstream client's connection pool limits (``GATEWAY_UPSTREAM_MAX_CONNECTIONS``,
-    ``GATEWAY_UPSTREAM_MAX_KEEPALIVE``; :class:`~gateway.config.Settings`)."""
+    ``GATEWAY_UPSTREAM_MAX_KEEPALIVE``; :class:`~gateway.config.Settings`), spread over the
+    shards of :class:`~gateway.upstream_pool.ShardedTransport`."""
     return httpx.Limits(
         max_connections=settings.upstream_max_connections,
         max_keepalive_connections=settings.upstream_max_keepalive,
@@ -188,7 +190,8 @@ def create_app(
     routes = settings.load_routes()
     owned: list[httpx.AsyncClient] = []
     if http_client is None:
-        http_client = httpx.AsyncClient(limits=upstream_limits(settings))
+        limits = upstream_limits(settings)  # proxies from the environment get them too
+        http_client = httpx.AsyncClient(transport=ShardedTransport(limits), limits=limits)
         owned.append(http_client)
     pipeline = RunPipeline(
         Upstream(http_client),

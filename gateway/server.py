@@ -6,7 +6,10 @@ bound (``port=0`` picks a free one), a ``curl`` line that streams from the ``dem
 there is one (its scripted upstream answers a weather question), else the served routes with
 their endpoints (:func:`banner`). :func:`serve` configures logging first
 (:func:`gateway.logs.configure_logging`: ``GATEWAY_LOG_FORMAT``, ``GATEWAY_LOG_LEVEL``; uvicorn's
-own lines go through the same handler) and tracing (:func:`gateway.tracing.configure_from_env`).
+own lines go through the same handler) and tracing (:func:`gateway.tracing.configure_from_env`),
+and raises the open-files soft limit to the hard one (:func:`gateway.open_files.
+raise_open_files_limit`: each stream holds two sockets; a warning when the limit is below what
+``GATEWAY_MAX_CONNECTIONS`` needs).
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from .config import RouteConfig, Settings
 from .errors import ConfigError
 from .http_protocol import guarded_protocol
 from .logs import configure_logging
+from .open_files import raise_open_files_limit
 from .store.engine import normalize_url, sqlite_path
 
 __all__ = [
@@ -268,5 +272,6 @@ def serve(config_path: str | None, host: str = "127.0.0.1", port: int = 8000) ->
         raise SystemExit(f"agui-gateway: invalid GATEWAY_* setting:\n{problems}") from None
     except ValueError as exc:
         raise SystemExit(f"agui-gateway: invalid GATEWAY_* setting:\n{exc}") from None
+    raise_open_files_limit(settings.max_connections)
     level = logging.getLevelName(logging.getLogger().getEffectiveLevel()).lower()
     build_server(app, host, port, out=sys.stdout, log_level=level).run()

@@ -34,6 +34,7 @@ from starlette.types import Receive, Scope, Send
 from agui_codecs.sse import KEEP_ALIVE
 
 from . import metrics
+from .lean_event import LeanQueue
 
 MAX_WRITE_BYTES = 16 * 1024
 """Chunks joined into one write stop growing past this many bytes (the last chunk joined may
@@ -128,7 +129,7 @@ class SSEResponse(StreamingResponse):
         await queue.put(_End(error))
 
     async def _with_keepalive(self) -> AsyncGenerator[bytes, None]:
-        queue: asyncio.Queue[Any] = asyncio.Queue(self._buffer)
+        queue: asyncio.Queue[Any] = LeanQueue(self._buffer)
         self._producer = asyncio.create_task(self._produce(queue))
         loop = asyncio.get_running_loop()
         interval = self._keepalive

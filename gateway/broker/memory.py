@@ -33,6 +33,7 @@ from typing import Self
 
 import orjson
 
+from ..lean_event import LeanEvent
 from ..types import TERMINAL_EVENT_TYPES, Cursor, JsonObject, RunEvent
 from .protocol import (
     DEFAULT_ENDED_TTL,
@@ -106,7 +107,7 @@ class _MemorySubscription:
         self._after = after
         self._queue: deque[RunEvent] = deque()
         self._queued_bytes = 0
-        self._wakeup = asyncio.Event()
+        self._wakeup = LeanEvent()
         self._attached = False
         self.lagging = False
 

@@ -39,7 +39,7 @@ from .. import metrics
 from ..broker.protocol import Broker
 from ..store.cursor import Cursor, parse_cursor
 from ..store.errors import RunStoreError
-from ..store.models import HistoryPage, JsonObject, NewEvent, RunEvent, RunRecord
+from ..store.models import HistoryPage, JsonObject, NewEvent, ReplicaDigest, RunEvent, RunRecord
 from ..store.protocol import HISTORY_DEFAULT_LIMIT, HISTORY_MAX_LIMIT, RunStore
 from ..tenancy import public_id
 from .history import agui_messages_from_parts, history_items_to_agui, input_items
@@ -335,19 +335,25 @@ class RunManager:
     async def beat(self) -> None:
         """One replica heartbeat: refresh this replica's lease for all its runs, then fence
         the local pumps whose run another replica took over (or that ended elsewhere) and
-        cancel those with a cancel requested on another replica.
+        cancel those with a cancel requested on another replica. The beat says what the
+        replica holds (:class:`~gateway.store.ReplicaDigest`), so the store answers only the
+        cancelled runs unless something else changed (:meth:`RunStore.beat_replica`).
 
         Raises:
             RunStoreError: the heartbeat failed (nothing fenced or cancelled).
         """
-        local = dict(self._pumps)  # before the query: a run started later is not judged by it
-        owned = {run.run_id: run for run in await self.store.heartbeat_replica(self.owner)}
+        # before the query: a run started later is not judged by it
+        local = {run_id: pump for run_id, (pump, task) in self._pumps.items() if not task.done()}
+        known = ReplicaDigest(len(local), sum(pump.writer.epoch for pump in local.values()))
+        beat = await self.store.beat_replica(self.owner, known=known)
+        owned = {run.run_id: run for run in beat.runs}
         self.lease_beats += 1
-        for run_id, (pump, task) in local.items():
-            if task.done():
-                continue
+        for run_id, pump in local.items():
             seen = owned.get(run_id)
-            if seen is None or seen.epoch != pump.writer.epoch:
+            if seen is None:
+                if beat.complete:  # left this replica (taken over, ended elsewhere)
+                    pump.fence()
+            elif seen.epoch != pump.writer.epoch:
                 pump.fence()
             elif seen.cancel_requested:
                 pump.cancel()

@@ -52,6 +52,7 @@ from agui_codecs.events import event_to_wire
 
 from .. import metrics
 from ..broker.protocol import Broker
+from ..lean_event import LeanEvent
 from ..logs import bind, reset_context, use_context
 from ..store.cursor import Cursor
 from ..store.errors import RunStoreError, WriteRejectedError
@@ -184,9 +185,9 @@ class RunPump:
         self._feeder: asyncio.Task[None] | None = None
         self._inbox: deque[tuple[float, Any]] = deque()  # (arrival, item)
         self._inbox_max = 2 * self.settings.batch_max_events
-        self._inbox_ready = asyncio.Event()
-        self._inbox_space = asyncio.Event()
-        self._has_pending = asyncio.Event()
+        self._inbox_ready = LeanEvent()
+        self._inbox_space = LeanEvent()
+        self._has_pending = LeanEvent()
         self._started = False
         self.guard = StoreGuard(thread_id=run.public_thread_id, run_id=run.public_run_id)
 

@@ -162,6 +162,37 @@ class OwnedRun:
 
 
 @dataclass(frozen=True, slots=True)
+class ReplicaDigest:
+    """What a replica believes it holds: how many active runs it pumps and the sum of their
+    epochs (:meth:`~gateway.store.protocol.RunStore.beat_replica` compares it with the
+    store's).
+
+    Attributes:
+        runs: active runs leased to the replica.
+        epochs: the sum of their epochs.
+    """
+
+    runs: int
+    epochs: int
+
+
+@dataclass(frozen=True, slots=True)
+class ReplicaBeat:
+    """Answer to :meth:`~gateway.store.protocol.RunStore.beat_replica`.
+
+    Attributes:
+        runs: ``complete``: every active run leased to the replica; else only those of them
+            with a cancel requested (the store's digest matched the replica's: nothing else
+            changed).
+        complete: whether ``runs`` lists every active run (a run of the replica missing from
+            it then left the replica: taken over or ended elsewhere).
+    """
+
+    runs: list[OwnedRun]
+    complete: bool
+
+
+@dataclass(frozen=True, slots=True)
 class PurgeResult:
     """Rows removed by :meth:`RunStore.purge`."""
 

@@ -26,6 +26,8 @@ from .models import (
     NewEvent,
     OwnedRun,
     PurgeResult,
+    ReplicaBeat,
+    ReplicaDigest,
     RunEvent,
     RunFinal,
     RunRecord,
@@ -181,6 +183,20 @@ class RunStore(Protocol):
         runs at once, and return its active runs (epoch, cancel flag): one write per replica
         per heartbeat interval instead of one per run (issue 13 item 5). A run is stale only
         when its own heartbeat and its owner replica's are both old (:meth:`list_stale_runs`).
+
+        Raises:
+            RunStoreError: the write failed.
+        """
+        ...
+
+    async def beat_replica(
+        self, replica_id: str, *, known: ReplicaDigest | None = None
+    ) -> ReplicaBeat:
+        """:meth:`heartbeat_replica` answering only what changed: with ``known`` (the active
+        runs the replica pumps: count and sum of epochs) equal to the store's, only the runs
+        with a cancel requested (``complete=False``); otherwise every active run of the
+        replica (``complete=True``), as :meth:`heartbeat_replica` (issue 13 item 5.5: a beat
+        of a replica with 10,000 runs reads one aggregate, not 10,000 rows).
 
         Raises:
             RunStoreError: the write failed.

@@ -51,6 +51,8 @@ from .models import (
     NewEvent,
     OwnedRun,
     PurgeResult,
+    ReplicaBeat,
+    ReplicaDigest,
     RunEvent,
     RunFinal,
     RunRecord,
@@ -60,7 +62,7 @@ from .models import (
     ThreadSummary,
 )
 from .protocol import HISTORY_DEFAULT_LIMIT
-from .replicas_sql import drop_replica_in, replica_heartbeat_in, stale_clause
+from .replicas_sql import drop_replica_in, replica_beat_in, stale_clause
 from .schema import events as events_t
 from .schema import interrupt_answers, message_aliases, messages, replicas, runs, threads
 from .sql_errors import connection, is_database_error, transaction, translate_error
@@ -390,15 +392,21 @@ class SqlRunStore:
             return await heartbeat_in(conn, run_id, epoch, self.now())
 
     async def heartbeat_replica(self, replica_id: str) -> list[OwnedRun]:
-        """See :meth:`RunStore.heartbeat_replica`. Rides in a group within ``heartbeat_hold``
+        """See :meth:`RunStore.heartbeat_replica`."""
+        return (await self.beat_replica(replica_id)).runs
+
+    async def beat_replica(
+        self, replica_id: str, *, known: ReplicaDigest | None = None
+    ) -> ReplicaBeat:
+        """See :meth:`RunStore.beat_replica`. Rides in a group within ``heartbeat_hold``
         seconds, like a run's heartbeat (:class:`~gateway.store.group_commit.GroupCommitter`)."""
 
-        async def beat(conn: AsyncConnection, now: datetime) -> list[OwnedRun]:
-            return await replica_heartbeat_in(conn, replica_id, now)
+        async def beat(conn: AsyncConnection, now: datetime) -> ReplicaBeat:
+            return await replica_beat_in(conn, replica_id, now, known)
 
         if self.group is not None:
-            owned: list[OwnedRun] = await self.group.call(beat, lazy=True)
-            return owned
+            answer: ReplicaBeat = await self.group.call(beat, lazy=True)
+            return answer
         async with self._tx() as conn:
             return await beat(conn, self.now())
 

@@ -21,6 +21,7 @@ from run_backends import ManualClock
 from gateway.store import (
     Cursor,
     NewEvent,
+    ReplicaDigest,
     RunExistsError,
     SequenceError,
     SqlRunStore,
@@ -149,3 +150,53 @@ async def test_stale_iff_run_and_replica_heartbeats_are_both_old(
             taken.add(run_id)
     assert taken == expected
     clock.now = base + timedelta(seconds=100)  # later examples start after this one
+
+
+_FATE = st.sampled_from(["kept", "cancelled", "taken", "unknown"])
+
+
+@settings(
+    max_examples=25,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+@given(fates=st.lists(_FATE, max_size=7), ghosts=st.lists(st.integers(1, 3), max_size=2))
+async def test_a_beat_answers_only_what_changed_when_the_replica_knows_its_runs(
+    store: SqlRunStore, clock: ManualClock, fates: list[str], ghosts: list[int]
+) -> None:
+    """Issue 13 item 5.5. The replica's belief: every run it created except the ``unknown``
+    ones (created, not yet registered locally), all at epoch 1, plus ``ghosts`` (runs it still
+    pumps that the store no longer has as its own, at those epochs). A belief equal to the
+    store's (same count and epoch sum) gets only the cancelled runs; any other gets every
+    active run of the replica, as ``heartbeat_replica`` lists them."""
+    tag = f"d{next(_IDS)}"
+    owner = f"{tag}-rep"
+    cancelled: set[str] = set()
+    active: set[str] = set()
+    believed = sum(e for e in ghosts)  # epochs of the runs the replica believes it holds
+    believed_runs = len(ghosts)
+    for index, fate in enumerate(fates):
+        run_id = f"{tag}-run{index}"
+        await store.create_run(run_id=run_id, thread_id=tag, owner=owner)
+        if fate != "unknown":
+            believed, believed_runs = believed + 1, believed_runs + 1
+        if fate == "taken":
+            later = clock.now + timedelta(seconds=1)
+            assert await store.take_over(
+                run_id, owner="other", expected_epoch=1, stale_before=later
+            )
+            continue
+        active.add(run_id)
+        if fate == "cancelled":
+            await store.request_cancel(run_id)
+            cancelled.add(run_id)
+    matches = (believed_runs, believed) == (len(active), len(active))
+    beat = await store.beat_replica(owner, known=ReplicaDigest(believed_runs, believed))
+    assert beat.complete == (not matches)
+    got = {(o.run_id, o.epoch, o.cancel_requested) for o in beat.runs}
+    listed = active if beat.complete else cancelled
+    assert got == {(r, 1, r in cancelled) for r in listed}
+    full = await store.beat_replica(owner)  # no belief: the whole list
+    assert full.complete and {o.run_id for o in full.runs} == active
+    assert {o.run_id for o in await store.heartbeat_replica(owner)} == active
+    clock.advance(100)  # later examples start after this one

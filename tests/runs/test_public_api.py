@@ -34,6 +34,8 @@ PUBLIC = {
         "NewEvent",
         "OwnedRun",
         "PurgeResult",
+        "ReplicaBeat",
+        "ReplicaDigest",
         "RunClosedError",
         "RunEvent",
         "RunExistsError",

@@ -44,6 +44,7 @@ class CountingStore:
         self.inner = inner
         self.run_beats = 0
         self.replica_beats = 0
+        self.answers: list[Any] = []
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
@@ -55,6 +56,12 @@ class CountingStore:
     async def heartbeat_replica(self, *args: Any, **kwargs: Any) -> Any:
         self.replica_beats += 1
         return await self.inner.heartbeat_replica(*args, **kwargs)
+
+    async def beat_replica(self, *args: Any, **kwargs: Any) -> Any:
+        self.replica_beats += 1
+        answer = await self.inner.beat_replica(*args, **kwargs)
+        self.answers.append(answer)
+        return answer
 
 
 async def test_one_heartbeat_per_replica_not_per_run(stack: Stack) -> None:
@@ -119,6 +126,33 @@ async def test_replica_heartbeat_cancels_and_fences_local_pumps(stack: Stack) ->
     assert outcome_c.status == "cancelled"
     assert outcome_f.status == "fenced"
     assert [e.event["type"] for e in await stack.store.read_wire(run_f.id)] == ["RUN_STARTED"]
+
+
+async def test_a_beat_that_only_sees_a_cancel_fences_nothing_else(stack: Stack) -> None:
+    """Issue 13 item 5.5: the replica knows its runs, so the store answers only the cancelled
+    one (``complete=False``); the runs missing from that answer are still its own and go on."""
+    store = CountingStore(stack.store)
+    manager = RunManager(store, stack.broker, settings=QUIET, owner="rep-a")  # type: ignore[arg-type]
+    gates = {name: Gate(text(name)) for name in ("run-c", "run-1", "run-2")}
+    try:
+        tasks = {}
+        for name, gate in gates.items():
+            run = await manager.create_run(thread_id="thread-1", run_id=name, announce=True)
+            tasks[name] = manager.start(run, gate.stream(), announce=True)
+        await manager.beat()
+        await stack.store.request_cancel("run-c")  # as another replica does
+        await manager.beat()
+        assert store.answers[-1].complete is False
+        assert [o.run_id for o in store.answers[-1].runs] == ["run-c"]
+        outcome_c = await tasks["run-c"]
+        for name in ("run-1", "run-2"):
+            assert not tasks[name].done()
+            await gates[name].release(len(gates[name].events))
+        outcomes = [await tasks[name] for name in ("run-1", "run-2")]
+    finally:
+        await manager.aclose()
+    assert outcome_c.status == "cancelled"
+    assert [o.status for o in outcomes] == ["completed", "completed"]
 
 
 async def test_a_run_is_reaped_only_after_its_replica_stopped_beating(stack: Stack) -> None:

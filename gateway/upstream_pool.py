@@ -1,0 +1,146 @@
+"""The upstream connection pool, sharded: several httpcore pools of at most
+:data:`SHARD_CONNECTIONS` connections each, one chosen per request.
+
+Why: httpcore 1.0.9's ``AsyncConnectionPool._assign_requests_to_connections`` runs whenever a
+request enters or leaves the pool and scans every connection of the pool (and, for every
+queued request, every connection again): its cost grows with the pool's size, so one pool
+holding 10,000 streaming upstream connections spends the event loop in that scan (measured
+past ~2,100 open streams: the process stopped accepting, README "Performance"). Pools of a few
+hundred connections keep each scan short; the total stays ``GATEWAY_UPSTREAM_MAX_CONNECTIONS``.
+
+:class:`ShardedTransport` is an ``httpx.AsyncBaseTransport`` over ``httpx.AsyncHTTPTransport``
+shards sharing one SSL context. A request goes to the first shard with fewer than its
+``max_connections`` requests in flight (so below :data:`SHARD_CONNECTIONS` concurrent requests
+everything is one pool, as before, and keep-alive connections are reused there); a shard is
+created when every existing one is full, up to ``ceil(max_connections / SHARD_CONNECTIONS)``;
+when all are full the request goes to the least busy shard and waits there for a connection
+(httpx ``timeouts.pool``, then ``PoolTimeout``: ``UPSTREAM_TIMEOUT``, as with one pool). A
+request is in flight from ``handle_async_request`` until its response stream is closed (or the
+call raised). Each shard keeps ``min(max_keepalive_connections, its size)`` idle connections,
+which expire after httpx's ``keepalive_expiry`` (5 s).
+
+Source: httpx 0.28.1 ``_transports/default.py`` (``AsyncHTTPTransport``, ``Limits``),
+httpcore 1.0.9 ``_async/connection_pool.py``.
+"""
+
+from __future__ import annotations
+
+import math
+import ssl
+from collections.abc import AsyncIterator
+
+import httpx
+
+__all__ = ["SHARD_CONNECTIONS", "ShardedTransport"]
+
+SHARD_CONNECTIONS = 256
+"""Connections one shard (one httpcore pool) holds at most."""
+
+
+class _Shard:
+    __slots__ = ("in_flight", "size", "transport")
+
+    def __init__(self, transport: httpx.AsyncHTTPTransport, size: int) -> None:
+        self.transport = transport
+        self.size = size
+        self.in_flight = 0
+
+
+class _ReleasingStream(httpx.AsyncByteStream):
+    """A response body that gives its shard's slot back once, when it is closed."""
+
+    __slots__ = ("_shard", "_stream")
+
+    def __init__(self, stream: httpx.AsyncByteStream, shard: _Shard) -> None:
+        self._stream = stream
+        self._shard: _Shard | None = shard
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        async for chunk in self._stream:
+            yield chunk
+
+    async def aclose(self) -> None:
+        shard, self._shard = self._shard, None
+        if shard is not None:
+            shard.in_flight -= 1
+        await self._stream.aclose()
+
+
+class ShardedTransport(httpx.AsyncBaseTransport):
+    """httpx transport over several connection pools (see the module docstring).
+
+    Args:
+        limits: the pool limits over all shards (``max_connections`` total,
+            ``max_keepalive_connections`` per shard, capped at its size; ``keepalive_expiry``).
+            ``max_connections=None`` (no bound) makes shards without end.
+        shard_connections: connections per shard (>= 1).
+        verify: as ``httpx.AsyncHTTPTransport``'s; one SSL context is built from it and
+            shared by every shard.
+
+    Attributes:
+        shards: the shards created so far (created on demand).
+    """
+
+    def __init__(
+        self,
+        limits: httpx.Limits,
+        *,
+        shard_connections: int = SHARD_CONNECTIONS,
+        verify: ssl.SSLContext | str | bool = True,
+    ) -> None:
+        if shard_connections < 1:
+            raise ValueError(f"shard_connections must be >= 1, got {shard_connections}")
+        self._total = limits.max_connections
+        self._shard_size = shard_connections
+        self._max_shards = (
+            None if self._total is None else max(1, math.ceil(self._total / shard_connections))
+        )
+        self._keepalive = limits.max_keepalive_connections
+        self._expiry = limits.keepalive_expiry
+        self._ssl = (
+            verify if isinstance(verify, ssl.SSLContext) else httpx.create_ssl_context(verify)
+        )
+        self.shards: list[_Shard] = []
+
+    def _new_shard(self) -> _Shard:
+        index = len(self.shards)
+        size = self._shard_size
+        if self._total is not None:
+            size = min(size, self._total - index * self._shard_size)
+        keepalive = size if self._keepalive is None else min(self._keepalive, size)
+        limits = httpx.Limits(
+            max_connections=size, max_keepalive_connections=keepalive, keepalive_expiry=self._expiry
+        )
+        shard = _Shard(httpx.AsyncHTTPTransport(verify=self._ssl, limits=limits), size)
+        self.shards.append(shard)
+        return shard
+
+    def _choose(self) -> _Shard:
+        for shard in self.shards:
+            if shard.in_flight < shard.size:
+                return shard
+        if self._max_shards is None or len(self.shards) < self._max_shards:
+            return self._new_shard()
+        return min(self.shards, key=lambda s: s.in_flight / s.size)
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        """Send ``request`` through a shard; its slot is held until the body is closed.
+
+        Raises: what ``httpx.AsyncHTTPTransport.handle_async_request`` raises
+        (``httpx.TransportError`` subclasses, ``PoolTimeout`` when every shard is full).
+        """
+        shard = self._choose()
+        shard.in_flight += 1
+        try:
+            response = await shard.transport.handle_async_request(request)
+        except BaseException:
+            shard.in_flight -= 1
+            raise
+        assert isinstance(response.stream, httpx.AsyncByteStream)
+        response.stream = _ReleasingStream(response.stream, shard)
+        return response
+
+    async def aclose(self) -> None:
+        """Close every shard's pool (their connections)."""
+        for shard in self.shards:
+            await shard.transport.aclose()
