@@ -97,12 +97,17 @@ class ClientRequest:
             interrupts (AG-UI ``Interrupt.toolCallId``), which the gateway reads from the run
             that raised them, so a ``resume[]`` entry finds its tool call
             (:mod:`agui_codecs.protocols._resume`).
+        upstream_ids: ``{gateway id: provider id}`` of the ids of the thread the gateway
+            remapped because its store refuses them (an ``up-<32 hex>`` the client saw, for an
+            overlong or NUL-holding provider id; ``gateway/upstream_ids.py``): the built body
+            gets the provider's own id back (:func:`agui_codecs.identity.provider_body`).
     """
 
     run_input: RunAgentInput
     wire: ClientWire = "agui"
     raw: bytes | None = None
     interrupt_calls: Mapping[str, str] = field(default_factory=dict)
+    upstream_ids: Mapping[str, str] = field(default_factory=dict)
 
 
 def merge_params(
