@@ -38,7 +38,7 @@ from typing import Any, Protocol
 from ag_ui.core import Event, EventType, RunErrorEvent
 
 from agui_codecs import CodecError, get_decoder
-from agui_codecs.identity import message_ids
+from agui_codecs.identity import activity_ids, message_ids
 from agui_codecs.protocols import ClientRequest
 
 from .config import RouteConfig
@@ -235,6 +235,7 @@ async def run_attempts(
             )
             # ids of the thread's history stay taken: a new entity never reuses one (issue 11)
             decoder.run.reserve(thread_ids(request))
+            decoder.run.reserve_activities(activity_ids(run_input.messages))
             report = AttemptReport()
             began = loop.time()
             failure: RunErrorEvent | None = None

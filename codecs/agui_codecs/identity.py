@@ -41,11 +41,18 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, Final, TypeVar, cast
 
 import orjson
-from ag_ui.core import AssistantMessage, Message, ToolMessage
+from ag_ui.core import ActivityMessage, AssistantMessage, Message, ToolMessage
 
 from . import jsontext
 
-__all__ = ["Identities", "derived_id", "message_ids", "provider_body", "provider_id"]
+__all__ = [
+    "Identities",
+    "activity_ids",
+    "derived_id",
+    "message_ids",
+    "provider_body",
+    "provider_id",
+]
 
 _DERIVED: Final = re.compile(r"(?s)(.+)~([2-9]|[1-9][0-9]+)-([0-9a-f]{8})")
 
@@ -81,6 +88,15 @@ def message_ids(messages: Iterable[Message]) -> Iterator[str]:
                 yield call.id
         elif isinstance(message, ToolMessage):
             yield message.tool_call_id
+
+
+def activity_ids(messages: Iterable[Message]) -> Iterator[str]:
+    """The ids of a conversation's activity messages (role ``activity``): an
+    ACTIVITY_SNAPSHOT naming one updates it (``@ag-ui/client`` 1.0.0), it is no second
+    entity."""
+    for message in messages:
+        if isinstance(message, ActivityMessage):
+            yield message.id
 
 
 class Identities:

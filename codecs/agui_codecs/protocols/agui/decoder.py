@@ -94,6 +94,7 @@ from ag_ui.core import RunErrorEvent
 from ...builder import RunBuilder
 from ...events import parse_event
 from ...framing import DONE, Frame
+from ...identity import provider_id
 from ...transitions import AGUI_TERMINAL
 from ..base import StreamDecoder
 from ._normalizer import AguiNormalizer, Wire
@@ -123,6 +124,13 @@ class _AguiRun(RunBuilder):
         taken = list(ids)
         super().reserve(taken)
         self.norm.ids.reserve(taken)
+        for agui_id in taken:
+            same = self.norm.history_ids.setdefault(provider_id(agui_id), [])
+            if agui_id not in same:
+                same.append(agui_id)
+
+    def reserve_activities(self, ids: Iterable[str]) -> None:
+        self.norm.history_activities.update(ids)
 
     def start(self, *, upstream_id: str | None = None, model: str | None = None) -> None:
         if not self.started:
