@@ -6,11 +6,17 @@ by a later call after that call's TOOL_CALL_END (or one the thread's history hol
 ``messageId`` reused by a new text message after its END, one id shared by a reasoning message,
 a text message, a tool call and a result message, ids of the thread's history; each item as
 START/CONTENT/END events or as ``*_CHUNK`` events (AG-UI 1.0 ``TEXT_MESSAGE_CHUNK`` /
-``TOOL_CALL_CHUNK`` / ``REASONING_MESSAGE_CHUNK``), inside STEP_STARTED/STEP_FINISHED pairs.
-The property: every text byte, argument byte and tool result of the input reaches both wires
+``TOOL_CALL_CHUNK`` / ``REASONING_MESSAGE_CHUNK``), inside STEP_STARTED/STEP_FINISHED pairs;
+reasoning spans (REASONING_START / REASONING_END) with their message's id or another one;
+activities (ACTIVITY_SNAPSHOT, maybe patched by ACTIVITY_DELTA; a snapshot naming an activity
+of the run again updates it) whose ids other entities use; and, at the end, the runtime's own
+MESSAGES_SNAPSHOT of the thread under its ids (the history and each entity it sent: the same
+entities, AG-UI 1.0 "MessagesSnapshot", which ``@ag-ui/client`` 1.0.0 replaces by id and
+drops the unlisted ones of). The property: every text byte, argument byte and tool result of the input reaches both wires
 exactly once, as its own entity: the AG-UI SSE (through the real ``@ag-ui/client`` 1.0.0, which
 already holds the thread's history) and the AI SDK UIMessageChunk SSE (through the real ``ai``
-7 client); every AG-UI entity id is unique in the thread; and the next request built from what
+7 client); every AG-UI entity id (spans and activities included) is unique in the thread,
+every activity holds its latest content; and the next request built from what
 the AG-UI client holds (``RunAgentInput`` forwarded to the runtime as bytes, or converted) gives
 the runtime its own ids back (:func:`agui_codecs.identity.provider_body`).
 
