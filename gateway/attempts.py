@@ -30,7 +30,7 @@ import asyncio
 import dataclasses
 import logging
 import random
-from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
+from collections.abc import AsyncGenerator, Awaitable, Callable, Iterator, Mapping
 from contextlib import aclosing
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -38,7 +38,7 @@ from typing import Any, Protocol
 from ag_ui.core import Event, EventType, RunErrorEvent
 
 from agui_codecs import CodecError, get_decoder
-from agui_codecs.identity import message_ids
+from agui_codecs.identity import activity_ids, message_ids
 from agui_codecs.protocols import ClientRequest
 
 from .config import RouteConfig
@@ -142,6 +142,19 @@ class RunPlan:
     new_pool: PoolFactory = local_pool
 
 
+def thread_ids(request: ClientRequest) -> Iterator[str]:
+    """The entity ids the run's input holds (:func:`~agui_codecs.identity.message_ids`), each
+    followed by the provider id behind it when the gateway remapped it
+    (``ClientRequest.upstream_ids``): a provider reusing that id then gets a new AG-UI id, not
+    the remapped one again (issue 11)."""
+    originals = request.upstream_ids
+    for agui_id in message_ids(request.run_input.messages):
+        yield agui_id
+        original = originals.get(agui_id)
+        if original is not None:
+            yield original
+
+
 def pool_for(
     pools: dict[str, Deployments], route: RouteConfig, new_pool: PoolFactory = local_pool
 ) -> Deployments:
@@ -221,7 +234,8 @@ async def run_attempts(
                 max_event_size=plan.max_event_size,
             )
             # ids of the thread's history stay taken: a new entity never reuses one (issue 11)
-            decoder.run.reserve(message_ids(run_input.messages))
+            decoder.run.reserve(thread_ids(request))
+            decoder.run.reserve_activities(activity_ids(run_input.messages))
             report = AttemptReport()
             began = loop.time()
             failure: RunErrorEvent | None = None

@@ -18,7 +18,9 @@ encoded from the same events: ``AguiEncoder`` sends the delivery profile's event
 ``AiSdkEncoder`` turns any of them into a ``data-ui-schema`` chunk.
 
 Before the UI stage, ids the upstream chose (message, tool-call, reasoning ids) are checked like
-client ids and remapped when refused (:mod:`gateway.upstream_ids`), so every store keeps them.
+client ids and remapped when refused (:mod:`gateway.upstream_ids`), so every store keeps them;
+a durable run has its store keep each remapping for the thread (``keep``) before the batch
+naming it goes on, so the next request restores the provider's id.
 
 A durable run (:mod:`gateway.runs`) is pumped from :func:`flatten` of the same batches; turning
 events into a client's bytes is :mod:`gateway.encoding`'s job.
@@ -37,7 +39,7 @@ from __future__ import annotations
 
 import asyncio
 import random
-from collections.abc import AsyncGenerator, Mapping
+from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
 from contextlib import aclosing
 from dataclasses import replace
 from typing import Any
@@ -56,6 +58,7 @@ from .upstream import Upstream, build_body
 from .upstream_ids import UpstreamIds
 
 __all__ = [
+    "KeepIds",
     "ModelNotAllowedError",
     "PreparedRun",
     "RunPipeline",
@@ -193,10 +196,17 @@ class PreparedRun:
         self._pipeline, self._route, self._request = pipeline, route, request
         self._body, self._stage = body, stage
 
-    def stream(self, *, thread_id: str, run_id: str) -> AsyncGenerator[list[Event], None]:
+    def stream(
+        self, *, thread_id: str, run_id: str, keep: KeepIds | None = None
+    ) -> AsyncGenerator[list[Event], None]:
         """The run's event batches under ``thread_id`` / ``run_id``, the ids every attempt's
         decoder stamps on RUN_STARTED and RUN_FINISHED (fixed once, here: a durable run passes
         the ids it was recorded under, and nothing rewrites them later).
+
+        Args:
+            keep: awaited with ``{safe id: upstream id}`` of the upstream ids remapped in a
+                batch, before that batch is yielded (a durable run: the store keeps them for
+                the thread, :meth:`gateway.store.RunStore.keep_upstream_ids`).
 
         Returns:
             The run's event batches (one per upstream chunk, UI events inserted after the tool
@@ -225,19 +235,32 @@ class PreparedRun:
             sleep=pipeline.sleep,
             rng=pipeline.rng,
         )
-        return staged(batches, self._stage, UpstreamIds())
+        return staged(batches, self._stage, UpstreamIds(), keep=keep)
+
+
+KeepIds = Callable[[dict[str, str]], Awaitable[None]]
+"""Keeps a run's new id remappings (``{safe id: upstream id}``) for its thread."""
 
 
 async def staged(
-    batches: AsyncGenerator[list[Event], None], stage: UiStage, ids: UpstreamIds | None = None
+    batches: AsyncGenerator[list[Event], None],
+    stage: UiStage,
+    ids: UpstreamIds | None = None,
+    *,
+    keep: KeepIds | None = None,
 ) -> AsyncGenerator[list[Event], None]:
     """Map every event of ``batches`` through ``ids`` (upstream ids checked like client ids,
     :mod:`gateway.upstream_ids`), then ``stage`` (batch boundaries kept); each event out is
-    counted in ``agui_gateway_events_in_total`` (:mod:`gateway.metrics`)."""
+    counted in ``agui_gateway_events_in_total`` (:mod:`gateway.metrics`). The remappings a
+    batch made are awaited in ``keep`` before it is yielded (its error ends the stream)."""
     fix = ids.process if ids is not None else (lambda event: event)
     async with aclosing(batches):
         async for batch in batches:
             out = [out for event in batch for out in stage.process(fix(event))]
+            if keep is not None and ids is not None:
+                new = ids.take_new()
+                if new:
+                    await keep(new)
             for event in out:
                 metrics.count_event_in(event.type)
             yield out

@@ -30,6 +30,7 @@ from limits.aio.storage import MemoryStorage
 from limits.aio.strategies import MovingWindowRateLimiter
 
 from agui_codecs import get_protocol
+from agui_codecs.identity import message_ids
 from agui_codecs.protocols import ClientRequest
 
 from .auth import ANONYMOUS, Authenticator, Caller, ForbiddenError, RouteForbiddenError
@@ -52,6 +53,7 @@ from .store import (
     ThreadSummary,
 )
 from .types import JsonObject
+from .upstream_ids import gateway_ids_in
 
 __all__ = ["QuotaError", "Services"]
 
@@ -333,6 +335,7 @@ class Services:
             client = replace(
                 client, interrupt_calls=raised.calls, interrupt_metadata=raised.metadata
             )
+        client = await _with_upstream_ids(manager.store, caller, client)
         prepare = partial(self.pipeline.prepare, accept_language=accept_language)
         prepared = await off_loop(size, prepare, route, client)
         # RUN_STARTED at once (the client's first bytes do not wait for the upstream), except
@@ -350,7 +353,11 @@ class Services:
             continues=continues,
         )
         # the run's ids are fixed here, once: the decoder stamps the recorded ones
-        batches = prepared.stream(thread_id=run.public_thread_id, run_id=run.public_run_id)
+        # ids the store refuses are remapped; the thread keeps each provider's own
+        keep = partial(manager.store.keep_upstream_ids, run.thread_id)
+        batches = prepared.stream(
+            thread_id=run.public_thread_id, run_id=run.public_run_id, keep=keep
+        )
         events = flatten(batches)
         manager.start(
             run, capped(events, share) if share is not None else events, announce=announce
@@ -386,3 +393,21 @@ class Services:
             )
         except RunExistsError:
             raise RunExistsError(f"thread {thread_id!r} already has a run {run_id!r}") from None
+
+
+async def _with_upstream_ids(
+    store: RunStore, caller: Caller, client: ClientRequest
+) -> ClientRequest:
+    """``client`` with :attr:`~agui_codecs.protocols.ClientRequest.upstream_ids` set: the
+    provider ids behind the ``up-<32 hex>`` ids it names that its thread kept
+    (:mod:`gateway.upstream_ids`); one store read, only when the request names such an id."""
+    raw = client.raw
+    if raw is None:  # not from HTTP: the ids of its messages
+        ids = " ".join(message_ids(client.run_input.messages))
+        raw = ids.encode("utf-8", "surrogatepass")
+    found = gateway_ids_in((raw,))
+    if not found:
+        return client
+    thread_key = caller.thread_key(client.run_input.thread_id)
+    originals = await store.upstream_ids(thread_key, found)
+    return replace(client, upstream_ids=originals) if originals else client

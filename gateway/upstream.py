@@ -85,6 +85,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import os
 import re
@@ -158,8 +159,16 @@ def build_body(route: RouteConfig, request: ClientRequest | RunAgentInput) -> Up
     if isinstance(request, RunAgentInput):
         request = ClientRequest(request)
     spec = get_protocol(route.protocol)
-    # each provider gets its own ids back (derived AG-UI ids, agui_codecs.identity)
-    return provider_body(spec.build_request(request, model=route.model or "", params=route.params))
+    # each provider gets its own ids back (derived AG-UI ids, agui_codecs.identity; ids the
+    # store refused, remapped and kept per thread: request.upstream_ids)
+    built = spec.build_request(request, model=route.model or "", params=route.params)
+    body = provider_body(built, request.upstream_ids)
+    if request.upstream_ids and body is not built and not isinstance(body, bytes | bytearray):
+        try:
+            orjson.dumps(body)
+        except TypeError:  # an original id holds a lone surrogate: sent as its \uXXXX escape
+            return json.dumps(body, ensure_ascii=True, separators=(",", ":")).encode()
+    return body
 
 
 def endpoint_path(route: RouteConfig, thread_id: str = "") -> str:

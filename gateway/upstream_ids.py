@@ -10,23 +10,31 @@ backend and not on the other. :class:`UpstreamIds` therefore remaps every id tha
 the id's UTF-8 bytes, surrogates escaped): deterministic, so every event naming the same
 upstream id names the same safe id, on every replica and store, and two different ids stay
 two; the entity (message, tool call, result) is kept whole, only its id changes. Acceptable
-ids pass unchanged. The mapping of one run is kept in :attr:`UpstreamIds.remapped`.
+ids pass unchanged. The mapping of one run is kept in :attr:`UpstreamIds.remapped`; the mappings
+made since the last call are :meth:`UpstreamIds.take_new`, which the pipeline has the run store
+keep per thread (``upstream_ids`` table, migration 0006) before the batch naming them goes on,
+so the thread's next request sends the provider its own id back
+(:meth:`gateway.store.RunStore.upstream_ids`, ``ClientRequest.upstream_ids``,
+:func:`agui_codecs.identity.provider_body`). :data:`GATEWAY_ID` finds such ids in a request.
 
 Fields checked, on every event and recursively in the messages of a MESSAGES_SNAPSHOT:
 ``message_id``, ``tool_call_id``, ``parent_message_id``, ``entity_id``, ``id`` (messages, tool
-calls, content parts) and the lists ``pending_tool_call_ids`` / ``interrupt_ids``.
+calls, content parts), the lists ``pending_tool_call_ids`` / ``interrupt_ids`` and the
+``messageId`` of an event's ``metadata`` (RUN_STARTED: the AI SDK ``start.messageId``).
 """
 
 from __future__ import annotations
 
 import hashlib
+import re
+from collections.abc import Iterable
 from typing import Any, Final
 
 from pydantic import BaseModel
 
 from .ids import id_problem
 
-__all__ = ["ID_FIELDS", "UpstreamIds", "safe_id"]
+__all__ = ["GATEWAY_ID", "ID_FIELDS", "UpstreamIds", "gateway_ids_in", "safe_id"]
 
 ID_FIELDS: Final[frozenset[str]] = frozenset(
     {"message_id", "tool_call_id", "parent_message_id", "entity_id", "id"}
@@ -34,6 +42,20 @@ ID_FIELDS: Final[frozenset[str]] = frozenset(
 """Fields (ag_ui.core snake_case names) holding one id."""
 
 _ID_LIST_FIELDS: Final[frozenset[str]] = frozenset({"pending_tool_call_ids", "interrupt_ids"})
+
+
+GATEWAY_ID: Final = re.compile(rb"up-[0-9a-f]{32}")
+"""What :func:`safe_id` makes, as a bytes pattern (to find them in a request body)."""
+
+
+def gateway_ids_in(texts: Iterable[bytes]) -> set[str]:
+    """Every :func:`safe_id`-shaped id in ``texts`` (JSON bodies; a content string that looks
+    like one is found too, and is left alone later: only id-named keys are restored)."""
+    found: set[str] = set()
+    for text in texts:
+        if b"up-" in text:
+            found.update(match.decode() for match in GATEWAY_ID.findall(text))
+    return found
 
 
 def safe_id(value: str) -> str:
@@ -52,6 +74,12 @@ class UpstreamIds:
     def __init__(self) -> None:
         self.remapped: dict[str, str] = {}
         self._ok: set[str] = set()
+        self._new: dict[str, str] = {}
+
+    def take_new(self) -> dict[str, str]:
+        """``{safe id: upstream id}`` of the ids remapped since the last call (then cleared)."""
+        new, self._new = self._new, {}
+        return new
 
     def fix(self, value: str) -> str:
         """``value`` when it is an acceptable id, else its safe id (remembered)."""
@@ -65,6 +93,7 @@ class UpstreamIds:
                 self._ok.add(value)
             return value
         mapped = self.remapped[value] = safe_id(value)
+        self._new[mapped] = value
         return mapped
 
     def process(self, event: Any) -> Any:
@@ -79,6 +108,8 @@ class UpstreamIds:
                 continue
             if name in ID_FIELDS and isinstance(value, str):
                 fixed: Any = self.fix(value)
+            elif name == "metadata" and isinstance(value, dict):
+                fixed = self._metadata(value)
             elif name in _ID_LIST_FIELDS and isinstance(value, list):
                 fixed = [self.fix(v) if isinstance(v, str) else v for v in value]
             elif isinstance(value, BaseModel):
@@ -90,3 +121,13 @@ class UpstreamIds:
             if fixed is not value and fixed != value:
                 update[name] = fixed
         return model.model_copy(update=update) if update else model
+
+    def _metadata(self, metadata: dict[str, Any]) -> dict[str, Any]:
+        """``metadata`` with its ``messageId`` (RUN_STARTED: the upstream's message id, e.g.
+        an AI SDK backend's ``start.messageId``, the AI SDK encoder's ``start.messageId``)
+        remapped."""
+        value = metadata.get("messageId")
+        if not isinstance(value, str):
+            return metadata
+        fixed = self.fix(value)
+        return metadata if fixed == value else {**metadata, "messageId": fixed}

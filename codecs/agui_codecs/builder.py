@@ -217,6 +217,11 @@ class RunBuilder(ToolCallParts):
         continuation answering an earlier call) still finds it."""
         self._ids.reserve(ids)
 
+    def reserve_activities(self, ids: Iterable[str]) -> None:
+        """Which of the reserved ids name activity messages
+        (:func:`agui_codecs.identity.activity_ids`): an upstream ACTIVITY_SNAPSHOT naming one
+        updates it. Only a decoder that passes activities through (``agui``) reads them."""
+
     def _candidate_id(self, kind: str) -> str:
         n = self._seq.get(kind, 0)
         base = self.message_id or f"msg_{self.run_id}"

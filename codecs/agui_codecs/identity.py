@@ -25,22 +25,34 @@ stream; the ids of the run's input messages are :meth:`~Identities.reserve`\\ d 
 The mapping back is carried by the ids themselves: a client echoes the AG-UI ids in its next
 ``RunAgentInput`` (or AI SDK chat request), and the built upstream body gets :func:`provider_id`
 of each (:func:`provider_body`, applied to every request builder's output), so each provider
-gets its own ids back. A
-derived id longer than the gateway's id bound (100 characters) is still remapped by
-``gateway/upstream_ids.py`` (one-way) like any overlong id.
+gets its own ids back. An
+id the gateway's store refuses (over 100 characters, NUL, ...), a derived one included, is
+remapped by ``gateway/upstream_ids.py`` to ``up-<32 hex>``; the gateway keeps that mapping per
+thread and passes it as ``originals``, which :func:`provider_body` applies first (``up-…`` ->
+the provider's id or derived id -> :func:`provider_id`).
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, Final, TypeVar, cast
 
 import orjson
-from ag_ui.core import AssistantMessage, Message, ToolMessage
+from ag_ui.core import ActivityMessage, AssistantMessage, Message, ToolMessage
 
-__all__ = ["Identities", "derived_id", "message_ids", "provider_body", "provider_id"]
+from . import jsontext
+
+__all__ = [
+    "Identities",
+    "activity_ids",
+    "derived_id",
+    "message_ids",
+    "provider_body",
+    "provider_id",
+]
 
 _DERIVED: Final = re.compile(r"(?s)(.+)~([2-9]|[1-9][0-9]+)-([0-9a-f]{8})")
 
@@ -76,6 +88,15 @@ def message_ids(messages: Iterable[Message]) -> Iterator[str]:
                 yield call.id
         elif isinstance(message, ToolMessage):
             yield message.tool_call_id
+
+
+def activity_ids(messages: Iterable[Message]) -> Iterator[str]:
+    """The ids of a conversation's activity messages (role ``activity``): an
+    ACTIVITY_SNAPSHOT naming one updates it (``@ag-ui/client`` 1.0.0), it is no second
+    entity."""
+    for message in messages:
+        if isinstance(message, ActivityMessage):
+            yield message.id
 
 
 class Identities:
@@ -132,17 +153,24 @@ def _is_id_key(key: object) -> bool:
     return isinstance(key, str) and key.lower().endswith(("id", "ids"))
 
 
-def _unmap(value: Any, key: object = None) -> Any:
+_NONE: Final[Mapping[str, str]] = {}
+
+
+def _unmap(value: Any, originals: Mapping[str, str], key: object = None) -> Any:
     """``value`` with every id-named string (key ending ``id`` / ``Id`` / ``_id``, or a list
-    under a key ending ``ids`` / ``Ids``) that is a
-    derived id replaced by its provider id; the same object when nothing changed."""
+    under a key ending ``ids`` / ``Ids``) that ``originals`` names replaced by its original,
+    then a derived id by its provider id; the same object when nothing changed."""
     if isinstance(value, str):
-        return provider_id(value) if _is_id_key(key) and "~" in value else value
+        if not _is_id_key(key):
+            return value
+        value = originals.get(value, value)
+        return provider_id(value) if "~" in value else value
     if isinstance(value, dict):
-        out = {k: _unmap(v, k) for k, v in value.items()}
+        out = {k: _unmap(v, originals, k) for k, v in value.items()}
         return value if all(out[k] is value[k] for k in value) else out
     if isinstance(value, list):
-        items = [_unmap(v, key if _is_id_key(key) else None) for v in value]
+        inner = key if _is_id_key(key) else None
+        items = [_unmap(v, originals, inner) for v in value]
         return value if all(a is b for a, b in zip(items, value, strict=True)) else items
     return value
 
@@ -150,30 +178,41 @@ def _unmap(value: Any, key: object = None) -> Any:
 _Body = TypeVar("_Body")
 
 
-def provider_body(body: _Body) -> _Body:
+def _dumps(value: Any) -> bytes:
+    """Compact JSON; a lone surrogate (an original id may hold one) as its ``\\uXXXX``
+    escape, which orjson cannot write (RFC 8259 §7 admits it)."""
+    try:
+        return orjson.dumps(value)
+    except TypeError:  # orjson: "str is not valid UTF-8: surrogates not allowed"
+        return json.dumps(value, ensure_ascii=True, separators=(",", ":")).encode()
+
+
+def provider_body(body: _Body, originals: Mapping[str, str] | None = None) -> _Body:
     """An upstream request body with the provider's own ids: every string under a key ending
     in ``id`` (``id``, ``toolCallId``, ``tool_call_id``, ``tool_use_id``, ``toolUseId``,
-    ``call_id``, ``messageId``, ... and lists under such keys or ``...Ids`` keys) that is a
-    :func:`derived_id`
-    becomes :func:`provider_id` of it. Content (``text``, ``content``, arguments) is never
-    touched.
+    ``call_id``, ``messageId``, ... and lists under such keys or ``...Ids`` keys) that
+    ``originals`` names becomes its original, and one that is a :func:`derived_id` becomes
+    :func:`provider_id` of it. Content (``text``, ``content``, arguments) is never touched.
 
     Args:
         body: what a request builder returned: a JSON value, or the JSON bytes of a
             passthrough body.
+        originals: ``{gateway id: provider id}`` of the thread's remapped ids
+            (``ClientRequest.upstream_ids``; the value may itself be a derived id).
 
     Returns:
-        ``body`` itself when it holds no derived id (passthrough bytes stay byte for byte),
-        else a rewritten copy (bytes re-serialized compactly). Bytes that are not JSON are
-        returned as they are.
+        ``body`` itself when it holds no such id (passthrough bytes stay byte for byte),
+        else a rewritten copy (bytes re-serialized compactly, a lone surrogate of an original
+        id as its ``\\uXXXX`` escape). Bytes that are not JSON are returned as they are.
     """
+    originals = originals or _NONE
     if isinstance(body, bytes | bytearray):
-        if b"~" not in body:
+        if b"~" not in body and not any(k.encode() in body for k in originals):
             return body
         try:
-            value = orjson.loads(body)
-        except orjson.JSONDecodeError:
+            value = jsontext.loads(body)
+        except ValueError:
             return body
-        fixed = _unmap(value)
-        return body if fixed is value else cast(_Body, orjson.dumps(fixed))
-    return cast(_Body, _unmap(body))
+        fixed = _unmap(value, originals)
+        return body if fixed is value else cast(_Body, _dumps(fixed))
+    return cast(_Body, _unmap(body, originals))

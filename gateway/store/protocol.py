@@ -13,7 +13,7 @@ AG-UI message ids the item covers (it is stored apart and removed from the paylo
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from datetime import datetime
 from typing import Protocol, runtime_checkable
 
@@ -104,6 +104,18 @@ class RunStore(Protocol):
     ) -> dict[str, str]:
         """``{interruptId: runId}`` for those of ``interrupt_ids`` the thread has answered (the
         run that claimed each)."""
+        ...
+
+    async def keep_upstream_ids(self, thread_id: str, mapping: Mapping[str, str]) -> None:
+        """Keep ``mapping`` (``up-<32 hex>`` gateway id -> the upstream's own id, which the
+        store refused: :mod:`gateway.upstream_ids`) for the thread; an id already kept stays
+        as it is (the gateway id is a hash of the original). Creates the thread row when
+        missing."""
+        ...
+
+    async def upstream_ids(self, thread_id: str, gateway_ids: Collection[str]) -> dict[str, str]:
+        """``{gateway id: upstream id}`` for those of ``gateway_ids`` the thread kept
+        (:meth:`keep_upstream_ids`); the others are left out."""
         ...
 
     async def get_run(self, run_id: str) -> RunRecord:

@@ -19,6 +19,10 @@ compares the migrated database with this metadata. Tables:
 * ``interrupt_answers`` (migration 0002): one row per answered interrupt of a thread (its
   ``RunAgentInput.resume[]`` entry), primary key ``(thread_id, interrupt_id)``, the run that
   carries the answer and the entry's ``status``; inserting it is the claim (claimed once).
+* ``upstream_ids`` (migration 0006): ids an upstream chose that the store refuses, per thread
+  (``gateway_id`` = the ``up-<32 hex>`` the client saw, ``original`` = the provider's id as an
+  ASCII JSON string literal), so the next request sends each provider its own id back
+  (:mod:`gateway.store.upstream_ids_sql`).
 * ``replicas`` (migration 0004): one lease row per gateway replica (``replica_id``, the runs'
   ``lease_owner``; ``heartbeat_at``): a replica heartbeats once for all its runs (issue 13
   item 5), and a run is stale when neither it nor its owner replica heartbeat recently.
@@ -47,6 +51,7 @@ __all__ = [
     "replicas",
     "runs",
     "threads",
+    "upstream_ids",
 ]
 
 
@@ -195,6 +200,20 @@ interrupt_answers = sa.Table(
     sa.Column("interrupt_id", sa.String(255), primary_key=True),
     sa.Column("run_id", sa.String(255), nullable=False),
     sa.Column("status", sa.String(16), nullable=False),
+    sa.Column("created_at", UTCDateTime, nullable=False),
+)
+
+upstream_ids = sa.Table(
+    "upstream_ids",
+    metadata,
+    sa.Column(
+        "thread_id",
+        sa.String(255),
+        sa.ForeignKey("threads.id", ondelete="CASCADE"),
+        primary_key=True,
+    ),
+    sa.Column("gateway_id", sa.String(64), primary_key=True),
+    sa.Column("original", sa.Text, nullable=False),
     sa.Column("created_at", UTCDateTime, nullable=False),
 )
 

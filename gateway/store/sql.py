@@ -20,7 +20,7 @@ in :mod:`gateway.store.sql_statements`.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable, Collection, Sequence
+from collections.abc import AsyncIterator, Callable, Collection, Mapping, Sequence
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 
@@ -64,7 +64,15 @@ from .models import (
 from .protocol import HISTORY_DEFAULT_LIMIT
 from .replicas_sql import drop_replica_in, replica_beat_in, stale_clause
 from .schema import events as events_t
-from .schema import interrupt_answers, message_aliases, messages, replicas, runs, threads
+from .schema import (
+    interrupt_answers,
+    message_aliases,
+    messages,
+    replicas,
+    runs,
+    threads,
+    upstream_ids,
+)
 from .sql_errors import connection, is_database_error, transaction, translate_error
 from .sql_statements import (
     CREATE_RUN,
@@ -74,6 +82,7 @@ from .sql_statements import (
 )
 from .sql_writes import append_in, event_rows, heartbeat_in, insert_events, prepare_append
 from .threads_sql import thread_summaries
+from .upstream_ids_sql import keep_originals, originals_of
 from .wire_read import fetch_wire
 
 __all__ = ["SqlRunStore", "open_store"]
@@ -302,6 +311,20 @@ class SqlRunStore:
         """See :meth:`RunStore.answered_interrupts`."""
         async with self._read() as conn:
             return await answered(conn, thread_id, interrupt_ids)
+
+    async def keep_upstream_ids(self, thread_id: str, mapping: Mapping[str, str]) -> None:
+        """See :meth:`RunStore.keep_upstream_ids`."""
+        if not mapping:
+            return
+        async with self._tx() as conn:
+            await keep_originals(conn, thread_id, mapping, self.now())
+
+    async def upstream_ids(self, thread_id: str, gateway_ids: Collection[str]) -> dict[str, str]:
+        """See :meth:`RunStore.upstream_ids`."""
+        if not gateway_ids:
+            return {}
+        async with self._read() as conn:
+            return await originals_of(conn, thread_id, gateway_ids)
 
     async def get_run(self, run_id: str) -> RunRecord:
         """See :meth:`RunStore.get_run`."""
@@ -542,6 +565,7 @@ class SqlRunStore:
             await conn.execute(
                 sa.delete(interrupt_answers).where(interrupt_answers.c.thread_id.in_(idle))
             )
+            await conn.execute(sa.delete(upstream_ids).where(upstream_ids.c.thread_id.in_(idle)))
             n_messages = (
                 await conn.execute(sa.delete(messages).where(messages.c.thread_id.in_(idle)))
             ).rowcount

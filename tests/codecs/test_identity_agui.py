@@ -6,11 +6,17 @@ by a later call after that call's TOOL_CALL_END (or one the thread's history hol
 ``messageId`` reused by a new text message after its END, one id shared by a reasoning message,
 a text message, a tool call and a result message, ids of the thread's history; each item as
 START/CONTENT/END events or as ``*_CHUNK`` events (AG-UI 1.0 ``TEXT_MESSAGE_CHUNK`` /
-``TOOL_CALL_CHUNK`` / ``REASONING_MESSAGE_CHUNK``), inside STEP_STARTED/STEP_FINISHED pairs.
-The property: every text byte, argument byte and tool result of the input reaches both wires
+``TOOL_CALL_CHUNK`` / ``REASONING_MESSAGE_CHUNK``), inside STEP_STARTED/STEP_FINISHED pairs;
+reasoning spans (REASONING_START / REASONING_END) with their message's id or another one;
+activities (ACTIVITY_SNAPSHOT, maybe patched by ACTIVITY_DELTA; a snapshot naming an activity
+of the run again updates it) whose ids other entities use; and, at the end, the runtime's own
+MESSAGES_SNAPSHOT of the thread under its ids (the history and each entity it sent: the same
+entities, AG-UI 1.0 "MessagesSnapshot", which ``@ag-ui/client`` 1.0.0 replaces by id and
+drops the unlisted ones of). The property: every text byte, argument byte and tool result of the input reaches both wires
 exactly once, as its own entity: the AG-UI SSE (through the real ``@ag-ui/client`` 1.0.0, which
 already holds the thread's history) and the AI SDK UIMessageChunk SSE (through the real ``ai``
-7 client); every AG-UI entity id is unique in the thread; and the next request built from what
+7 client); every AG-UI entity id (spans and activities included) is unique in the thread,
+every activity holds its latest content; and the next request built from what
 the AG-UI client holds (``RunAgentInput`` forwarded to the runtime as bytes, or converted) gives
 the runtime its own ids back (:func:`agui_codecs.identity.provider_body`).
 
@@ -66,6 +72,9 @@ class Drawn:
     reasoning: list[str] = field(default_factory=list)
     calls: list[tuple[str, str, Any]] = field(default_factory=list)  # (upstream id, name, args)
     results: list[tuple[str, str, Any]] = field(default_factory=list)  # (message id, call, out)
+    spans: list[str] = field(default_factory=list)  # REASONING_START upstream ids
+    activities: dict[str, Any] = field(default_factory=dict)  # upstream id -> latest content
+    snapshot: list[dict[str, Any]] = field(default_factory=list)  # the runtime's messages
 
 
 def _message(draw: st.DrawFn, out: Drawn, kind: str) -> None:
@@ -77,19 +86,41 @@ def _message(draw: st.DrawFn, out: Drawn, kind: str) -> None:
         out.events.append(SEPARATOR)
     else:
         span = kind == "reasoning" and draw(st.booleans())
+        sid = draw(st.sampled_from([mid, *MESSAGE_IDS]))  # its message's id, or another
         if span:
-            out.events.append({"type": "REASONING_START", "messageId": mid})
+            out.events.append({"type": "REASONING_START", "messageId": sid})
+            out.spans.append(sid)
         start: dict[str, Any] = {"type": f"{prefix}_START", "messageId": mid}
         start["role"] = "assistant" if kind == "text" else "reasoning"
         out.events.append(start)
         out.events += [{"type": f"{prefix}_CONTENT", "messageId": mid, "delta": d} for d in deltas]
         out.events.append({"type": f"{prefix}_END", "messageId": mid})
         if span:
-            out.events.append({"type": "REASONING_END", "messageId": mid})
+            out.events.append({"type": "REASONING_END", "messageId": sid})
     if kind == "text":
         out.texts.append((mid, "".join(deltas)))
+        out.snapshot.append({"id": mid, "role": "assistant", "content": "".join(deltas)})
     else:
         out.reasoning.append("".join(deltas))
+        out.snapshot.append({"id": mid, "role": "reasoning", "content": "".join(deltas)})
+
+
+def _activity(draw: st.DrawFn, out: Drawn) -> None:
+    """An ACTIVITY_SNAPSHOT (and maybe an ACTIVITY_DELTA patching it): a snapshot naming an
+    activity of this run again updates it (``@ag-ui/client`` 1.0.0 ``ACTIVITY_SNAPSHOT``)."""
+    aid = draw(st.sampled_from([*MESSAGE_IDS, "act_1"]))
+    content = {"step": draw(st.integers(0, 9))}
+    out.events.append(
+        {"type": "ACTIVITY_SNAPSHOT", "messageId": aid, "activityType": "plan", "content": content}
+    )
+    if draw(st.booleans()):
+        step = draw(st.integers(0, 9))
+        patch = [{"op": "replace", "path": "/step", "value": step}]
+        out.events.append(
+            {"type": "ACTIVITY_DELTA", "messageId": aid, "activityType": "plan", "patch": patch}
+        )
+        content = {"step": step}
+    out.activities[aid] = content
 
 
 def _call(draw: st.DrawFn, out: Drawn) -> None:
@@ -124,6 +155,11 @@ def _call(draw: st.DrawFn, out: Drawn) -> None:
         }
     )
     out.results.append((rid, cid, output))
+    call = {"id": cid, "type": "function", "function": {"name": name, "arguments": text}}
+    out.snapshot.append({"id": cid, "role": "assistant", "toolCalls": [call]})
+    out.snapshot.append(
+        {"id": rid, "role": "tool", "toolCallId": cid, "content": json.dumps(output)}
+    )
 
 
 @st.composite
@@ -133,12 +169,17 @@ def streams(draw: st.DrawFn) -> Drawn:
     for step in range(draw(st.integers(1, 3))):
         out.events.append({"type": "STEP_STARTED", "stepName": f"step{step}"})
         for _part in range(draw(st.integers(1, 3))):
-            kind = draw(st.sampled_from(["text", "reasoning", "tool"]))
+            kind = draw(st.sampled_from(["text", "reasoning", "tool", "activity"]))
             if kind == "tool":
                 _call(draw, out)
+            elif kind == "activity":
+                _activity(draw, out)
             else:
                 _message(draw, out, kind)
         out.events.append({"type": "STEP_FINISHED", "stepName": f"step{step}"})
+    if draw(st.booleans()):  # the runtime's messages, its own ids (AG-UI 1.0 MessagesSnapshot)
+        messages = [*PRIOR_MESSAGES, *out.snapshot]
+        out.events.append({"type": "MESSAGES_SNAPSHOT", "messages": messages})
     out.events.append({"type": "RUN_FINISHED", "threadId": "t1", "runId": "r2"})
     return out
 
@@ -224,6 +265,21 @@ def check_events(drawn: Drawn, events: list[Event]) -> None:
             ids.append(e["messageId"])
     assert len(ids) == len(set(ids)), ids  # unique in the run
     assert not set(ids) & PRIOR_IDS, ids  # and in the thread
+    # a reasoning span is its own entity (it may share its id with its reasoning message)
+    spans = [e["messageId"] for e in wire if e["type"] == "REASONING_START"]
+    assert [provider_id(s) for s in spans] == drawn.spans
+    others = {
+        e.get("messageId") or e["toolCallId"]
+        for e in wire
+        if e["type"] in ("TEXT_MESSAGE_START", "TOOL_CALL_START", "TOOL_CALL_RESULT")
+    }
+    assert len(spans) == len(set(spans)) and not set(spans) & (others | PRIOR_IDS), spans
+    # an activity: one entity per upstream id of the run, an id of no other entity
+    activities = list(
+        dict.fromkeys(e["messageId"] for e in wire if e["type"] == "ACTIVITY_SNAPSHOT")
+    )
+    assert [provider_id(a) for a in activities] == list(drawn.activities)
+    assert not set(activities) & (set(ids) | set(spans) | PRIOR_IDS), activities
     assert [(provider_id(k), "".join(v)) for k, v in texts.items()] == drawn.texts
     assert ["".join(v) for v in reasoning.values()] == drawn.reasoning
     starts = [e for e in wire if e["type"] == "TOOL_CALL_START"]
@@ -260,6 +316,8 @@ def check_agui_client(drawn: Drawn, result: dict[str, Any]) -> list[dict[str, An
     assert texts == drawn.texts
     thoughts = [m["content"] for m in new if m["role"] == "reasoning"]
     assert thoughts == drawn.reasoning
+    activities = [(provider_id(m["id"]), m["content"]) for m in new if m["role"] == "activity"]
+    assert activities == list(drawn.activities.items())
     for ids in ([m["id"] for m in messages], [c["id"] for c in calls]):
         assert len(ids) == len(set(ids)), ids
     return list(new)

@@ -105,6 +105,10 @@ class ClientRequest:
             ``mcp_approval_request`` item from it
             (:mod:`agui_codecs.protocols.openai_responses._approvals`). Empty: nothing to
             rebuild, each builder's behaviour without it.
+        upstream_ids: ``{gateway id: provider id}`` of the ids of the thread the gateway
+            remapped because its store refuses them (an ``up-<32 hex>`` the client saw, for an
+            overlong or NUL-holding provider id; ``gateway/upstream_ids.py``): the built body
+            gets the provider's own id back (:func:`agui_codecs.identity.provider_body`).
     """
 
     run_input: RunAgentInput
@@ -112,6 +116,7 @@ class ClientRequest:
     raw: bytes | None = None
     interrupt_calls: Mapping[str, str] = field(default_factory=dict)
     interrupt_metadata: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    upstream_ids: Mapping[str, str] = field(default_factory=dict)
 
 
 def merge_params(

@@ -71,8 +71,10 @@ _PHASE: dict[str, frozenset[str]] = {  # held END of this kind -> events that ke
 _ENTITY_KEY = {  # an event that opens an entity of the thread -> its id field
     "TEXT_MESSAGE_START": "messageId",
     "REASONING_MESSAGE_START": "messageId",
+    "REASONING_START": "messageId",
     "TOOL_CALL_START": "toolCallId",
     "TOOL_CALL_RESULT": "messageId",
+    "ACTIVITY_SNAPSHOT": "messageId",
 }
 
 HOLD_EVENTS: Final = 4096
@@ -96,6 +98,13 @@ class AguiHolds(AguiCleaner):
         self.started = False
         self.ended = False
         self._alias: dict[tuple[str, str], str] = {}  # (kind, upstream id) -> output id
+        # (kind, upstream id) -> output ids of this run's entities with it, in order (kinds:
+        # the lifecycle kinds, "activity", "result"); a MESSAGES_SNAPSHOT names them
+        self._entities: dict[tuple[str, str], list[str]] = {}
+        self._upstreams: set[str] = set()  # upstream ids of this run's entities
+        self._span_messages: set[str] = set()  # reasoning spans whose id a message took
+        self.history_activities: set[str] = set()  # ids of the history's activity messages
+        self.history_ids: dict[str, list[str]] = {}  # provider id -> the history's ids of it
         self._closed: set[tuple[str, str]] = set()
         self._seq: Counter[str] = Counter()
         self._chunks = ChunkExpander(adopt=self._adopt)

@@ -16,16 +16,16 @@ from ...core.chunks import CHUNKS, ChunkError, ChunkSpec
 from ...errors import MalformedUpstreamError
 from ...transitions import AGUI_TERMINAL, LIFECYCLE_BY_EVENT
 from ._carried import args_in as _args_in
-from ._holds import _END, _PHASE, HOLD_EVENTS, HOLD_RESULT_BYTES, AguiHolds, Wire
+from ._holds import _END, _PHASE, HOLD_EVENTS, HOLD_RESULT_BYTES, Wire
+from ._identity import AguiIdentity
 from ._stray import HOLD_STRAY_BYTES
 
 __all__ = ["HOLD_EVENTS", "HOLD_RESULT_BYTES", "HOLD_STRAY_BYTES", "AguiNormalizer", "Wire"]
 
-_MESSAGE_KINDS = ("reasoning-message", "text-message")  # what REASONING_ENCRYPTED_VALUE names
 _LIFECYCLE_KIND = {"text": "text-message", "tool": "tool-call", "reasoning": "reasoning-message"}
 
 
-class AguiNormalizer(AguiHolds):
+class AguiNormalizer(AguiIdentity):
     """Sans-I/O AG-UI repair: wire dicts in, legal wire dicts out (repair keys:
     :mod:`agui_codecs.protocols.agui.decoder`).
 
@@ -234,7 +234,10 @@ class AguiNormalizer(AguiHolds):
             if cid in self._held:
                 out += self._flush_held(cid, _args_in(ev.get("rawEvent"), cid) or _args_in(ev, cid))
             return out + self._emit(ev)
+        if etype in ("ACTIVITY_SNAPSHOT", "ACTIVITY_DELTA"):
+            return out + self._emit(self._activity(ev))
         if etype == "MESSAGES_SNAPSHOT":
+            ev = self._snapshot(ev)
             for message in ev.get("messages") or []:
                 if isinstance(message, dict) and message.get("role") == "tool":
                     self._pending_calls.pop(str(message.get("toolCallId")), None)
@@ -342,39 +345,6 @@ class AguiNormalizer(AguiHolds):
         }
         start["role"] = "assistant" if kind == "text-message" else "reasoning"
         return self._emit(start) + self._emit({**ev, id_field: eid})
-
-    # -- identity (issue 11 kind 1, agui_codecs.identity) ----------------------------------------
-    def _entity_id(self, kind: str, up: str) -> str:
-        """The AG-UI id of a new entity of ``kind`` (``text-message``, ``reasoning-message``,
-        ``tool-call``) whose upstream id is ``up``: ``up`` itself, unless an entity of the
-        thread (reserved history, or one this run opened, of any kind) has it, then
-        :meth:`Identities.peek <agui_codecs.identity.Identities.peek>`'s derived id
-        (``id-derived``). Later events naming ``up`` for ``kind`` go to this entity."""
-        eid = self.ids.peek(up)
-        if eid != up:
-            self.repairs["id-derived"] += 1
-        self._alias[(kind, up)] = eid
-        return eid
-
-    def _references(self, ev: Wire) -> Wire:
-        """A TOOL_CALL_RESULT naming the latest call with its ``toolCallId`` and carrying a
-        ``messageId`` unique in the thread (derived when taken); a REASONING_ENCRYPTED_VALUE
-        naming the latest entity with its ``entityId``."""
-        if ev["type"] == "TOOL_CALL_RESULT":
-            cid, mid = ev["toolCallId"], ev["messageId"]
-            ev = {**ev, "toolCallId": self._alias.get(("tool-call", cid), cid)}
-            ev["messageId"] = self.ids.mint(mid)  # committed now: the result may be held
-            if ev["messageId"] != mid:
-                self.repairs["id-derived"] += 1
-            return ev
-        entity = ev.get("entityId")
-        if not isinstance(entity, str):
-            return ev
-        kinds = ("tool-call",) if ev.get("subtype") == "tool-call" else _MESSAGE_KINDS
-        for kind in kinds:
-            if (kind, entity) in self._alias:
-                return {**ev, "entityId": self._alias[(kind, entity)]}
-        return ev
 
     def _run_ids(self, ev: Wire) -> Wire:
         ids = {"threadId": self.thread_id, "runId": self.run_id}

@@ -37,8 +37,9 @@ Each repair is counted in :attr:`AguiDecoder.repairs` (key -> count) and reporte
                                 the call's END
 ``tool-args-synthesized``       START..END with no ARGS: one ARGS from the raw event or a result
 ``closed-before-terminal``      a message, call, reasoning block, step or subagent left open
-``id-derived``                  a message, reasoning message, tool call or result message whose
-                                upstream id an entity of the thread has: a derived id
+``id-derived``                  a message, reasoning message or span, tool call, result message,
+                                activity or snapshot message whose upstream id an entity of the
+                                thread has: a derived id
 ``run-error-synthesized``       the upstream ended without RUN_FINISHED or RUN_ERROR
 ==============================  ==================================================================
 
@@ -76,6 +77,13 @@ run, of any kind: a tool call id reused after its TOOL_CALL_END, one id shared b
 a text message) gets the derived id ``<id>~<n>-<check>`` (``id-derived``); later events naming
 that upstream id (content, ARGS, END, TOOL_CALL_RESULT ``toolCallId``, TOOL_CALL_START
 ``parentMessageId``, REASONING_ENCRYPTED_VALUE ``entityId``) go to the latest entity with it.
+A REASONING_START span is an entity too (the reasoning message inside a span with the span's id
+shares it); an ACTIVITY_SNAPSHOT naming an activity of this run or of the history updates it
+(ACTIVITY_DELTA follows it), one naming another entity's id is a new activity, derived; a
+MESSAGES_SNAPSHOT re-lists the thread's entities under the runtime's ids, so each listed id
+names the thread's entities with it (the n-th listing the n-th of the latest, the history's
+first), and only an id this run used for another kind gets a derived id
+(:mod:`agui_codecs.protocols.agui._identity`).
 The next request gives the runtime its own ids back (``provider_body`` in
 ``gateway/upstream.py`` rewrites derived ids in the forwarded ``RunAgentInput``). Ids the
 decoder mints for id-less chunks derive from the run id, so the same bytes give the same events
@@ -94,6 +102,7 @@ from ag_ui.core import RunErrorEvent
 from ...builder import RunBuilder
 from ...events import parse_event
 from ...framing import DONE, Frame
+from ...identity import provider_id
 from ...transitions import AGUI_TERMINAL
 from ..base import StreamDecoder
 from ._normalizer import AguiNormalizer, Wire
@@ -123,6 +132,13 @@ class _AguiRun(RunBuilder):
         taken = list(ids)
         super().reserve(taken)
         self.norm.ids.reserve(taken)
+        for agui_id in taken:
+            same = self.norm.history_ids.setdefault(provider_id(agui_id), [])
+            if agui_id not in same:
+                same.append(agui_id)
+
+    def reserve_activities(self, ids: Iterable[str]) -> None:
+        self.norm.history_activities.update(ids)
 
     def start(self, *, upstream_id: str | None = None, model: str | None = None) -> None:
         if not self.started:
