@@ -23,6 +23,8 @@
   (:meth:`~gateway.runs.writer.RunWriter.commit`): events that arrive together (one network
   chunk decodes to several events) cost one transaction and one broker round trip instead of
   one each, and none waits for an event that has not arrived;
+* writes its pending deltas at the process-wide flush ticks (:func:`next_flush_tick`, every
+  ``batch_interval`` on the loop clock), so concurrent runs' flushes commit as one group;
 * heartbeats its lease; stops silently when fenced (another replica took the run over);
 * :meth:`RunPump.cancel` (or a cancel requested on another replica, seen at the next
   heartbeat) cancels the pending upstream read, closes every open message, reasoning, tool call
