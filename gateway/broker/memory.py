@@ -33,7 +33,6 @@ from typing import Self
 
 import orjson
 
-from ..lean_event import LeanEvent
 from ..types import TERMINAL_EVENT_TYPES, Cursor, JsonObject, RunEvent
 from .protocol import (
     DEFAULT_ENDED_TTL,
@@ -107,7 +106,7 @@ class _MemorySubscription:
         self._after = after
         self._queue: deque[RunEvent] = deque()
         self._queued_bytes = 0
-        self._wakeup = LeanEvent()
+        self._waiter: asyncio.Future[None] | None = None  # set while receive() waits
         self._attached = False
         self.lagging = False
 
@@ -143,13 +142,18 @@ class _MemorySubscription:
         ):
             self._queue.append(message)
             self._queued_bytes = queued
-            self._wakeup.set()
+            self._wake()
             return True
         self._drop_queue()
         self.lagging = True
         self._broker._lagging.add(self)
-        self._wakeup.set()
+        self._wake()
         return False
+
+    def _wake(self) -> None:
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
 
     async def receive(self, timeout: float) -> list[RunEvent]:
         """Wait up to ``timeout`` seconds; return the queued messages (``[]`` on timeout, and
@@ -162,13 +166,21 @@ class _MemorySubscription:
             self._broker._attach(self, self._after, tail=False)
             return []
         if not self._queue:
-            self._wakeup.clear()
+            # One future and one timer handle per wait, woken by _deliver: no task per call
+            # (asyncio.wait_for wraps its awaitable in a task on Python 3.11), the reader's
+            # one wake-up per published batch (issue 13).
+            loop = asyncio.get_running_loop()
+            waiter = self._waiter = loop.create_future()
+            timer = loop.call_later(timeout, _expire, waiter)
             try:
-                await asyncio.wait_for(self._wakeup.wait(), timeout)
-            except TimeoutError:
-                return []
+                await waiter
+            finally:
+                timer.cancel()
+                self._waiter = None
             if self.lagging:
                 return await self.receive(timeout)
+            if not self._queue:
+                return []  # timed out
         out = list(self._queue)
         self._drop_queue()
         after = self._after
@@ -178,10 +190,27 @@ class _MemorySubscription:
             self._after = out[-1].cursor
         return out
 
+    def queued_head(self) -> Cursor | None:
+        """The cursor of the oldest message queued for the reader and not received yet (the
+        retained tail it got on entering included), None when none is.
+
+        A reader whose cursor this directly follows (:meth:`Cursor.follows`) has no gap before
+        the queue: it need not replay the store first (:mod:`gateway.runs.reader`)."""
+        after = self._after
+        for message in self._queue:
+            if after is None or message.cursor > after:
+                return message.cursor
+        return None
+
     def skip_to(self, cursor: Cursor) -> None:
         """Drop queued messages at or before ``cursor`` from now on."""
         if self._after is None or cursor > self._after:
             self._after = cursor
+
+
+def _expire(waiter: asyncio.Future[None]) -> None:
+    if not waiter.done():
+        waiter.set_result(None)
 
 
 class InProcessBroker:

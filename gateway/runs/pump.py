@@ -23,6 +23,8 @@
   (:meth:`~gateway.runs.writer.RunWriter.commit`): events that arrive together (one network
   chunk decodes to several events) cost one transaction and one broker round trip instead of
   one each, and none waits for an event that has not arrived;
+* writes its pending deltas at the process-wide flush ticks (:func:`next_flush_tick`, every
+  ``batch_interval`` on the loop clock), so concurrent runs' flushes commit as one group;
 * heartbeats its lease; stops silently when fenced (another replica took the run over);
 * :meth:`RunPump.cancel` (or a cancel requested on another replica, seen at the next
   heartbeat) cancels the pending upstream read, closes every open message, reasoning, tool call
@@ -38,6 +40,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
 import time
 from collections import deque
 from collections.abc import AsyncIterable, AsyncIterator
@@ -185,7 +188,7 @@ class RunPump:
         self._feeder: asyncio.Task[None] | None = None
         self._inbox: deque[tuple[float, Any]] = deque()  # (arrival, item)
         self._inbox_max = 2 * self.settings.batch_max_events
-        self._inbox_ready = LeanEvent()
+        self._inbox_waiter: asyncio.Future[None] | None = None  # set while the pump waits
         self._inbox_space = LeanEvent()
         self._has_pending = LeanEvent()
         self._started = False
@@ -219,7 +222,13 @@ class RunPump:
             self._stop = stop
         if self._feeder is not None and not self._feeder.done():
             self._feeder.cancel()
-        self._inbox_ready.set()
+        self._wake_pump()
+
+    def _wake_pump(self) -> None:
+        """Wake the pump if it waits for its inbox (no-op otherwise: one future per wait)."""
+        waiter = self._inbox_waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
 
     async def run(self, source: AsyncIterable[Event | JsonObject]) -> RunOutcome:
         """Pump ``source`` until its terminal event, a cancel or a takeover.
@@ -376,7 +385,7 @@ class RunPump:
                     await self._inbox_space.wait()
                 item = await anext(iterator)
                 inbox.append((time.perf_counter(), item))
-                self._inbox_ready.set()
+                self._wake_pump()
         except StopAsyncIteration:
             inbox.append((time.perf_counter(), _END))
         except asyncio.CancelledError:
@@ -387,7 +396,7 @@ class RunPump:
         except Exception as exc:
             inbox.append((time.perf_counter(), _UpstreamFailure(exc)))
         finally:
-            self._inbox_ready.set()
+            self._wake_pump()
 
     async def _take(self, limit: int) -> list[Any]:
         """Up to ``limit`` inbox items: all that are there, or wait for the first one.
@@ -409,8 +418,11 @@ class RunPump:
                 if feeder.cancelled():
                     raise asyncio.CancelledError
                 raise feeder.exception() or RuntimeError("upstream feeder ended early")
-            self._inbox_ready.clear()
-            await self._inbox_ready.wait()
+            waiter = self._inbox_waiter = asyncio.get_running_loop().create_future()
+            try:
+                await waiter
+            finally:
+                self._inbox_waiter = None
 
     def _stage(self, event: JsonObject) -> None:
         """Stage what the guard lets out for one upstream event (see the module docstring)."""
@@ -444,9 +456,13 @@ class RunPump:
                 self.cancel()
 
     async def _flush_loop(self) -> None:
+        """Write the pending deltas at the next flush tick (:func:`next_flush_tick`) after the
+        first of them was staged, and again while some stay pending."""
+        loop = asyncio.get_running_loop()
+        interval = self.settings.batch_interval
         while True:
             await self._has_pending.wait()
-            await asyncio.sleep(self.settings.batch_interval)
+            await _sleep_until(loop, next_flush_tick(loop.time(), interval))
             self._has_pending.clear()
             try:
                 await self.writer.flush()
@@ -458,3 +474,31 @@ class RunPump:
                     "run %s: batch write failed, will retry (%s)", self.run_id, exc.message
                 )
                 self._has_pending.set()
+
+
+def next_flush_tick(now: float, interval: float) -> float:
+    """The first multiple of ``interval`` (seconds of the event loop's clock) after ``now``.
+
+    Every pump of a process flushes its pending deltas at these ticks, not ``interval`` after
+    its own first delta: the flushes of all its live runs then reach the store's group
+    committer in the same loop iteration and commit as one transaction (``docs/runs.md`` §2,
+    :mod:`gateway.store.group_commit`) instead of one each, and a delta still waits at most
+    ``interval`` before its write begins (issue 3 §4; issue 13: CPU per durable stream).
+    """
+    tick = (math.floor(now / interval) + 1) * interval
+    return tick if tick > now else tick + interval  # a product rounded down to ``now``
+
+
+async def _sleep_until(loop: asyncio.AbstractEventLoop, when: float) -> None:
+    """Sleep until loop time ``when`` (one timer handle; timers due together run together)."""
+    waiter: asyncio.Future[None] = loop.create_future()
+    timer = loop.call_at(when, _resolve, waiter)
+    try:
+        await waiter
+    finally:
+        timer.cancel()
+
+
+def _resolve(waiter: asyncio.Future[None]) -> None:
+    if not waiter.done():
+        waiter.set_result(None)

@@ -201,12 +201,13 @@ async def _read(
         run.check_cursor(after, slack=settings.cursor_slack)
     last = after
     async with broker.subscribe(run_id, after=after) as subscription:
-        async with aclosing(_replay(store, run_id, last, page)) as pages:
-            async for events in pages:
-                yield events
-                last = events[-1].cursor
-                if events[-1].terminal:
-                    return
+        if not _tail_follows(subscription, last, run.epoch):
+            async with aclosing(_replay(store, run_id, last, page)) as pages:
+                async for events in pages:
+                    yield events
+                    last = events[-1].cursor
+                    if events[-1].terminal:
+                        return
         if last is not None:
             subscription.skip_to(last)
         while True:
@@ -257,6 +258,22 @@ async def _read(
                 yield out
                 if out[-1].terminal:
                     return
+
+
+def _tail_follows(subscription: object, last: Cursor | None, epoch: int) -> bool:
+    """True when the broker's retained tail, queued for this reader on subscribing, starts at
+    the event right after ``last`` in the run's current ``epoch`` (``queued_head``, an
+    in-process broker subscription): the store holds nothing before it that the reader lacks,
+    so its replay is skipped (one store read less per live stream, issue 13), and what follows
+    is what a reader subscribed all along gets. Any other subscription, a tail that starts
+    later, in an older epoch (a dead producer's unwritten deltas: the store's version is
+    delivered instead) or is empty: False (the store is replayed, step 2 of ``docs/runs.md``
+    §3)."""
+    head = getattr(subscription, "queued_head", None)
+    if head is None:
+        return False
+    first = head()
+    return first is not None and first.epoch == epoch and first.follows(last)
 
 
 async def _fill_gap(

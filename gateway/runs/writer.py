@@ -65,6 +65,12 @@ closing event is never published without being durable (a reaper never re-closes
 
 _BACKOFF: Final[tuple[float, ...]] = (0.05, 0.25, 1.0, 2.0)
 
+# ``agui_gateway_broker_operation_seconds`` / ``_errors_total`` {operation="publish"} (what
+# :func:`gateway.metrics.broker_call` records), their children bound once: the publish path
+# runs once per published batch (issue 13: CPU per durable stream).
+_PUBLISH_SECONDS: Final = metrics.BROKER_SECONDS.labels("publish")
+_PUBLISH_ERRORS: Final = metrics.BROKER_ERRORS.labels("publish")
+
 
 def _serialized(event: JsonObject) -> bytes | None:
     """``orjson.dumps(event)`` (the store's own serializer, ``gateway/store/engine.py``), or
@@ -153,20 +159,28 @@ class RunWriter:
             return
         publish_many = getattr(self.broker, "publish_many", None)
         if publish_many is not None:  # even for one: it carries each event's serialized form
+            started = time.perf_counter()
             try:
-                with metrics.broker_call("publish"):
-                    await publish_many(self.run_id, messages)
-                self._broker_ok()
+                await publish_many(self.run_id, messages)
             except Exception as exc:  # a broker must not fail the run; readers use the store
+                _PUBLISH_SECONDS.observe(time.perf_counter() - started)
+                _PUBLISH_ERRORS.inc()
                 self._broker_failed(exc, messages[0].cursor)
+            else:
+                _PUBLISH_SECONDS.observe(time.perf_counter() - started)
+                self._broker_ok()
         else:
             for message in messages:
+                started = time.perf_counter()
                 try:
-                    with metrics.broker_call("publish"):
-                        await self.broker.publish(self.run_id, message.cursor, message.event)
-                    self._broker_ok()
+                    await self.broker.publish(self.run_id, message.cursor, message.event)
                 except Exception as exc:  # see above
+                    _PUBLISH_SECONDS.observe(time.perf_counter() - started)
+                    _PUBLISH_ERRORS.inc()
                     self._broker_failed(exc, message.cursor)
+                else:
+                    _PUBLISH_SECONDS.observe(time.perf_counter() - started)
+                    self._broker_ok()
         last = messages[-1]
         if last.terminal:  # published once per run: its outcome, tokens, cost and repairs
             metrics.record_terminal(last.event, route=self.route, model=self.model)
