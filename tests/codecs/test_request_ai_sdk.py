@@ -154,9 +154,12 @@ def test_tool_states() -> None:
         ("c_deny", "b", '{"x":1}'),
         ("c_wait", "d", '{"q":"?"}'),
         ("c_dyn", "lookup", "{}"),
+        ("c_srv", "web_search", "{}"),  # the provider's call, flagged as such
     ]
+    assert [c.metadata for c in assistant.tool_calls] == [None] * 4 + [{"providerExecuted": True}]
     results = {m.tool_call_id: m for m in messages[2:] if isinstance(m, ToolMessage)}
-    assert set(results) == {"c_err", "c_deny", "c_dyn"}
+    assert set(results) == {"c_err", "c_deny", "c_dyn", "c_srv"}
+    assert messages[2] == results["c_srv"] and results["c_srv"].content == "[]"
     assert (results["c_err"].content, results["c_err"].error) == ("boom", "boom")
     assert (results["c_deny"].content, results["c_deny"].error) == ("not allowed", "not allowed")
     assert (results["c_dyn"].content, results["c_dyn"].error) == ("plain text", None)

@@ -12,7 +12,9 @@ once as ``{"type": "item_reference", "id"}``, ids as the upstream sent them. The
 Anthropic route and its recorded web search: the next request's assistant turn holds the
 ``server_tool_use`` and ``web_search_tool_result`` blocks as the API sent them (Messages API
 input blocks; ``@ai-sdk/anthropic`` 4.0.41 ``convert-to-anthropic-prompt.ts``), no
-``tool_use`` / ``tool_result``.
+``tool_use`` / ``tool_result``. The real ``ai`` 7 client's history of the same runs (tool
+parts with ``providerExecuted: true``) through ``/v1/ai-sdk`` makes the very request the
+``@ag-ui/client`` history makes through ``/v1/agui``.
 """
 
 from __future__ import annotations
@@ -240,3 +242,88 @@ async def test_anthropic_server_tools_go_back_as_their_own_blocks(
     assert server == expected  # as the API sent them, encrypted_content included
     [assistant] = [t for t in sent["messages"] if t["role"] == "assistant"]
     assert {b["type"] for b in assistant["content"]} >= {"server_tool_use", "text"}
+
+
+def chat(chat_id: str, messages: list[dict[str, Any]]) -> dict[str, Any]:
+    """An ``ai`` 7 ``DefaultChatTransport`` body (``src/ui/http-chat-transport.ts``)."""
+    return {"id": chat_id, "trigger": "submit-message", "messages": messages}
+
+
+def ui_user(mid: str, text: str) -> dict[str, Any]:
+    return {"id": mid, "role": "user", "parts": [{"type": "text", "text": text}]}
+
+
+async def test_ai_sdk_history_of_hosted_calls_sends_what_the_agui_history_sends(
+    tmp_path: Path, router: respx.MockRouter, keys: None
+) -> None:
+    """The ``ai`` 7 history of each recorded hosted-tool run (its provider-executed tool parts,
+    ``providerExecuted: true`` with their outputs) through ``/v1/ai-sdk`` makes the same
+    upstream request as the ``@ag-ui/client`` history of the same run through ``/v1/agui``."""
+    require_harness()
+    require_corpus("openai-responses")
+    require_corpus("anthropic")
+    end = [
+        {"type": "message_start", "message": {"id": "msg_2", "role": "assistant", "content": []}},
+        {"type": "message_delta", "delta": {"stop_reason": "end_turn"}},
+        {"type": "message_stop"},
+    ]
+    anthropic_end = "".join(f"data: {orjson.dumps(p).decode()}\n\n" for p in end).encode()
+    anthropic = (CORPUS_DIR / "anthropic" / "web-search-citations.sse").read_bytes()
+    cases = [
+        ("resp", name, recorded(name)[0], responses_sse(created(), completed()))
+        for name in RECORDED
+    ]
+    cases.append(("resp-store", RECORDED[0], recorded(RECORDED[0])[0], cases[0][3]))
+    cases.append(("claude", "anthropic/web-search-citations.sse", anthropic, anthropic_end))
+    queue: list[bytes] = []
+    sent: list[dict[str, Any]] = []
+
+    def reply(request: httpx.Request) -> httpx.Response:
+        sent.append(orjson.loads(request.content))
+        return httpx.Response(
+            200, content=queue.pop(0), headers={"content-type": "text/event-stream"}
+        )
+
+    router.post(f"{BASE}/responses").mock(side_effect=reply)
+    router.post(f"{ANTHROPIC_BASE}/messages").mock(side_effect=reply)
+    path = tmp_path / "routes.toml"
+    path.write_text(ROUTES, encoding="utf-8")
+    client = httpx.AsyncClient(transport=httpx.MockTransport(router.async_handler))
+    settings = Settings(config=path, database_url=f"sqlite:///{tmp_path}/runs.db", **FAST)
+    app = create_app(settings, http_client=client)
+    user = {"id": "u1", "role": "user", "content": "Go."}
+    follow = {"id": "u2", "role": "user", "content": "Thanks, and then?"}
+    async with running(app):
+        firsts = []
+        for n, (route, name, body, _) in enumerate(cases):
+            queue[:] = [body, body]
+            agui = await call(app, "POST", f"/v1/agui/{route}", run_input(f"t{n}", "r1", [user]))
+            ai = await call(
+                app, "POST", f"/v1/ai-sdk/{route}", chat(f"c{n}", [ui_user("u1", "Go.")])
+            )
+            assert events_of(agui.body)[-1]["type"] == "RUN_FINISHED", name
+            firsts += [(f"{n}-agui", "agui", agui.body), (f"{n}-ai", "ai-v7", ai.body)]
+        held = replay(firsts)
+        seconds: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {}
+        for n, (route, name, _, ending) in enumerate(cases):
+            agui_held, ai_held = held[f"{n}-agui"], held[f"{n}-ai"]
+            assert agui_held["accepted"] and ai_held["accepted"], (name, ai_held["error"])
+            [assistant] = ai_held["messages"]
+            parts = [p for p in assistant["parts"] if p.get("providerExecuted")]
+            assert parts and all(p["state"] == "output-available" for p in parts), name
+            queue[:] = [ending, ending]
+            history = [user, *agui_held["messages"], follow]
+            agui = await call(app, "POST", f"/v1/agui/{route}", run_input(f"t{n}", "r2", history))
+            ui_history = [ui_user("u1", "Go."), assistant, ui_user("u2", "Thanks, and then?")]
+            ai = await call(app, "POST", f"/v1/ai-sdk/{route}", chat(f"c{n}", ui_history))
+            assert agui.status == 200 and ai.status == 200, (agui.body, ai.body)
+            seconds[f"{route} {name}"] = (sent[-2], sent[-1])
+    await client.aclose()
+    assert [k for k, (agui_body, ai_body) in seconds.items() if ai_body != agui_body] == []
+    # what the equality covers: the provider's items sent back, not only left out
+    stored = seconds[f"resp-store {RECORDED[0]}"][1]
+    assert [i["id"] for i in stored["input"] if i.get("type") == "item_reference"]
+    claude = seconds["claude anthropic/web-search-citations.sse"][1]
+    blocks = [b["type"] for turn in claude["messages"] for b in turn["content"]]
+    assert {"server_tool_use", "web_search_tool_result"} <= set(blocks)
+    assert not {"tool_use", "tool_result"} & set(blocks)

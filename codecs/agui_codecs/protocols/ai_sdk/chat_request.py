@@ -25,8 +25,18 @@ encoder). The message mapping follows ``convertToModelMessages`` of ``ai`` 7.0.1
   ``resume[]`` entry ``{interruptId: approval.id, status: "resolved", payload: {approved,
   reason?, toolCallId}}``: the answer to the interrupt the approval request became, which the
   gateway claims once (a second answer is refused, ``docs/runs.md`` §7);
-* tool parts still ``input-streaming`` and provider-executed tool parts are not sent (the AI SDK
-  does the same for the first; the second has no AG-UI equivalent in a request); ``data-*``,
+* a provider-executed tool part (``providerExecuted: true``: an OpenAI hosted tool or remote
+  MCP call, an Anthropic server tool, Gemini code execution; ``tool-input-available`` /
+  ``tool-output-available`` with ``providerExecuted`` from the AI SDK encoder) becomes the shape
+  ``@ag-ui/client`` 1.0.0 keeps for it (``docs/protocols.md`` §4.2): a tool call with
+  ``metadata: {"providerExecuted": true}`` (``encryptedValue`` from ``callProviderMetadata``)
+  that ends the AssistantMessage holding the step's parts so far, then its ToolMessage (the
+  ``output`` as above), then a new AssistantMessage ``<step id>-<n>`` for the parts after it;
+  the ``ai`` converter likewise keeps the call and its result in the assistant content, in
+  order. The request builders then send it back as the provider's own item or leave it out,
+  never as a client function call. A step without such a part is one AssistantMessage as
+  above;
+* tool parts still ``input-streaming`` are not sent (the AI SDK does the same); ``data-*``,
   ``source-*``, assistant ``file`` parts and unknown parts are dropped.
 
 Body keys other than ``id``, ``messages``, ``trigger``, ``messageId``, ``tools`` and ``context``
@@ -302,44 +312,79 @@ def _tool_result(part: ToolUIPart) -> ToolMessage | None:
     return None
 
 
+def _call(part: ToolUIPart) -> ToolCall:
+    """The AG-UI tool call of a tool part; a provider-executed one is flagged
+    ``metadata.providerExecuted`` (what ``@ag-ui/client`` keeps from TOOL_CALL_START)."""
+    arguments = "{}" if part.input is None else _json_text(part.input)
+    encrypted = _encrypted(part.call_provider_metadata)
+    if part.provider_executed:
+        encrypted["metadata"] = {**encrypted.get("metadata", {}), "providerExecuted": True}
+    return ToolCall(
+        id=part.tool_call_id,
+        function=FunctionCall(name=part.name, arguments=arguments),
+        **encrypted,
+    )
+
+
+class _Segment:
+    """The text and calls of one AssistantMessage of a step, as they come."""
+
+    __slots__ = ("calls", "signature", "text")
+
+    def __init__(self) -> None:
+        self.text: list[str] = []
+        self.signature: dict[str, Any] = {}
+        self.calls: list[ToolCall] = []
+
+    def message(self, message_id: str) -> AssistantMessage | None:
+        content = "".join(self.text)
+        if not content and not self.calls:
+            return None
+        return AssistantMessage(
+            id=message_id,
+            content=content or None,
+            tool_calls=self.calls or None,
+            **(self.signature if content else {}),
+        )
+
+
 def _assistant_step(block: list[Any], step_id: str) -> list[Message]:
     out: list[Message] = []
-    text: list[str] = []
-    text_signature: dict[str, Any] = {}
-    calls: list[ToolCall] = []
+    segment = _Segment()
+    segments = 0
     results: list[ToolMessage] = []
     reasoning = 0
+
+    def close() -> None:
+        nonlocal segment, segments
+        message = segment.message(step_id if segments == 0 else f"{step_id}-{segments}")
+        if message is not None:
+            out.append(message)
+            segments += 1
+        segment = _Segment()
+
     for part in block:
         if isinstance(part, ReasoningUIPart):
             out.append(_reasoning(part, f"{step_id}-reasoning-{reasoning}"))
             reasoning += 1
         elif isinstance(part, TextUIPart):
-            text.append(part.text)
-            text_signature = _encrypted(part.provider_metadata) or text_signature
+            segment.text.append(part.text)
+            segment.signature = _encrypted(part.provider_metadata) or segment.signature
         elif isinstance(part, ToolUIPart):
-            if part.state == "input-streaming" or part.provider_executed:
+            if part.state == "input-streaming":
                 continue
-            arguments = "{}" if part.input is None else _json_text(part.input)
-            calls.append(
-                ToolCall(
-                    id=part.tool_call_id,
-                    function=FunctionCall(name=part.name, arguments=arguments),
-                    **_encrypted(part.call_provider_metadata),
-                )
-            )
+            segment.calls.append(_call(part))
             result = _tool_result(part)
-            if result is not None:
+            if part.provider_executed:
+                # the provider's call and its result where they were in the step (the ``ai``
+                # converter keeps both in the assistant content, in order): the message so far
+                # ends with the call, its result follows, later parts open a new message
+                close()
+                if result is not None:
+                    out.append(result)
+            elif result is not None:
                 results.append(result)
-    content = "".join(text)
-    if content or calls:
-        out.append(
-            AssistantMessage(
-                id=step_id,
-                content=content or None,
-                tool_calls=calls or None,
-                **(text_signature if content else {}),
-            )
-        )
+    close()
     out.extend(results)
     return out
 
