@@ -27,8 +27,16 @@ _JSON = st.recursive(
     ),
     max_leaves=6,
 )
-_PROVIDER_STATES = ("output-available", "output-error", "input-available")
-_CLIENT_STATES = ("output-available", "output-error", "input-available", "output-denied")
+_PROVIDER_STATES = (
+    "output-available",
+    "output-error",
+    "output-denied",
+    "input-available",
+    "approval-requested",
+    "approval-responded",
+)
+_UNANSWERED = ("input-available", "approval-requested", "approval-responded")
+_CLIENT_STATES = _PROVIDER_STATES
 
 
 @st.composite
@@ -41,6 +49,9 @@ def _tool_part(draw: st.DrawFn, provider: bool) -> dict[str, Any]:
         part["type"] = "tool-" + draw(st.sampled_from(["web_search", "code_execution", "get"]))
     if provider:
         part["providerExecuted"] = True
+    if state in ("approval-responded", "output-denied"):
+        approved = state == "approval-responded" and draw(st.booleans())
+        part["approval"] = {"id": f"ap_{draw(st.integers(0, 9))}", "approved": approved}
     if state == "output-available":
         part["output"] = draw(_JSON)
     elif state == "output-error":
@@ -104,8 +115,10 @@ def test_each_provider_executed_part_is_one_flagged_call_and_one_result(
             for n, m in enumerate(messages)
             if isinstance(m, ToolMessage) and m.tool_call_id == call.id
         ]
-        if part["state"] == "input-available":
-            assert results == []  # no result yet: the call alone, as ``ai`` sends it
+        if part["state"] in _UNANSWERED:
+            # no result yet (an approval's answer is a ``resume`` entry): the call alone, as
+            # ``ai`` sends it in the assistant content
+            assert results == []
             continue
         [(at, result)] = results
         # the result directly follows the assistant message whose last call it answers
@@ -114,6 +127,8 @@ def test_each_provider_executed_part_is_one_flagged_call_and_one_result(
         assert holder.tool_calls[-1].id == call.id
         if part["state"] == "output-error":
             assert (result.content, result.error) == (part["errorText"], part["errorText"])
+        elif part["state"] == "output-denied":  # ``ai``: "Tool call execution denied."
+            assert result.error == result.content == "Tool call execution denied."
         else:
             expected = part["output"]
             assert isinstance(result.content, str)

@@ -380,3 +380,78 @@ async def test_a_responses_mcp_approval_answer_sends_the_request_item_before_its
     ]
     names = [i.get("name") for i in sent["input"] if i.get("type") == "function_call"]
     assert f"mcp.{upstream_item['name']}" not in names  # the approval's call is no function_call
+
+
+@pytest.mark.parametrize("approved", [True, False])
+async def test_an_ai_sdk_mcp_approval_answer_sends_the_request_item_before_its_response(
+    tmp_path: Path, router: respx.MockRouter, approved: bool
+) -> None:
+    """The same recorded MCP approval through ``/v1/ai-sdk``: the real ``ai`` 7 client keeps
+    the approval as a provider-executed tool part in state ``approval-requested``; answered as
+    ``addToolApprovalResponse`` leaves it (``approval-responded``, ``approval: {id, approved,
+    reason?}``, ``ai`` 7.0.173 ``src/ui/chat.ts``), the next request's ``input`` ends with the
+    rebuilt ``mcp_approval_request`` item and its ``mcp_approval_response``, as for the AG-UI
+    client, the provider's call never a ``function_call`` nor a ``function_call_output``."""
+    require_harness()
+    require_corpus("openai-responses")
+    payloads = [
+        orjson.loads(line)
+        for line in (CORPUS_DIR / MCP_APPROVAL).read_bytes().splitlines()
+        if line.strip()
+    ]
+    [upstream_item] = [
+        p["item"]
+        for p in payloads
+        if p["type"] == "response.output_item.done" and p["item"]["type"] == "mcp_approval_request"
+    ]
+    replies = [responses_sse(*payloads), responses_sse(created(), completed())]
+    served: list[bytes] = []
+
+    def reply(request: httpx.Request) -> httpx.Response:
+        served.append(replies[min(len(served), 1)])
+        return httpx.Response(
+            200, content=served[-1], headers={"content-type": "text/event-stream"}
+        )
+
+    route = router.post(f"{RESPONSES_BASE}/responses").mock(side_effect=reply)
+    path = tmp_path / "routes.toml"
+    # ``ai_sdk_major = 7``: the approval as ``tool-approval-request`` (portable output has none)
+    path.write_text(RESPONSES_ROUTES + "ai_sdk_major = 7\n", encoding="utf-8")
+    client = httpx.AsyncClient(transport=httpx.MockTransport(router.async_handler))
+    settings = Settings(config=path, database_url=f"sqlite:///{tmp_path}/runs.db", **FAST)
+    app = create_app(settings, http_client=client)
+    user = {"id": "u1", "role": "user", "parts": [{"type": "text", "text": "Shorten it."}]}
+    chat = {"id": "t1", "trigger": "submit-message", "messages": [user]}
+    async with running(app):
+        first = await call(app, "POST", "/v1/ai-sdk/resp", chat)
+        [held] = replay([("r1", "ai-v7", first.body)]).values()
+        assert held["accepted"], held["error"]
+        [assistant] = held["messages"]
+        [asked] = [p for p in assistant["parts"] if p.get("state") == "approval-requested"]
+        assert asked["providerExecuted"] is True and asked["approval"]["id"] == upstream_item["id"]
+        answer = {"id": asked["approval"]["id"], "approved": approved}
+        if not approved:
+            answer["reason"] = "not this one"
+        asked.update(state="approval-responded", approval=answer)
+        second = await call(app, "POST", "/v1/ai-sdk/resp", {**chat, "messages": [user, assistant]})
+    await client.aclose()
+    assert second.status == 200 and route.call_count == 2, second.body
+    sent = orjson.loads(route.calls[1].request.content)
+    response = {
+        "type": "mcp_approval_response",
+        "approval_request_id": upstream_item["id"],
+        "approve": approved,
+        **({} if approved else {"reason": "not this one"}),
+    }
+    assert sent["input"][-2:] == [
+        {
+            "type": "mcp_approval_request",
+            "id": upstream_item["id"],
+            "server_label": upstream_item["server_label"],
+            "name": upstream_item["name"],
+            "arguments": upstream_item["arguments"],
+        },
+        response,
+    ]
+    kinds = {i.get("type") for i in sent["input"]}
+    assert not kinds & {"function_call", "function_call_output"}

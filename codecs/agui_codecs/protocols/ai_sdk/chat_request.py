@@ -31,7 +31,9 @@ encoder). The message mapping follows ``convertToModelMessages`` of ``ai`` 7.0.1
   ``@ag-ui/client`` 1.0.0 keeps for it (``docs/protocols.md`` §4.2): a tool call with
   ``metadata: {"providerExecuted": true}`` (``encryptedValue`` from ``callProviderMetadata``)
   that ends the AssistantMessage holding the step's parts so far, then its ToolMessage (the
-  ``output`` as above), then a new AssistantMessage ``<step id>-<n>`` for the parts after it;
+  ``output`` as above; none in an approval state: its answer is the ``resume`` entry below,
+  e.g. an OpenAI ``mcp_approval_request``), then a new AssistantMessage ``<step id>-<n>`` for
+  the parts after it;
   the ``ai`` converter likewise keeps the call and its result in the assistant content, in
   order. The request builders then send it back as the provider's own item or leave it out,
   never as a client function call. A step without such a part is one AssistantMessage as
@@ -97,6 +99,7 @@ _ENCRYPTED_FIELDS = (
     "reasoningContent",
 )
 _DENIED = "Tool call execution denied."
+_APPROVAL_STATES = ("approval-requested", "approval-responded")
 
 
 class _Wire(BaseModel):
@@ -378,9 +381,10 @@ def _assistant_step(block: list[Any], step_id: str) -> list[Message]:
             if part.provider_executed:
                 # the provider's call and its result where they were in the step (the ``ai``
                 # converter keeps both in the assistant content, in order): the message so far
-                # ends with the call, its result follows, later parts open a new message
+                # ends with the call, its result follows, later parts open a new message. An
+                # approval's answer is the ``resume`` entry, not a result (as in AG-UI).
                 close()
-                if result is not None:
+                if result is not None and part.state not in _APPROVAL_STATES:
                     out.append(result)
             elif result is not None:
                 results.append(result)
