@@ -14,7 +14,8 @@ Anthropic route and its recorded web search: the next request's assistant turn h
 input blocks; ``@ai-sdk/anthropic`` 4.0.41 ``convert-to-anthropic-prompt.ts``), no
 ``tool_use`` / ``tool_result``. The real ``ai`` 7 client's history of the same runs (tool
 parts with ``providerExecuted: true``) through ``/v1/ai-sdk`` makes the very request the
-``@ag-ui/client`` history makes through ``/v1/agui``.
+``@ag-ui/client`` history makes through ``/v1/agui``; so does the recorded Gemini code
+execution (``executableCode`` with its ``thoughtSignature``, then ``codeExecutionResult``).
 """
 
 from __future__ import annotations
@@ -44,6 +45,8 @@ pytestmark = pytest.mark.timeout(180)
 
 BASE = "https://openai.test/v1"
 ANTHROPIC_BASE = "https://anthropic.test/v1"
+GEMINI_BASE = "https://gemini.test/v1beta"
+GEMINI_URL = f"{GEMINI_BASE}/models/gemini-3-flash-preview:streamGenerateContent"
 ROUTES = f"""
 [[routes]]
 name = "resp"
@@ -64,6 +67,12 @@ upstream_url = "{ANTHROPIC_BASE}"
 protocol = "anthropic"
 model = "claude-sonnet-4-5"
 auth = {{ type = "header", header = "x-api-key", env = "TEST_ANTHROPIC_KEY" }}
+
+[[routes]]
+name = "gem"
+upstream_url = "{GEMINI_BASE}"
+protocol = "gemini"
+model = "gemini-3-flash-preview"
 """
 RECORDED = (
     "openai-responses/web-search-calls-url-citations.sse",
@@ -262,6 +271,7 @@ async def test_ai_sdk_history_of_hosted_calls_sends_what_the_agui_history_sends(
     require_harness()
     require_corpus("openai-responses")
     require_corpus("anthropic")
+    require_corpus("gemini")
     end = [
         {"type": "message_start", "message": {"id": "msg_2", "role": "assistant", "content": []}},
         {"type": "message_delta", "delta": {"stop_reason": "end_turn"}},
@@ -275,6 +285,10 @@ async def test_ai_sdk_history_of_hosted_calls_sends_what_the_agui_history_sends(
     ]
     cases.append(("resp-store", RECORDED[0], recorded(RECORDED[0])[0], cases[0][3]))
     cases.append(("claude", "anthropic/web-search-citations.sse", anthropic, anthropic_end))
+    gemini = (CORPUS_DIR / "gemini" / "code-execution.sse").read_bytes()
+    done = {"content": {"parts": [{"text": "ok"}], "role": "model"}, "finishReason": "STOP"}
+    gemini_end = b"data: " + orjson.dumps({"candidates": [done]}) + b"\n\n"
+    cases.append(("gem", "gemini/code-execution.sse", gemini, gemini_end))
     queue: list[bytes] = []
     sent: list[dict[str, Any]] = []
 
@@ -286,6 +300,7 @@ async def test_ai_sdk_history_of_hosted_calls_sends_what_the_agui_history_sends(
 
     router.post(f"{BASE}/responses").mock(side_effect=reply)
     router.post(f"{ANTHROPIC_BASE}/messages").mock(side_effect=reply)
+    router.post(GEMINI_URL).mock(side_effect=reply)
     path = tmp_path / "routes.toml"
     path.write_text(ROUTES, encoding="utf-8")
     client = httpx.AsyncClient(transport=httpx.MockTransport(router.async_handler))
@@ -327,3 +342,6 @@ async def test_ai_sdk_history_of_hosted_calls_sends_what_the_agui_history_sends(
     blocks = [b["type"] for turn in claude["messages"] for b in turn["content"]]
     assert {"server_tool_use", "web_search_tool_result"} <= set(blocks)
     assert not {"tool_use", "tool_result"} & set(blocks)
+    gem = seconds["gem gemini/code-execution.sse"][1]
+    model = [part for turn in gem["contents"] if turn["role"] == "model" for part in turn["parts"]]
+    assert {"executableCode", "codeExecutionResult"} <= {k for part in model for k in part}
