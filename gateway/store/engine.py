@@ -2,7 +2,8 @@
 
 SQLite (``sqlite+aiosqlite``) is the embedded default (``<data dir>/agui-gateway.db``, see
 :func:`data_dir`): one file, WAL journal, a 30 s busy
-timeout so concurrent writers wait instead of failing, foreign keys on. PostgreSQL uses
+timeout so concurrent writers wait instead of failing, foreign keys on, each statement one
+call on aiosqlite's worker thread (:mod:`gateway.store.sqlite_one_hop`). PostgreSQL uses
 ``postgresql+asyncpg``; an optional schema (``search_path``) lets tests and tenants share a
 database. JSON columns are (de)serialised with orjson.
 """
@@ -24,6 +25,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from sqlalchemy.pool import StaticPool
 
 from .. import metrics
+from .sqlite_one_hop import use_one_hop_cursors
 
 __all__ = [
     "DEFAULT_DATABASE_URL",
@@ -99,6 +101,7 @@ def normalize_url(url: str) -> sa.URL:
 
 
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
+    use_one_hop_cursors(dbapi_connection)  # one worker-thread hop per statement
     cursor = dbapi_connection.cursor()
     try:
         cursor.execute("PRAGMA busy_timeout=30000")
