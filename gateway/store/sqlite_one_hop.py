@@ -130,5 +130,20 @@ def use_one_hop_cursors(dbapi_connection: Any) -> None:
     """Make a pooled aiosqlite connection (SQLAlchemy's ``AsyncAdapt_aiosqlite_connection``,
     as the ``connect`` event receives it) open :class:`OneHopCursor` cursors. Another class
     (not aiosqlite) is left as it is."""
-    if type(dbapi_connection) is AsyncAdapt_aiosqlite_connection:
+    if type(dbapi_connection) is AsyncAdapt_aiosqlite_connection and _internals_present(
+        dbapi_connection
+    ):
         dbapi_connection.__class__ = OneHopConnection
+
+
+def _internals_present(dbapi_connection: Any) -> bool:
+    """Whether the private pieces :class:`OneHopCursor` uses are there (aiosqlite's
+    ``Connection._execute`` and ``_conn``, SQLAlchemy's ``_execute_mutex``; checked on
+    aiosqlite 0.22.1 and SQLAlchemy 2.0): a release without them keeps SQLAlchemy's own cursor
+    (three or four worker calls per statement) instead of failing."""
+    driver = getattr(dbapi_connection, "_connection", None)
+    return (
+        callable(getattr(driver, "_execute", None))
+        and hasattr(driver, "_conn")
+        and hasattr(dbapi_connection, "_execute_mutex")
+    )
