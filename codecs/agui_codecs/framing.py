@@ -37,6 +37,9 @@ _LEADING: Final = b"\xef\xbb\xbf \t\r\n"
 """Bytes ``auto`` skips before the first significant one (BOM bytes and JSON whitespace)."""
 _STRING_STOP: Final = re.compile(rb'["\\]')
 """What ends a run of plain characters inside a JSON string: a quote or a backslash."""
+_NESTED_STOP: Final = re.compile(rb'["{}\[\]]')
+"""What can change the JSON array splitter's state inside an element (depth > 0, outside a
+string): a quote or a bracket; commas, colons, numbers and whitespace there change nothing."""
 _EVENT_NAME: Final = re.compile(rb"[A-Za-z0-9_.\-]+")
 """An SSE event name the fast path takes as it is (anything else goes to the SSE decoder)."""
 
@@ -403,6 +406,11 @@ class FrameDecoder:
                 and c not in (0x20, 0x09, 0x0A, 0x0D, 0xEF, 0xBB, 0xBF)
             ):
                 self._elem_start = i  # a scalar element
+            if self._depth > 0 and not self._in_string:
+                # inside an element only quotes and brackets change the state: jump to the next
+                stop = _NESTED_STOP.search(buf, i + 1)
+                i = stop.start() if stop is not None else n
+                continue
             i += 1
         # Drop consumed bytes, keeping the element in progress.
         keep = self._elem_start if self._elem_start >= 0 else n
