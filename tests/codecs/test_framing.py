@@ -144,7 +144,7 @@ def test_json_array_of_nested_elements_frames_each_element(
 ) -> None:
     """A streamed JSON array whose elements nest objects and arrays, with brackets, quotes,
     commas and backslashes inside strings, gives each element once, as ``orjson`` parses it
-    (the skip to the next quote or bracket inside an element), in any split."""
+    (the skip over whole strings and non-brackets inside an element), in any split."""
     import orjson
 
     option = orjson.OPT_INDENT_2 if indent else 0
