@@ -18,7 +18,8 @@ installs nothing, and times the same
 bench functions over the same corpus against that revision's ``agui_codecs`` (a subprocess with
 ``PYTHONPATH`` set to its package folder), alternating with the current code for ``--rounds``
 rounds (best of all); it prints the events/s of both and their ratio per family, for decode +
-encode and for encode only (``--clock cpu`` is steadier on a busy machine).
+encode and for encode only, and each side's decode + encode time over the ``floor``'s
+(``x floor``, issue 13's measure) (``--clock cpu`` is steadier on a busy machine).
 """
 
 from __future__ import annotations
@@ -249,6 +250,15 @@ def compare(rev: str, corpus: Path, repeat: int, rounds: int, clock: str) -> int
                 r0, r1 = b["events"] / b[c], t["events"] / t[c]
                 row += f" {r0:14.0f} {r1:13.0f} {r1 / r0:8.2f}"
             print(row)
+    print("-- decode + encode time per event over the orjson floor's (x floor; lower is better)")
+    wires = ("agui", "ai-sdk")
+    print(f"{'family':18}" + "".join(f" {c + ' base':>14} {c + ' now':>13}" for c in wires))
+    for name, t in now.items():
+        b, row = base[name], f"{name:18}"
+        floor = min(b["floor"], t["floor"])  # the same orjson work on both sides
+        for c in wires:
+            row += f" {b[c] / floor:14.1f} {t[c] / floor:13.1f}"
+        print(row)
     skipped = sorted(set(sides["now"]) ^ set(sides["base"]))
     if skipped:
         print(f"({len(skipped)} corpus files decoded by one side only, not compared)")

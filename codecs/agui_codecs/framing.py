@@ -37,6 +37,12 @@ _LEADING: Final = b"\xef\xbb\xbf \t\r\n"
 """Bytes ``auto`` skips before the first significant one (BOM bytes and JSON whitespace)."""
 _STRING_STOP: Final = re.compile(rb'["\\]')
 """What ends a run of plain characters inside a JSON string: a quote or a backslash."""
+_NESTED_SKIP: Final = re.compile(rb'[^"{}\[\]]*(?:"(?:[^"\\]|\\.)*"[^"{}\[\]]*)*', re.DOTALL)
+"""What the JSON array splitter skips inside an element (depth > 0, outside a string):
+everything but a bracket, with the strings that end in the buffer (RFC 8259 §7: a quote ends
+one unless escaped by a backslash); it stops at a bracket or at the quote of a string still
+open, which the byte-by-byte scan takes from there. Commas, colons, numbers, whitespace and
+whole strings change nothing there."""
 _EVENT_NAME: Final = re.compile(rb"[A-Za-z0-9_.\-]+")
 """An SSE event name the fast path takes as it is (anything else goes to the SSE decoder)."""
 
@@ -403,6 +409,11 @@ class FrameDecoder:
                 and c not in (0x20, 0x09, 0x0A, 0x0D, 0xEF, 0xBB, 0xBF)
             ):
                 self._elem_start = i  # a scalar element
+            if self._depth > 0 and not self._in_string:
+                # inside an element only brackets and open strings change the state: skip on
+                skip = _NESTED_SKIP.match(buf, i + 1)
+                i = skip.end() if skip is not None else i + 1
+                continue
             i += 1
         # Drop consumed bytes, keeping the element in progress.
         keep = self._elem_start if self._elem_start >= 0 else n
