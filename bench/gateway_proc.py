@@ -273,13 +273,19 @@ def _install_tracemalloc(path: str) -> None:
     import signal
     import tracemalloc
 
-    tracemalloc.start(1)
+    frames = int(os.environ.get("BENCH_TRACEMALLOC_FRAMES", "1"))
+    tracemalloc.start(frames)
 
     def dump(_signum: int, _frame: object) -> None:
-        stats = tracemalloc.take_snapshot().statistics("lineno")
+        snapshot = tracemalloc.take_snapshot()
+        stats = snapshot.statistics("lineno")
         total = sum(s.size for s in stats)
         lines = [f"total {total / 2**20:.1f} MiB in {sum(s.count for s in stats)} blocks"]
         lines += [f"{s.size / 1024:10.1f} KiB {s.count:8d} {s.traceback[0]}" for s in stats[:40]]
+        if frames > 1:  # BENCH_TRACEMALLOC_FRAMES=N: the top allocations with N callers
+            for s in snapshot.statistics("traceback")[:25]:
+                lines.append(f"{s.size / 1024:10.1f} KiB {s.count:8d}")
+                lines += [f"    {frame}" for frame in s.traceback.format()[::2]]
         Path(path).write_text("\n".join(lines) + "\n")
 
     signal.signal(signal.SIGUSR1, dump)

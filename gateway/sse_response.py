@@ -1,7 +1,9 @@
 """SSEResponse: a starlette ``StreamingResponse`` for ``text/event-stream`` with keep-alives.
 
-What it adds to ``StreamingResponse`` (which already races the body against the client's
-``http.disconnect``, starlette 1.x ``responses.py``):
+What it adds to ``StreamingResponse`` (which races the body against the client's
+``http.disconnect``, starlette 1.x ``responses.py``; under ASGI spec < 2.4, what uvicorn
+reports, this class does the race itself with one watcher task instead of starlette's anyio
+task group: :meth:`SSEResponse._stream_until_disconnect`):
 
 * a ``: keep-alive`` comment after every ``keepalive_seconds`` without output (WHATWG HTML
   "event stream interpretation": a line starting with ``:`` is ignored by every client; both
@@ -64,6 +66,16 @@ class _End:
     error: BaseException | None = None
 
 
+@dataclass(slots=True)
+class _Watch:
+    streaming: bool = True  # the response is still being sent: a disconnect cancels it
+    gone: bool = False  # the client disconnected and the watcher cancelled the response
+
+
+def _spec_version(scope: Scope) -> tuple[int, ...]:
+    return tuple(map(int, scope.get("asgi", {}).get("spec_version", "2.0").split(".")))
+
+
 class SSEResponse(StreamingResponse):
     """Stream ``content`` (already SSE-encoded bytes) with keep-alive comments.
 
@@ -107,13 +119,50 @@ class SSEResponse(StreamingResponse):
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         metrics.ACTIVE_STREAMS.inc()
         try:
-            await super().__call__(scope, receive, send)
+            if scope["type"] == "http" and _spec_version(scope) < (2, 4):
+                await self._stream_until_disconnect(receive, send)
+            else:
+                await super().__call__(scope, receive, send)
         finally:
             metrics.ACTIVE_STREAMS.dec()
             # Under ASGI spec >= 2.4 a disconnect surfaces as OSError from send(), leaving the
             # generator suspended; close it (and so the producer) now, not at GC.
             await self._stream.aclose()
             await self._stop_producer()
+
+    async def _stream_until_disconnect(self, receive: Receive, send: Send) -> None:
+        """Send the response in this task while one small task awaits ``http.disconnect``.
+
+        What starlette 1.x's ``StreamingResponse.__call__`` does under ASGI spec < 2.4, without
+        its anyio task group (a task group, a cancel scope and a second task per open stream,
+        about 4 KiB): the watcher cancels this task when the client goes, and this task takes
+        the cancellation back (``Task.uncancel``) and returns normally, as starlette's
+        collapsing task group does. A cancellation from elsewhere (server shutdown) still
+        propagates. Source: starlette 1.10 ``responses.py`` ``StreamingResponse.__call__``.
+        """
+        task = asyncio.current_task()
+        assert task is not None
+        state = _Watch()
+
+        async def watch() -> None:
+            while (await receive())["type"] != "http.disconnect":
+                pass
+            if state.streaming:
+                state.gone = True
+                task.cancel()
+
+        watcher = asyncio.create_task(watch())
+        try:
+            await self.stream_response(send)
+        except asyncio.CancelledError:
+            if not state.gone:
+                raise
+            task.uncancel()
+        finally:
+            state.streaming = False
+            watcher.cancel()
+        if self.background is not None:
+            await self.background()
 
     async def _produce(self, queue: asyncio.Queue[Any]) -> None:
         error: BaseException | None = None
