@@ -8,6 +8,7 @@ under its own key prefix, dropped afterwards, so parallel runs never collide.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import uuid
 from collections.abc import AsyncIterator
@@ -68,9 +69,24 @@ async def make_store(kind: str, tmp_path: Path, clock: ManualClock) -> AsyncIter
     try:
         yield store
     finally:
-        async with store.engine.begin() as conn:
-            await conn.execute(sa.text(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE'))
+        await drop_schema(store.engine, schema)
         await store.close()
+
+
+async def drop_schema(engine: Any, schema: str, *, attempts: int = 5) -> None:
+    """``DROP SCHEMA ... CASCADE`` of a test's own schema. PostgreSQL may pick the DROP as the
+    victim of a deadlock with the catalog locks of other sessions' DDL on the same server (seen
+    with several suites sharing it: ``DeadlockDetectedError``); the aborted DROP changed nothing,
+    so it is tried again (PostgreSQL 15 docs, 13.3.4 "Deadlocks": retry the transaction)."""
+    for attempt in range(attempts):
+        try:
+            async with engine.begin() as conn:
+                await conn.execute(sa.text(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE'))
+            return
+        except sa.exc.DBAPIError as exc:
+            if "deadlock detected" not in str(exc) or attempt == attempts - 1:
+                raise
+            await asyncio.sleep(0.1 * (attempt + 1))
 
 
 @asynccontextmanager

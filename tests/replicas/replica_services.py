@@ -36,8 +36,15 @@ async def _create_schema(schema: str) -> None:
 
 async def _drop_schema(schema: str) -> None:
     store = await open_store(PG_URL, schema=schema, migrate=False)
-    async with store.engine.begin() as conn:
-        await conn.execute(sa.text(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE'))
+    for attempt in range(5):  # a deadlock victim changed nothing: retry (see run_backends)
+        try:
+            async with store.engine.begin() as conn:
+                await conn.execute(sa.text(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE'))
+            break
+        except sa.exc.DBAPIError as exc:
+            if "deadlock detected" not in str(exc) or attempt == 4:
+                raise
+            await asyncio.sleep(0.1 * (attempt + 1))
     await store.close()
 
 
