@@ -13,7 +13,8 @@ A same-epoch gap the store cannot fill yet is waited for (the producer's batch l
 unwritten events are gone and the reader continues with the next epoch, ``docs/runs.md`` §2).
 
 The reader ends right after delivering the run's terminal event, from the broker or the store;
-while idle it re-reads the store every ``reader_idle_recheck`` seconds and ends when the run is
+while idle it is re-checked against the store every ``reader_idle_recheck`` seconds (one
+batched read for all idle readers, :mod:`gateway.runs.recheck`) and ends when the run is
 terminal and nothing is left after its cursor. It filters by run id (one stream per run), so
 other runs of the same thread are never seen.
 
