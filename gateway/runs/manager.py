@@ -47,6 +47,7 @@ from .prelude import Prelude, build_snapshot_prelude
 from .pump import RunOutcome, RunPump
 from .reader import RunReader, read_run
 from .reaper import Reaper
+from .recheck import IdleRechecker
 from .settings import RunSettings
 from .ui_history import ui_messages
 
@@ -83,6 +84,8 @@ class RunManager:
         self.settings = settings or RunSettings()
         self.owner = owner or replica_id()
         self.reaper = Reaper(store, broker, owner=self.owner, settings=self.settings)
+        self.rechecker = IdleRechecker(store, interval=self.settings.reader_idle_recheck)
+        """The batched idle re-check of every reader of this manager (issue 13 item 5)."""
         self._pumps: dict[str, tuple[RunPump, asyncio.Task[RunOutcome]]] = {}
         self._background: list[asyncio.Task[None]] = []
         self._announced: set[str] = set()  # created with their RUN_STARTED, not started yet
@@ -235,7 +238,13 @@ class RunManager:
         if cursor is not None:
             run.check_cursor(cursor, slack=self.settings.cursor_slack)
         return read_run(
-            self.store, self.broker, run_id, after=cursor, settings=self.settings, run=run
+            self.store,
+            self.broker,
+            run_id,
+            after=cursor,
+            settings=self.settings,
+            run=run,
+            rechecker=self.rechecker,
         )
 
     async def ended_at(self, run_id: str, cursor: Cursor | str) -> bool:
@@ -412,6 +421,7 @@ class RunManager:
             for late in pending:
                 with contextlib.suppress(asyncio.CancelledError, Exception):
                     await late
+        await self.rechecker.aclose()
         lease, self._lease = self._lease, None
         if lease is not None:
             lease.cancel()

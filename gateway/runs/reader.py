@@ -13,7 +13,8 @@ A same-epoch gap the store cannot fill yet is waited for (the producer's batch l
 unwritten events are gone and the reader continues with the next epoch, ``docs/runs.md`` §2).
 
 The reader ends right after delivering the run's terminal event, from the broker or the store;
-while idle it re-reads the store every ``reader_idle_recheck`` seconds and ends when the run is
+while idle it is re-checked against the store every ``reader_idle_recheck`` seconds (one
+batched read for all idle readers, :mod:`gateway.runs.recheck`) and ends when the run is
 terminal and nothing is left after its cursor. It filters by run id (one stream per run), so
 other runs of the same thread are never seen.
 
@@ -28,12 +29,14 @@ import asyncio
 from collections import deque
 from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import aclosing
+from dataclasses import dataclass
 
 from .. import metrics
-from ..broker.protocol import Broker
+from ..broker.protocol import Broker, Subscription
 from ..store.cursor import Cursor
 from ..store.models import RunEvent, RunRecord
 from ..store.protocol import RunStore
+from .recheck import IdleRechecker, IdleWatch
 from .settings import RunSettings
 
 __all__ = ["PAGE_BYTES", "PAGE_GROWTH", "RunReader", "read_run"]
@@ -155,6 +158,7 @@ def read_run(
     after: Cursor | None = None,
     settings: RunSettings | None = None,
     run: RunRecord | None = None,
+    rechecker: IdleRechecker | None = None,
 ) -> RunReader:
     """The run's events strictly after ``after`` (from the first when None), in order, each
     once, ending after the terminal event.
@@ -166,12 +170,20 @@ def read_run(
     does); saves one store read. Only the existence and cursor checks use it: the replay
     always reads the store after subscribing.
 
+    ``rechecker``: the process's batched idle re-check (:class:`~gateway.runs.recheck.
+    IdleRechecker`, the :class:`~gateway.runs.RunManager`'s): while no broker message comes,
+    the reader is one of its watches instead of reading its run row itself every
+    ``reader_idle_recheck``; None: a re-checker of its own (the same reads as one watch).
+
     Raises (from the iteration):
         RunNotFoundError: unknown run (before anything is yielded).
         CursorMismatchError: ``after`` cannot belong to this run (before anything is yielded).
         RunStoreError: the store failed while reading.
     """
-    return RunReader(_counted(_read(store, broker, run_id, after, settings or RunSettings(), run)))
+    settings = settings or RunSettings()
+    if rechecker is None:
+        rechecker = IdleRechecker(store, interval=settings.reader_idle_recheck)
+    return RunReader(_counted(_read(store, broker, run_id, after, settings, run, rechecker)))
 
 
 async def _counted(
@@ -193,7 +205,9 @@ async def _read(
     after: Cursor | None,
     settings: RunSettings,
     run: RunRecord | None,
+    rechecker: IdleRechecker,
 ) -> AsyncGenerator[list[RunEvent], None]:
+    loop = asyncio.get_running_loop()
     page = settings.read_page_size
     if run is None or run.id != run_id:
         run = await store.get_run(run_id)
@@ -210,15 +224,62 @@ async def _read(
                         return
         if last is not None:
             subscription.skip_to(last)
-        while True:
-            messages = await subscription.receive(settings.reader_idle_recheck)
-            if not messages:
-                run = await store.get_run(run_id)
+        interval = settings.reader_idle_recheck
+        carried: _Receive | None = None  # a broker receive left running by a re-check wake-up
+        try:
+            while True:
+                woken: IdleWatch | None = None
+                if carried is None:
+                    started = loop.time()
+                    messages = await subscription.receive(interval)
+                    if not messages and loop.time() - started < interval / 2:
+                        woken = _read_now(run_id, last)  # the broker dropped its queue
+                    elif not messages:  # idle: the batched re-check watches it from now on
+                        messages, woken, carried = await _wait_idle(
+                            subscription, rechecker, run_id, last, interval, None
+                        )
+                else:
+                    messages, woken, carried = await _wait_idle(
+                        subscription, rechecker, run_id, last, interval, carried
+                    )
+                out: list[RunEvent] = []  # this batch's events, delivered together
+                for message in messages:
+                    if last is not None and message.cursor <= last:
+                        continue
+                    if not message.cursor.follows(last):
+                        if out:  # what came before the gap goes out before the gap is waited for
+                            yield out
+                            out = []
+                        async with aclosing(
+                            _fill_gap(store, run_id, last, message.cursor, settings)
+                        ) as pages:
+                            async for events in pages:
+                                yield events
+                                last = events[-1].cursor
+                                if events[-1].terminal:
+                                    return
+                        if last is not None and message.cursor <= last:
+                            continue
+                        if message.cursor.epoch == (
+                            last.epoch if last else message.cursor.epoch
+                        ) and (not message.cursor.follows(last)):
+                            continue  # a dead epoch's unwritten event: superseded by the next epoch
+                    out.append(message)
+                    last = message.cursor
+                    if message.terminal:
+                        break
+                if out:
+                    yield out
+                    if out[-1].terminal:
+                        return
+                if woken is None:
+                    continue
+                run = woken.run if woken.run is not None else await store.get_run(run_id)
                 durable_end = run.last_cursor
                 if durable_end is None or (last is not None and durable_end <= last):
                     if run.is_terminal:
                         return
-                    continue  # nothing stored after the cursor: one query per idle re-check
+                    continue  # nothing stored after the cursor
                 async with aclosing(_replay(store, run_id, last, page)) as pages:
                     async for events in pages:
                         yield events
@@ -227,37 +288,78 @@ async def _read(
                             return
                 if run.is_terminal:
                     return
-                continue
-            out: list[RunEvent] = []  # this batch's events, delivered together
-            for message in messages:
-                if last is not None and message.cursor <= last:
-                    continue
-                if not message.cursor.follows(last):
-                    if out:  # what came before the gap goes out before the gap is waited for
-                        yield out
-                        out = []
-                    async with aclosing(
-                        _fill_gap(store, run_id, last, message.cursor, settings)
-                    ) as pages:
-                        async for events in pages:
-                            yield events
-                            last = events[-1].cursor
-                            if events[-1].terminal:
-                                return
-                    if last is not None and message.cursor <= last:
-                        continue
-                    if message.cursor.epoch == (last.epoch if last else message.cursor.epoch) and (
-                        not message.cursor.follows(last)
-                    ):
-                        continue  # a dead epoch's unwritten event: superseded by the next epoch
-                out.append(message)
-                last = message.cursor
-                if message.terminal:
-                    break
-            if out:
-                yield out
-                if out[-1].terminal:
-                    return
+
+        finally:
+            if carried is not None:
+                _drop(carried)
+
+
+@dataclass(slots=True)
+class _Receive:
+    """A broker receive running in its own task (an idle reader's), from ``started`` (loop
+    time)."""
+
+    started: float
+    future: asyncio.Future[list[RunEvent]]
+
+
+async def _wait_idle(
+    subscription: Subscription,
+    rechecker: IdleRechecker,
+    run_id: str,
+    last: Cursor | None,
+    timeout: float,
+    receive: _Receive | None,
+) -> tuple[list[RunEvent], IdleWatch | None, _Receive | None]:
+    """Wait, watched by ``rechecker``, for the broker's next messages or the re-check's
+    wake-up. Returns ``(messages, None, None)`` when the broker delivered first,
+    ``(messages, watch, None)`` when the broker's answer came with the wake-up, and
+    ``([], watch, receive)`` when the re-check woke it while the broker receive still runs:
+    that receive is not cancelled (a cancelled ``XREAD`` costs a connection, and may lose the
+    cancellation to its own timeout), but carried into the next call (``receive``), so no
+    message is lost and the reader replays the store meanwhile."""
+    loop = asyncio.get_running_loop()
+    watch = rechecker.watch(run_id, last)
+    try:
+        while True:
+            if receive is None:
+                receive = _Receive(
+                    loop.time(), asyncio.ensure_future(subscription.receive(timeout))
+                )
+            receive.future.add_done_callback(lambda _done: watch.woken.set())
+            await watch.woken.wait()
+            if not receive.future.done():  # the re-check woke it
+                return [], watch, receive
+            done, receive = receive, None
+            messages = done.future.result()
+            if messages or watch.due:
+                return messages, watch if watch.due else None, None
+            if loop.time() - done.started < timeout / 2:  # the broker dropped its queue
+                return [], _read_now(run_id, last), None
+            watch.woken.clear()
+    except BaseException:
+        if receive is not None:
+            _drop(receive)
+        raise
+    finally:
+        rechecker.unwatch(watch)
+
+
+def _read_now(run_id: str, last: Cursor | None) -> IdleWatch:
+    """A wake-up without a row: the reader reads its run itself, at once (an empty receive
+    before the timeout: a subscriber that fell behind its bound, ``docs/runs.md`` §3)."""
+    return IdleWatch(run_id, last, 0.0, due=True)
+
+
+def _drop(receive: _Receive) -> None:
+    """Stop a receive nobody will take (the reader goes away), without waiting for it."""
+    receive.future.cancel()
+    receive.future.add_done_callback(_retrieve)
+
+
+def _retrieve(future: asyncio.Future[list[RunEvent]]) -> None:
+    if not future.cancelled():
+        future.exception()  # a failed receive of a closed reader is not news
 
 
 def _tail_follows(subscription: object, last: Cursor | None, epoch: int) -> bool:

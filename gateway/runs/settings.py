@@ -32,8 +32,9 @@ class RunSettings:
         reader_idle_recheck: an idle reader re-reads the store this often, so it never depends
             on one broker message (``GATEWAY_READER_RECHECK``). Rare (5 s) because it is only
             the safety net: live readers get everything, the reaper's closing events included,
-            from the broker; each re-check costs one store read per idle stream (issue 13:
-            1 s made 300 idle SQLite streams cost 43 % of a core, 5 s 21 %).
+            from the broker. The re-checks of all idle readers of a manager are one batched
+            row read per interval (:mod:`gateway.runs.recheck`, issue 13 item 5; before it,
+            one read per idle stream: 1 s made 300 idle SQLite streams cost 43 % of a core).
         read_page_size: events of a replay's first store read; its later reads double it,
             up to ``gateway.runs.reader.PAGE_GROWTH`` (8) times it, while twice a page's JSON
             stays within ``PAGE_BYTES`` (1 MiB).

@@ -126,6 +126,17 @@ class RunStore(Protocol):
         """
         ...
 
+    async def get_runs(self, run_ids: Collection[str]) -> dict[str, RunRecord]:
+        """``{run id: record}`` for those of ``run_ids`` that exist (unknown or purged ids are
+        left out, never an error; repeated ids count once): the batched re-check of idle
+        readers (:mod:`gateway.runs.recheck`, issue 13 item 5), a few queries for any number
+        of ids instead of one :meth:`get_run` each.
+
+        Raises:
+            RunStoreError: the read failed.
+        """
+        ...
+
     async def list_runs(
         self, thread_id: str, *, active_only: bool = False, limit: int = 100
     ) -> list[RunRecord]:

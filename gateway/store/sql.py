@@ -77,6 +77,7 @@ from .sql_errors import connection, is_database_error, transaction, translate_er
 from .sql_statements import (
     CREATE_RUN,
     GET_RUN,
+    GET_RUNS,
     json_size,
     run_from_row,
 )
@@ -85,7 +86,11 @@ from .threads_sql import thread_summaries
 from .upstream_ids_sql import keep_originals, originals_of
 from .wire_read import fetch_wire
 
-__all__ = ["SqlRunStore", "open_store"]
+__all__ = ["GET_RUNS_CHUNK", "SqlRunStore", "open_store"]
+
+GET_RUNS_CHUNK = 500
+"""Run ids per ``IN (...)`` list of :meth:`SqlRunStore.get_runs` (well under SQLite's 32,766
+and PostgreSQL's 32,767 bound parameters per statement)."""
 
 
 async def open_store(
@@ -333,6 +338,21 @@ class SqlRunStore:
         if row is None:
             raise RunNotFoundError(f"unknown run {run_id!r}")
         return run_from_row(row)
+
+    async def get_runs(self, run_ids: Collection[str]) -> dict[str, RunRecord]:
+        """See :meth:`RunStore.get_runs`: one ``SELECT ... WHERE id IN (...)`` per
+        :data:`GET_RUNS_CHUNK` ids, on one read connection."""
+        ids = list(dict.fromkeys(run_ids))
+        found: dict[str, RunRecord] = {}
+        if not ids:
+            return found
+        async with self._read() as conn:
+            for start in range(0, len(ids), GET_RUNS_CHUNK):
+                chunk = ids[start : start + GET_RUNS_CHUNK]
+                for row in (await conn.execute(GET_RUNS, {"p_run_ids": chunk})).all():
+                    record = run_from_row(row)
+                    found[record.id] = record
+        return found
 
     async def list_runs(
         self, thread_id: str, *, active_only: bool = False, limit: int = 100

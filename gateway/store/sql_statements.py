@@ -22,6 +22,7 @@ __all__ = [
     "APPEND_UPDATE",
     "CREATE_RUN",
     "GET_RUN",
+    "GET_RUNS",
     "HEARTBEAT",
     "INSERT_EVENTS",
     "TOUCH_THREAD",
@@ -114,6 +115,7 @@ TOUCH_THREAD = (
     .values(updated_at=_param("p_now", threads.c.updated_at))
 )
 GET_RUN = sa.select(runs).where(runs.c.id == _param("p_run_id", runs.c.id))
+GET_RUNS = sa.select(runs).where(runs.c.id.in_(sa.bindparam("p_run_ids", expanding=True)))
 HEARTBEAT = (
     sa.update(runs)
     .where(

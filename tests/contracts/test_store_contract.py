@@ -495,3 +495,32 @@ async def test_purge_drops_the_answers_of_purged_threads(
     clock.advance(3600)
     await store.purge(clock.now)
     assert await store.answered_interrupts("t", ["i"]) == {}
+
+
+async def test_get_runs_answers_the_known_ids_in_one_call(store: SqlRunStore) -> None:
+    """``RunStore.get_runs`` (the batched idle re-check, issue 13 item 5): every known id's
+    record as ``get_run`` gives it, unknown ids left out, repeats once, over more ids than one
+    ``IN`` list holds."""
+    from gateway.store.sql import GET_RUNS_CHUNK
+
+    await new_run(store, "run-a")
+    await new_run(store, "run-b")
+    await new_run(store, "run-c")
+    await store.append_events("run-b", 1, batch(1, ev("RUN_STARTED")))
+    await store.append_events(
+        "run-c",
+        1,
+        batch(1, ev("RUN_STARTED"), ev("RUN_FINISHED")),
+        final=RunFinal(status="completed"),
+    )
+    assert await store.get_runs([]) == {}
+    filler = [f"nope-{i}" for i in range(2 * GET_RUNS_CHUNK)]
+    ids = ["run-a", *filler[:GET_RUNS_CHUNK], "run-b", *filler[GET_RUNS_CHUNK:], "run-c", "run-a"]
+    got = await store.get_runs(ids)
+    assert set(got) == {"run-a", "run-b", "run-c"}
+    for run_id in got:
+        assert got[run_id] == await store.get_run(run_id)
+    assert (got["run-b"].last_cursor, got["run-b"].is_terminal) == (Cursor(1, 1), False)
+    assert (got["run-c"].last_cursor, got["run-c"].is_terminal) == (Cursor(1, 2), True)
+    assert got["run-a"].last_cursor is None
+    assert await store.get_runs({"nope"}) == {}

@@ -1,0 +1,188 @@
+"""The batched idle re-check (issue 13 item 5, ``gateway/runs/recheck.py``, ``docs/runs.md``
+§3): idle readers cost one store read per interval together, and still deliver every event
+once, in order, ending after the terminal event, whatever the broker loses."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from collections.abc import Sequence
+from contextlib import aclosing
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from gateway.runs import read_run
+from gateway.runs.recheck import IdleRechecker
+from gateway.store import Cursor, NewEvent, RunEvent, RunFinal, SqlRunStore
+
+from .helpers import FAST, Stack, collect, wait_until
+
+pytestmark = pytest.mark.timeout(300)
+
+IDS = itertools.count()
+
+
+class CountingStore:
+    """``inner`` recording the name and run ids of every run-row read."""
+
+    def __init__(self, inner: SqlRunStore) -> None:
+        self.inner = inner
+        self.calls: list[tuple[str, Any]] = []
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    async def get_run(self, run_id: str) -> Any:
+        self.calls.append(("get_run", run_id))
+        return await self.inner.get_run(run_id)
+
+    async def get_runs(self, run_ids: Any) -> Any:
+        self.calls.append(("get_runs", sorted(run_ids)))
+        return await self.inner.get_runs(run_ids)
+
+
+def started(run_id: str) -> dict[str, Any]:
+    return {"type": "RUN_STARTED", "threadId": "thread-1", "runId": run_id}
+
+
+def finished(run_id: str) -> dict[str, Any]:
+    return {"type": "RUN_FINISHED", "threadId": "thread-1", "runId": run_id}
+
+
+def delta(n: int) -> dict[str, Any]:
+    return {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": f"d{n}"}
+
+
+async def test_idle_readers_share_one_batched_read_per_interval(stack: Stack) -> None:
+    """N idle readers: one ``get_runs`` naming all of them per interval, no ``get_run``; a
+    run that moved in the store wakes its readers only (they replay and end), the others stay
+    watched. (Per reader, as before issue 13 item 5, it was N ``get_run`` per interval.)"""
+    n = 12
+    store = CountingStore(stack.store)
+    rechecker = IdleRechecker(store, interval=FAST.reader_idle_recheck, tick=3600.0)  # type: ignore[arg-type]
+    ids = [f"run-{next(IDS)}" for _ in range(n)]
+    readers = []
+    for run_id in ids:
+        await stack.store.create_run(run_id=run_id, thread_id="thread-1", owner="a")
+        await stack.store.append_events(run_id, 1, [NewEvent(1, started(run_id))])
+        reader = read_run(store, stack.broker, run_id, settings=FAST, rechecker=rechecker)  # type: ignore[arg-type]
+        assert (await anext(reader)).cursor == Cursor(1, 1)
+        readers.append(asyncio.ensure_future(collect(reader)))
+    try:
+        await wait_until(lambda: rechecker.watching == n)
+        store.calls.clear()
+        assert await rechecker.check_due() == 0  # nothing moved
+        assert store.calls == [("get_runs", sorted(ids))]
+        assert await rechecker.check_due() == 0  # checked within the interval: no read
+        assert store.calls == [("get_runs", sorted(ids))]
+        await asyncio.sleep(FAST.reader_idle_recheck)
+        ended = ids[:3]
+        for run_id in ended:  # ends in the store only: no broker message
+            await stack.store.append_events(
+                run_id, 1, [NewEvent(2, finished(run_id))], final=RunFinal(status="completed")
+            )
+        store.calls.clear()
+        assert await rechecker.check_due() == len(ended)
+        assert store.calls == [("get_runs", sorted(ids))]
+        for index in range(len(ended)):
+            assert [e.event for e in await readers[index]] == [finished(ids[index])]
+        assert rechecker.watching == n - len(ended)
+        assert not any(reader.done() for reader in readers[len(ended) :])
+        assert not [call for call in store.calls if call[0] == "get_run"]
+    finally:
+        for reader in readers:
+            reader.cancel()
+        await asyncio.gather(*readers, return_exceptions=True)
+        await rechecker.aclose()
+    assert rechecker.watching == 0
+
+
+async def consume(reader: Any, into: list[RunEvent]) -> None:
+    """Read ``reader`` to its end, keeping each event in ``into`` as it comes."""
+    async with aclosing(reader) as events:
+        async for event in events:
+            into.append(event)
+
+
+# A run's plan: batches of (events in the batch, published before stored, kept by the broker
+# per event), and whether it ends (RUN_FINISHED, itself kept or lost).
+batches = st.lists(
+    st.tuples(st.integers(1, 4), st.booleans(), st.lists(st.booleans(), min_size=4, max_size=4)),
+    max_size=4,
+)
+plans = st.lists(
+    st.tuples(batches, st.booleans(), st.booleans(), st.integers(1, 3)), min_size=1, max_size=6
+)
+
+
+@settings(
+    max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(plan=plans)
+async def test_watched_readers_deliver_everything_once_whatever_the_broker_loses(
+    stack: Stack, plan: Sequence[tuple[Any, bool, bool, int]]
+) -> None:
+    """Many readers of many runs on one re-checker; the broker drops random messages (the
+    terminal one included), events are stored before or after they are published, some runs
+    end and some stay open: every reader delivers exactly the stored events, in order, once,
+    and a reader of an ended run ends right after its terminal event (``docs/runs.md`` §3)."""
+    store, broker = stack.store, stack.broker
+    rechecker = IdleRechecker(store, interval=FAST.reader_idle_recheck)
+    runs: list[tuple[str, Any, bool, bool]] = []
+    readers: list[tuple[str, list[RunEvent], asyncio.Future[None]]] = []
+    for steps, ends, terminal_kept, n_readers in plan:
+        run_id = f"run-{next(IDS)}"
+        await store.create_run(run_id=run_id, thread_id="thread-1", owner="a")
+        runs.append((run_id, steps, ends, terminal_kept))
+        for _ in range(n_readers):
+            got: list[RunEvent] = []
+            reader = read_run(store, broker, run_id, settings=FAST, rechecker=rechecker)
+            readers.append((run_id, got, asyncio.ensure_future(consume(reader, got))))
+
+    async def produce(run_id: str, steps: Any, ends: bool, terminal_kept: bool) -> None:
+        todo: list[tuple[list[NewEvent], list[bool], bool, RunFinal | None]] = []
+        todo.append(([NewEvent(1, started(run_id))], [True], False, None))
+        seq = 1
+        for size, publish_first, kept in steps:
+            events = [NewEvent(seq + i + 1, delta(seq + i + 1)) for i in range(size)]
+            seq += size
+            todo.append((events, kept[:size], publish_first, None))
+        if ends:
+            final = RunFinal(status="completed")
+            todo.append(([NewEvent(seq + 1, finished(run_id))], [terminal_kept], False, final))
+        for events, kept, publish_first, final in todo:
+            if not publish_first:
+                await store.append_events(run_id, 1, events, final=final)
+            for event, keep in zip(events, kept, strict=True):
+                if keep:  # else lost by the broker: only the store has it
+                    await broker.publish(run_id, Cursor(1, event.seq), event.event)
+            if publish_first:
+                await store.append_events(run_id, 1, events, final=final)
+            await asyncio.sleep(FAST.reader_idle_recheck / 4)  # readers go idle now and then
+
+    try:
+        await asyncio.wait_for(asyncio.gather(*(produce(*run) for run in runs)), 120)
+        stored = {
+            run_id: [(e.cursor, e.event) for e in await store.read_wire(run_id, limit=1000)]
+            for run_id, *_ in runs
+        }
+        ended = {run_id for run_id, _steps, ends, _kept in runs if ends}
+        for run_id, got, task in readers:
+            if run_id in ended:  # ends right after its terminal event
+                await asyncio.wait_for(task, 10)
+                assert [(e.cursor, e.event) for e in got] == stored[run_id]
+                assert got[-1].event["type"] == "RUN_FINISHED"
+        for run_id, got, task in readers:
+            if run_id not in ended:  # everything stored reaches it, then it waits for more
+                await wait_until(lambda got=got, run_id=run_id: len(got) >= len(stored[run_id]))
+                assert [(e.cursor, e.event) for e in got] == stored[run_id]
+                assert not task.done()
+    finally:
+        for _run_id, _got, task in readers:
+            task.cancel()
+        await asyncio.gather(*(task for *_, task in readers), return_exceptions=True)
+        await rechecker.aclose()
+    assert rechecker.watching == 0
