@@ -38,7 +38,13 @@ from agui_codecs.core import RunFold
 from .. import metrics, tracing
 from ..broker.protocol import Broker
 from ..store.cursor import Cursor
-from ..store.errors import RunStoreError, StoreUnavailableError, WriteRejectedError
+from ..store.errors import (
+    RunClosedError,
+    RunStoreError,
+    SequenceError,
+    StoreUnavailableError,
+    WriteRejectedError,
+)
 from ..store.models import JsonObject, NewEvent, RunEvent, RunFinal, RunRecord, RunStatus
 from ..store.protocol import RunStore
 from .history import run_item
@@ -140,6 +146,7 @@ class RunWriter:
         self.last_published: Cursor | None = None
         self._staged: list[RunEvent] = []
         self._lock = asyncio.Lock()
+        self._unsure = False  # a write failed after it may have committed
 
     def _assign(self, event: JsonObject) -> Cursor:
         self.seq += 1
@@ -343,10 +350,26 @@ class RunWriter:
                         "store.write", **{"agui.run_id": self.run_id, "agui.events": len(events)}
                     ):
                         await self.store.append_events(self.run_id, self.epoch, events, final=final)
+                    self._unsure = False
                     return
+                except (SequenceError, RunClosedError):
+                    if not self._unsure:
+                        raise
+                    left = await self._not_yet_stored(events, final)
+                    if left is None:
+                        raise
+                    if not left:
+                        self._unsure = False
+                        return
+                    events = left
+                    continue
                 except WriteRejectedError:
                     raise
                 except RunStoreError as exc:
+                    # the commit may have landed with only its acknowledgement lost (a
+                    # connection cut after COMMIT): the next SequenceError is checked against
+                    # the durable end before it is taken for another writer
+                    self._unsure = True
                     attempt += 1
                     in_grace = (
                         attempts is None
@@ -358,6 +381,35 @@ class RunWriter:
                         raise
                     _log.warning("write of run %s failed (%s); retrying", self.run_id, exc)
                     await asyncio.sleep(_BACKOFF[min(attempt - 1, len(_BACKOFF) - 1)])
+
+    async def _not_yet_stored(
+        self, events: list[NewEvent], final: RunFinal | None
+    ) -> list[NewEvent] | None:
+        """After a write whose outcome was unknown, a :class:`SequenceError` (or
+        :class:`RunClosedError`, when that write held the terminal update): the ``events``
+        the run's durable end does not hold yet, when the store holds a prefix of them in this
+        writer's epoch (an earlier attempt committed; only this writer writes its epoch, so
+        those rows are these events); None when it does not (the error stands) or the run
+        cannot be read. ``[]``: all are stored (and ``final`` with them: one transaction)."""
+        try:
+            record = await self.store.get_run(self.run_id)
+        except RunStoreError:
+            return None
+        if record.last_epoch != self.epoch or not events:
+            return None
+        stored_end = record.last_seq
+        if stored_end < events[0].seq or stored_end > events[-1].seq:
+            return None  # none of them stored (the error stands), or more than them
+        left = [e for e in events if e.seq > stored_end]
+        if not left and final is not None and not record.is_terminal:
+            return None  # the events landed without the terminal update: not ours to guess
+        _log.info(
+            "run %s: an earlier write whose outcome was unknown had committed seqs %s..%s",
+            self.run_id,
+            events[0].seq,
+            stored_end,
+        )
+        return left
 
     def _final(self) -> RunFinal:
         terminal = self.fold.terminal or {}
