@@ -38,7 +38,7 @@ from agui_codecs.core import RunFold, StoreGuard
 from .. import metrics
 from ..broker.protocol import Broker
 from ..store.cursor import Cursor, parse_cursor
-from ..store.errors import RunStoreError
+from ..store.errors import RunStoreError, WriteRejectedError
 from ..store.models import HistoryPage, JsonObject, NewEvent, ReplicaDigest, RunEvent, RunRecord
 from ..store.protocol import HISTORY_DEFAULT_LIMIT, HISTORY_MAX_LIMIT, RunStore
 from ..tenancy import public_id
@@ -87,6 +87,10 @@ class RunManager:
         self.rechecker = IdleRechecker(store, interval=self.settings.reader_idle_recheck)
         """The batched idle re-check of every reader of this manager (issue 13 item 5)."""
         self._pumps: dict[str, tuple[RunPump, asyncio.Task[RunOutcome]]] = {}
+        # runs whose pump gave up on the store (``store_error``) -> the epoch it held: this
+        # replica still owns them and beats for them, so no reaper sees them stale; the next
+        # beat that reaches the store closes them here (:meth:`_close_abandoned`)
+        self._abandoned: dict[str, int] = {}
         self._background: list[asyncio.Task[None]] = []
         self._announced: set[str] = set()  # created with their RUN_STARTED, not started yet
         self._lease: asyncio.Task[None] | None = None
@@ -188,6 +192,9 @@ class RunManager:
         def forget(_task: asyncio.Task[RunOutcome]) -> None:
             self._pumps.pop(run.id, None)
             metrics.ACTIVE_RUNS.dec()
+            if not _task.cancelled() and _task.exception() is None:
+                if _task.result().status == "store_error":
+                    self._abandoned[run.id] = pump.writer.epoch
 
         task.add_done_callback(forget)
         return task
@@ -366,6 +373,29 @@ class RunManager:
                 pump.fence()
             elif seen.cancel_requested:
                 pump.cancel()
+        if self._abandoned:
+            await self._close_abandoned()
+
+    async def _close_abandoned(self) -> None:
+        """Close the runs whose pump here gave up on the store, now that it answers again:
+        in a new epoch, with the reaper's closing events and RUN_ERROR RUN_INTERRUPTED
+        (``docs/runs.md`` §6). The replica's own lease keeps them from ever looking stale to a
+        reaper while it lives, so without this they stayed ``running`` until it stopped. A run
+        ended or taken over meanwhile is left to whoever holds it."""
+        never_fresh = self.store.now() + timedelta(days=1)  # the owner is us: skip the age test
+        claimed, self._abandoned = self._abandoned, {}  # a beat running beside: nothing left
+        for run_id, epoch in claimed.items():
+            try:
+                taken = await self.store.take_over(
+                    run_id, owner=self.owner, expected_epoch=epoch, stale_before=never_fresh
+                )
+                if taken is not None:
+                    await self.reaper.close_run(taken)
+            except WriteRejectedError:
+                pass  # a later takeover or the end won
+            except RunStoreError as exc:
+                _log.warning("run %s: closing after the store outage failed (%s)", run_id, exc)
+                self._abandoned.setdefault(run_id, epoch)  # the next beat tries again
 
     async def _lease_forever(self) -> None:
         """Beat every ``heartbeat_interval``; without :meth:`start_background` (a manager used

@@ -182,3 +182,55 @@ async def test_a_run_is_reaped_only_after_its_replica_stopped_beating(stack: Sta
     ]
     verify(e.event for e in stored)
     assert not await asyncio.wait_for(stack.store.heartbeat_replica("rep-a"), 10)
+
+
+class DownStore(CountingStore):
+    """``inner`` whose event writes fail with StoreUnavailableError while ``down``."""
+
+    def __init__(self, inner: SqlRunStore) -> None:
+        super().__init__(inner)
+        self.down = False
+
+    async def append_events(self, *args: Any, **kwargs: Any) -> Any:
+        if self.down:
+            from gateway.store import StoreUnavailableError
+
+            raise StoreUnavailableError("the store is away (test)")
+        return await self.inner.append_events(*args, **kwargs)
+
+
+async def test_a_run_whose_pump_gave_up_on_the_store_is_closed_by_its_replica(
+    stack: Stack,
+) -> None:
+    """A pump that gave up on an outage (``store_error``) leaves its run ``running`` in the
+    store, owned by a replica that still beats, so no reaper finds it stale (the fault trial's
+    pg-long case ended ``running`` whenever no reaper ran between the store's return and the
+    replica's next beat). The replica's next beat that reaches the store closes it: a new epoch,
+    what is open closed, RUN_ERROR RUN_INTERRUPTED."""
+    store = DownStore(stack.store)  # type: ignore[arg-type]
+    settings = replace(QUIET, store_outage_grace=0.0, write_retries=1)
+    manager = RunManager(store, stack.broker, settings=settings, owner="rep-a")  # type: ignore[arg-type]
+    gate = Gate(text("run-1"))
+    try:
+        run = await manager.create_run(thread_id="thread-1", run_id="run-1", announce=True)
+        task = manager.start(run, gate.stream(), announce=True)
+        await gate.release(2)  # RUN_STARTED, TEXT_MESSAGE_START
+        await wait_until(lambda: gate.sent == 2)
+        store.down = True
+        await gate.release(len(text("run-1")))  # the END cannot be written
+        outcome = await task
+        assert outcome.status == "store_error"
+        assert (await stack.store.get_run(run.id)).status == "running"
+        store.down = False
+        await manager.beat()  # this beat or the lease loop's closes it
+        for _ in range(500):
+            if (await stack.store.get_run(run.id)).status != "running":
+                break
+            await asyncio.sleep(0.01)
+    finally:
+        await manager.aclose()
+    record = await stack.store.get_run(run.id)
+    assert record.status != "running" and record.epoch == 2, record
+    stored = [e.event for e in await stack.store.read_wire(run.id)]
+    assert stored[-1]["type"] == "RUN_ERROR" and stored[-1]["code"] == "RUN_INTERRUPTED"
+    verify(stored)
