@@ -32,7 +32,7 @@ from . import tracing
 from .app import create_app
 from .config import RouteConfig, Settings
 from .errors import ConfigError
-from .http_protocol import guarded_protocol
+from .http_protocol import guarded_protocol, resolve_http_parser
 from .logs import configure_logging
 from .open_files import raise_open_files_limit
 from .store.engine import normalize_url, sqlite_path
@@ -194,10 +194,13 @@ def build_server(
     Open streams get :data:`SHUTDOWN_GRACE_SECONDS` to end on shutdown (SSE streams with
     keep-alives would otherwise hold the process open). Slow clients are bounded by the app's
     settings (:mod:`gateway.bounds_settings`): the HTTP protocol is
-    :class:`~gateway.http_protocol.GuardedH11Protocol` (head and send timeouts, write-buffer
-    high-water mark), and uvicorn's ``timeout_keep_alive``, ``h11_max_incomplete_event_size``
+    :class:`~gateway.http_httptools.GuardedHttpToolsProtocol` (``GATEWAY_HTTP_PROTOCOL=auto``
+    with httptools importable, or ``httptools``) or :class:`~gateway.http_protocol.
+    GuardedH11Protocol` (``h11``), both with head and send timeouts and a write-buffer
+    high-water mark; uvicorn's ``timeout_keep_alive``, ``h11_max_incomplete_event_size``
     and ``limit_concurrency`` come from ``GATEWAY_KEEP_ALIVE_SECONDS``,
-    ``GATEWAY_MAX_HEADER_BYTES`` and ``GATEWAY_MAX_CONNECTIONS``.
+    ``GATEWAY_MAX_HEADER_BYTES`` and ``GATEWAY_MAX_CONNECTIONS``; the event loop is uvicorn's
+    ``auto`` (uvloop when installed).
     """
     settings: Settings = app.state.services.settings
     config = uvicorn.Config(
@@ -215,6 +218,7 @@ def build_server(
             write_buffer_bytes=settings.write_buffer_bytes,
             max_header_bytes=settings.max_header_bytes,
             socket_send_buffer=settings.socket_send_buffer_bytes,
+            parser=resolve_http_parser(settings.http_protocol),
         ),
         timeout_keep_alive=settings.keep_alive_seconds,
         h11_max_incomplete_event_size=settings.max_header_bytes,
