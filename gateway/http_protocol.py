@@ -219,7 +219,10 @@ class GuardedH11Protocol(SlowClientGuards, H11Protocol):
     def on_response_complete(self) -> None:
         super().on_response_complete()
         if not self.transport.is_closing() and self.conn.their_state is h11.IDLE:
-            self._reset_head()
+            buffered = self.conn.trailing_data[0]  # a pipelined head's start, held by h11
+            self._head_started = bool(buffered)
+            self._head_size = len(buffered)
+            self._head_tail = bytes(buffered[-3:])
             self._arm_head_timer()
 
 
