@@ -54,6 +54,8 @@ class GuardedHttpToolsProtocol(SlowClientGuards, HttpToolsProtocol):
 
     def on_message_complete(self) -> None:
         super().on_message_complete()
+        if self.cycle is None or (self.parser.should_upgrade() and self._should_upgrade()):
+            return  # a WebSocket upgrade: the connection goes to uvicorn's WebSocket protocol
         self._in_head = True
         self._reset_head()
         if self.cycle.response_complete and not self.pipeline and not self.transport.is_closing():

@@ -60,6 +60,11 @@ KINDS = {
     "missing": (b"GET /v1/nothing-here HTTP/1.1\r\n", b""),
     "bad-json": (b"POST /v1/agui/gpt HTTP/1.1\r\ncontent-type: application/json\r\n", b"{no"),
     "not-a-run": (b"POST /v1/agui/gpt HTTP/1.1\r\ncontent-type: application/json\r\n", b"[1]"),
+    "websocket": (
+        b"GET /v1/agui/gpt HTTP/1.1\r\nupgrade: websocket\r\nconnection: upgrade\r\n"
+        b"sec-websocket-key: dGhlIHNhbXBsZSBub25jZQ==\r\nsec-websocket-version: 13\r\n",
+        b"",
+    ),
 }
 
 
@@ -200,3 +205,13 @@ def test_an_oversized_head_behind_a_body_is_refused(tmp_path: Path, http_protoco
         status, body = status_and_body(read_until_closed(sock))
     assert first.startswith(b"HTTP/1.1 4")
     assert (status, body["error"]["code"]) == (431, "HEADER_TOO_LARGE")
+
+
+def test_a_websocket_upgrade_is_refused_alike(tmp_path: Path, http_protocol: str) -> None:
+    """The app serves no WebSocket: uvicorn's WebSocket protocol answers 403 (httptools
+    reports the upgrade's end of message too, with no request cycle of its own)."""
+    with live_gateway(tmp_path, refuse_upstream(), http_protocol=http_protocol) as server:
+        sock = connect(server)
+        sock.sendall(request_bytes("websocket", 0, False))
+        raw = read_until_closed(sock)
+    assert raw.startswith(b"HTTP/1.1 403 Forbidden\r\n")
