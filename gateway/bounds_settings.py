@@ -26,11 +26,14 @@ Connections (``agui-gateway serve``: uvicorn settings and :mod:`gateway.http_pro
     GATEWAY_SOCKET_SEND_BUFFER_BYTES   SO_SNDBUF of each connection (default 0: the kernel's
                                        autotuning, up to net.ipv4.tcp_wmem's maximum)
     GATEWAY_BODY_TIMEOUT_SECONDS       a POST body must arrive within (default 30; 408)
+    GATEWAY_HTTP_PROTOCOL              uvicorn's HTTP/1.1 parser, both with the bounds above:
+                                       auto (default: httptools when importable, else h11),
+                                       httptools or h11
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import Field
 from pydantic_settings import BaseSettings
@@ -65,6 +68,8 @@ class BoundsSettings(BaseSettings):
         write_buffer_bytes: the connection's write-buffer high-water mark.
         socket_send_buffer_bytes: ``SO_SNDBUF`` of each connection (0: the kernel's).
         body_timeout_seconds: seconds for a whole request body (408 ``REQUEST_TIMEOUT``).
+        http_protocol: ``auto``, ``httptools`` or ``h11``
+            (:func:`gateway.http_protocol.resolve_http_parser`).
     """
 
     broker_max_events: int = Field(default=DEFAULT_MAXLEN, ge=1)
@@ -81,6 +86,7 @@ class BoundsSettings(BaseSettings):
     write_buffer_bytes: int = Field(default=64 * 1024, ge=1024)
     socket_send_buffer_bytes: int = Field(default=0, ge=0)
     body_timeout_seconds: float = Field(default=30.0, gt=0)
+    http_protocol: Literal["auto", "httptools", "h11"] = "auto"
 
     def broker_bounds(self) -> dict[str, Any]:
         """The keyword arguments of :func:`gateway.broker.open_broker` these settings name."""

@@ -1,5 +1,7 @@
-"""The HTTP/1.1 protocol ``agui-gateway serve`` runs: uvicorn's h11 protocol with the two
-timeouts uvicorn lacks (issue 15: slow clients cost bounded memory and time).
+"""The HTTP/1.1 protocols ``agui-gateway serve`` runs: uvicorn's httptools protocol (the
+default when httptools is importable: less CPU per request, issue 13) or its h11 one
+(``GATEWAY_HTTP_PROTOCOL=h11``), each with the bounds uvicorn lacks (issue 15: slow clients
+cost bounded memory and time).
 
 uvicorn (0.30 to 0.54, ``uvicorn/protocols/http/h11_impl.py``) bounds a request head's size
 only while it is incomplete (``h11_max_incomplete_event_size``: 400 beyond it; a whole head
@@ -7,14 +9,18 @@ that arrives in one read passes whatever its size), closes idle keep-alive conne
 (``timeout_keep_alive``, cancelled by the first byte received) and answers 503 past
 ``limit_concurrency``; it has no timeout on a request head that trickles in, and its
 back-pressure (``pause_writing`` / ``FlowControl.drain``) makes a stream wait forever for a
-client that stopped reading. :class:`GuardedH11Protocol` adds:
+client that stopped reading; its httptools protocol bounds no head at all. :class:`SlowClientGuards`
+adds to both (:class:`GuardedH11Protocol` here, :class:`~gateway.http_httptools.
+GuardedHttpToolsProtocol` in :mod:`gateway.http_httptools`):
 
 * **head timeout**: from the connection's start, and again after each response on a kept-alive
   connection, the request line and headers must be complete within ``header_timeout`` seconds;
   else a 408 ``{"error": {"code": "HEADER_TIMEOUT", ...}}`` is written (when a part of the head
   arrived) and the connection closed (slowloris).
 * **head size**: a request line and headers longer than ``max_header_bytes`` are answered 431
-  ``HEADER_TOO_LARGE`` (RFC 6585 §5) and the connection closed, however they arrive.
+  ``HEADER_TOO_LARGE`` (RFC 6585 §5) and the connection closed, however they arrive (with
+  httptools, a head pipelined behind a request's body in the same read is counted from the
+  next read on: bounded by one read, 256 KiB, beyond the bound).
 * **send timeout**: the transport's write buffer is bounded by ``write_buffer_bytes`` (asyncio's
   high-water mark; the low one is a quarter of it). When it is full the transport pauses the
   writer; if the client takes nothing for ``send_timeout`` seconds the connection is aborted
@@ -32,21 +38,30 @@ reader's broker queue (``GATEWAY_BROKER_READER_MAX_*``), for at most ``send_time
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import logging
 import re
 import socket
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 import h11
 import orjson
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-__all__ = ["GuardedH11Protocol", "guarded_protocol"]
+__all__ = [
+    "GuardedH11Protocol",
+    "HttpParser",
+    "SlowClientGuards",
+    "guarded_protocol",
+    "resolve_http_parser",
+]
 
 _log = logging.getLogger("gateway.http")
 
+HttpParser = Literal["auto", "httptools", "h11"]
+"""``GATEWAY_HTTP_PROTOCOL``: ``auto`` (httptools when importable, else h11), or either."""
 
-_HEAD_END = re.compile(rb"\n\r?\n")  # what ends a request head for h11 (CRLF or bare LF)
+_HEAD_END = re.compile(rb"\n\r?\n")  # what ends a request head (CRLF or bare LF)
 
 
 def _refusal(status: int, reason: str, code: str, message: str) -> bytes:
@@ -59,9 +74,10 @@ def _refusal(status: int, reason: str, code: str, message: str) -> bytes:
     return head.encode() + body
 
 
-class GuardedH11Protocol(H11Protocol):
-    """uvicorn's ``H11Protocol`` with a request-head timeout and a send timeout (module
-    docstring). Configure a subclass with :func:`guarded_protocol`.
+class SlowClientGuards(asyncio.Protocol):
+    """The head timeout, head size bound and send timeout (module docstring), mixed in before
+    a uvicorn HTTP protocol class, which provides ``loop`` and ``transport``. A subclass says
+    when a request head is awaited (:meth:`_awaiting_head`) and where heads begin and end.
 
     Attributes:
         header_timeout: seconds for a request line and headers.
@@ -78,6 +94,9 @@ class GuardedH11Protocol(H11Protocol):
     write_buffer_bytes: ClassVar[int] = 64 * 1024
     socket_send_buffer: ClassVar[int] = 0
 
+    loop: asyncio.AbstractEventLoop
+    transport: asyncio.Transport
+
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._head_timer: asyncio.TimerHandle | None = None
@@ -88,11 +107,17 @@ class GuardedH11Protocol(H11Protocol):
 
     # -- request head ---------------------------------------------------------------------
 
-    def _arm_head_timer(self) -> None:
-        self._cancel_head_timer()
+    def _awaiting_head(self) -> bool:
+        """True while the next request's head is awaited and no response is in progress."""
+        raise NotImplementedError
+
+    def _reset_head(self) -> None:
         self._head_started = False
         self._head_size = 0
         self._head_tail = b""
+
+    def _arm_head_timer(self) -> None:
+        self._cancel_head_timer()
         self._head_timer = self.loop.call_later(self.header_timeout, self._head_timed_out)
 
     def _cancel_head_timer(self) -> None:
@@ -102,7 +127,7 @@ class GuardedH11Protocol(H11Protocol):
 
     def _head_timed_out(self) -> None:
         self._head_timer = None
-        if self.transport.is_closing() or self.conn.their_state is not h11.IDLE:
+        if self.transport.is_closing() or not self._awaiting_head():
             return
         if self._head_started:
             _log.info(
@@ -123,34 +148,23 @@ class GuardedH11Protocol(H11Protocol):
             self._head_size += end.end() - len(self._head_tail)
         return self._head_size > self.max_header_bytes
 
-    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-        super().connection_made(transport)
-        transport.set_write_buffer_limits(high=self.write_buffer_bytes)
+    def _refuse_large_head(self) -> None:
+        """431 and close (only the connection is closed when a response is in progress)."""
+        self._cancel_head_timer()
+        if self._awaiting_head():
+            message = f"request line and headers exceed {self.max_header_bytes} bytes"
+            refusal = _refusal(431, "Request Header Fields Too Large", "HEADER_TOO_LARGE", message)
+            self.transport.write(refusal)
+        self.transport.close()
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        super().connection_made(transport)  # sets self.transport (uvloop's is no asyncio class)
+        self.transport.set_write_buffer_limits(high=self.write_buffer_bytes)
         sock = transport.get_extra_info("socket")
         if self.socket_send_buffer and sock is not None:
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, self.socket_send_buffer)
+        self._reset_head()
         self._arm_head_timer()
-
-    def data_received(self, data: bytes) -> None:
-        if self.conn.their_state is h11.IDLE and data:
-            self._head_started = True
-            if self._head_too_large(data):
-                self._cancel_head_timer()
-                message = f"request line and headers exceed {self.max_header_bytes} bytes"
-                refusal = _refusal(
-                    431, "Request Header Fields Too Large", "HEADER_TOO_LARGE", message
-                )
-                self.transport.write(refusal)
-                self.transport.close()
-                return
-        super().data_received(data)
-        if self.conn.their_state is not h11.IDLE:
-            self._cancel_head_timer()
-
-    def on_response_complete(self) -> None:
-        super().on_response_complete()
-        if not self.transport.is_closing() and self.conn.their_state is h11.IDLE:
-            self._arm_head_timer()
 
     # -- output waiting for the client ----------------------------------------------------
 
@@ -184,6 +198,42 @@ class GuardedH11Protocol(H11Protocol):
         super().connection_lost(exc)
 
 
+class GuardedH11Protocol(SlowClientGuards, H11Protocol):
+    """uvicorn's ``H11Protocol`` with :class:`SlowClientGuards`: a head is awaited while h11
+    says the client is ``IDLE`` (h11 parses a pipelined request only once the response before
+    it is complete). Configure a subclass with :func:`guarded_protocol`."""
+
+    def _awaiting_head(self) -> bool:
+        return self.conn.their_state is h11.IDLE
+
+    def data_received(self, data: bytes) -> None:
+        if self.conn.their_state is h11.IDLE and data:
+            self._head_started = True
+            if self._head_too_large(data):
+                self._refuse_large_head()
+                return
+        super().data_received(data)
+        if self.conn.their_state is not h11.IDLE:
+            self._cancel_head_timer()
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        if not self.transport.is_closing() and self.conn.their_state is h11.IDLE:
+            buffered = self.conn.trailing_data[0]  # a pipelined head's start, held by h11
+            self._head_started = bool(buffered)
+            self._head_size = len(buffered)
+            self._head_tail = bytes(buffered[-3:])
+            self._arm_head_timer()
+
+
+def resolve_http_parser(choice: HttpParser) -> Literal["httptools", "h11"]:
+    """The parser ``GATEWAY_HTTP_PROTOCOL`` names: ``auto`` is ``httptools`` when the
+    ``httptools`` package is importable (a dependency on CPython), else ``h11``."""
+    if choice != "auto":
+        return choice
+    return "httptools" if importlib.util.find_spec("httptools") is not None else "h11"
+
+
 def guarded_protocol(
     *,
     header_timeout: float,
@@ -191,18 +241,26 @@ def guarded_protocol(
     write_buffer_bytes: int,
     max_header_bytes: int = 16 * 1024,
     socket_send_buffer: int = 0,
-) -> type[GuardedH11Protocol]:
-    """A :class:`GuardedH11Protocol` subclass with these bounds (uvicorn's ``http=`` takes a
-    protocol class and builds one per connection).
+    parser: Literal["httptools", "h11"] = "h11",
+) -> type[SlowClientGuards]:
+    """A subclass of :class:`GuardedH11Protocol` (``parser="h11"``) or of
+    :class:`~gateway.http_httptools.GuardedHttpToolsProtocol` (``"httptools"``) with these
+    bounds (uvicorn's ``http=`` takes a protocol class and builds one per connection).
 
     Raises:
         ValueError: a timeout not above 0, a buffer below 1 KiB.
+        ImportError: ``parser="httptools"`` without the ``httptools`` package.
     """
     if header_timeout <= 0 or send_timeout <= 0 or min(write_buffer_bytes, max_header_bytes) < 1024:
         raise ValueError("timeouts must be > 0, write_buffer_bytes and max_header_bytes >= 1024")
+    base: type[SlowClientGuards] = GuardedH11Protocol
+    if parser == "httptools":
+        from .http_httptools import GuardedHttpToolsProtocol
+
+        base = GuardedHttpToolsProtocol
     return type(
-        "GuardedH11Protocol",
-        (GuardedH11Protocol,),
+        base.__name__,
+        (base,),
         {
             "header_timeout": header_timeout,
             "max_header_bytes": max_header_bytes,

@@ -1,15 +1,15 @@
 """Run the gateway under uvicorn: :func:`serve` (the CLI's ``serve`` subcommand calls it).
 
 On start it prints what it runs on (:func:`runtime_lines`: the store, with the SQLite file's
-path, the broker, the auth mode, the routes, log format and traces) and, with the port actually
-bound (``port=0`` picks a free one), a ``curl`` line that streams from the ``demo`` route when
-there is one (its scripted upstream answers a weather question), else the served routes with
-their endpoints (:func:`banner`). :func:`serve` configures logging first
-(:func:`gateway.logs.configure_logging`: ``GATEWAY_LOG_FORMAT``, ``GATEWAY_LOG_LEVEL``; uvicorn's
-own lines go through the same handler) and tracing (:func:`gateway.tracing.configure_from_env`),
-and raises the open-files soft limit to the hard one (:func:`gateway.open_files.
-raise_open_files_limit`: each stream holds two sockets; a warning when the limit is below what
-``GATEWAY_MAX_CONNECTIONS`` needs).
+path, the broker, the auth mode, the routes, the HTTP parser, log format and traces) and, with
+the port actually bound (``port=0`` picks a free one), a ``curl`` line that streams from the
+``demo`` route when there is one (its scripted upstream answers a weather question), else the
+served routes with their endpoints (:func:`banner`). :func:`serve` configures logging first
+(:func:`gateway.logs.configure_logging`: ``GATEWAY_LOG_FORMAT``, ``GATEWAY_LOG_LEVEL``;
+uvicorn's own lines go through the same handler) and tracing
+(:func:`gateway.tracing.configure_from_env`), and raises the open-files soft limit to the hard
+one (:func:`gateway.open_files.raise_open_files_limit`: each stream holds two sockets; a
+warning when the limit is below what ``GATEWAY_MAX_CONNECTIONS`` needs).
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from . import tracing
 from .app import create_app
 from .config import RouteConfig, Settings
 from .errors import ConfigError
-from .http_protocol import guarded_protocol
+from .http_protocol import guarded_protocol, resolve_http_parser
 from .logs import configure_logging
 from .open_files import raise_open_files_limit
 from .store.engine import normalize_url, sqlite_path
@@ -123,7 +123,7 @@ def _broker_line(settings: Settings) -> str:
 
 def runtime_lines(settings: Settings, routes: Mapping[str, RouteConfig]) -> list[str]:
     """What the process runs on: store (the SQLite file's absolute path; URLs without their
-    password), broker, auth mode, routes, logs, traces."""
+    password), broker, auth mode, routes, HTTP parser, logs, traces."""
     auth: str = settings.auth
     if auth == "required" and settings.jwt_enabled:
         auth = "required (API keys, JWT)"
@@ -144,6 +144,8 @@ def runtime_lines(settings: Settings, routes: Mapping[str, RouteConfig]) -> list
         f"  broker:  {_broker_line(settings)}",
         f"  auth:    {auth}",
         f"  routes:  {', '.join(routes)} ({len(routes)})",
+        f"  http:    {resolve_http_parser(settings.http_protocol)}"
+        f" (GATEWAY_HTTP_PROTOCOL={settings.http_protocol})",
         f"  logs:    {logs}, {level}; metrics GET /metrics; readiness GET /readyz",
         f"  traces:  {traces}",
     ]
@@ -194,10 +196,13 @@ def build_server(
     Open streams get :data:`SHUTDOWN_GRACE_SECONDS` to end on shutdown (SSE streams with
     keep-alives would otherwise hold the process open). Slow clients are bounded by the app's
     settings (:mod:`gateway.bounds_settings`): the HTTP protocol is
-    :class:`~gateway.http_protocol.GuardedH11Protocol` (head and send timeouts, write-buffer
-    high-water mark), and uvicorn's ``timeout_keep_alive``, ``h11_max_incomplete_event_size``
+    :class:`~gateway.http_httptools.GuardedHttpToolsProtocol` (``GATEWAY_HTTP_PROTOCOL=auto``
+    with httptools importable, or ``httptools``) or :class:`~gateway.http_protocol.
+    GuardedH11Protocol` (``h11``), both with head and send timeouts and a write-buffer
+    high-water mark; uvicorn's ``timeout_keep_alive``, ``h11_max_incomplete_event_size``
     and ``limit_concurrency`` come from ``GATEWAY_KEEP_ALIVE_SECONDS``,
-    ``GATEWAY_MAX_HEADER_BYTES`` and ``GATEWAY_MAX_CONNECTIONS``.
+    ``GATEWAY_MAX_HEADER_BYTES`` and ``GATEWAY_MAX_CONNECTIONS``; the event loop is uvicorn's
+    ``auto`` (uvloop when installed).
     """
     settings: Settings = app.state.services.settings
     config = uvicorn.Config(
@@ -215,6 +220,7 @@ def build_server(
             write_buffer_bytes=settings.write_buffer_bytes,
             max_header_bytes=settings.max_header_bytes,
             socket_send_buffer=settings.socket_send_buffer_bytes,
+            parser=resolve_http_parser(settings.http_protocol),
         ),
         timeout_keep_alive=settings.keep_alive_seconds,
         h11_max_incomplete_event_size=settings.max_header_bytes,

@@ -114,12 +114,14 @@ def test_banner_names_store_broker_auth_and_routes(tmp_path: Path) -> None:
     assert f"store:   sqlite {tmp_path}/runs.db" in text
     assert "broker:  in-process" in text and "auth:    off" in text
     assert f"routes:  {', '.join(routes)} ({len(routes)})" in text
+    assert "http:    httptools (GATEWAY_HTTP_PROTOCOL=auto)" in text
     pg = Settings(
         database_url="postgresql://agui:s3cret@db.internal:5432/agui",
         redis_url="redis://:hunter2@cache.internal:6379/0",
         auth="required",
     )
-    text = "\n".join(runtime_lines(pg, routes))
+    text = "\n".join(runtime_lines(pg.model_copy(update={"http_protocol": "h11"}), routes))
+    assert "http:    h11 (GATEWAY_HTTP_PROTOCOL=h11)" in text
     assert "s3cret" not in text and "hunter2" not in text  # passwords never printed
     assert "postgresql://agui:***@db.internal:5432/agui" in text
     assert "broker:  redis redis://cache.internal:6379/0" in text

@@ -1,8 +1,9 @@
 """Slow clients cost bounded memory and time (issue 15): request heads and bodies that
 trickle in are timed out (slowloris), oversized heads and too many connections are refused,
 and a client that stops reading a stream is dropped while its run goes on and can be resumed
-with ``Last-Event-ID``. Raw sockets against a live uvicorn on port 0
-(:mod:`gateway.http_protocol`, :mod:`gateway.bounds_settings`)."""
+with ``Last-Event-ID``. Raw sockets against a live uvicorn on port 0, each test with both
+protocols ``serve`` can run (``GATEWAY_HTTP_PROTOCOL``: httptools, h11;
+:mod:`gateway.http_protocol`, :mod:`gateway.http_httptools`, :mod:`gateway.bounds_settings`)."""
 
 from __future__ import annotations
 
@@ -23,6 +24,12 @@ from gateway.sse_response import MAX_WRITE_BYTES
 pytestmark = pytest.mark.timeout(120)
 
 HEAD = b"POST /v1/agui/gpt HTTP/1.1\r\nHost: gateway.test\r\n"
+
+
+@pytest.fixture(params=["httptools", "h11"])
+def http_protocol(request: pytest.FixtureRequest) -> str:
+    """``GATEWAY_HTTP_PROTOCOL`` of the gateway under test."""
+    return str(request.param)
 
 
 def refuse_upstream() -> httpx.MockTransport:
@@ -51,8 +58,12 @@ def status_and_body(raw: bytes) -> tuple[int, dict[str, Any]]:
     return status, orjson.loads(body)
 
 
-def test_a_request_head_that_trickles_in_gets_408_and_is_closed(tmp_path: Path) -> None:
-    with live_gateway(tmp_path, refuse_upstream(), header_timeout_seconds=0.5) as server:
+def test_a_request_head_that_trickles_in_gets_408_and_is_closed(
+    tmp_path: Path, http_protocol: str
+) -> None:
+    with live_gateway(
+        tmp_path, refuse_upstream(), http_protocol=http_protocol, header_timeout_seconds=0.5
+    ) as server:
         sock = connect(server)
         sock.sendall(HEAD)  # ... and never the blank line
         started = time.monotonic()
@@ -62,16 +73,22 @@ def test_a_request_head_that_trickles_in_gets_408_and_is_closed(tmp_path: Path) 
     assert body["error"]["code"] == "HEADER_TIMEOUT"
 
 
-def test_a_connection_that_sends_nothing_is_closed(tmp_path: Path) -> None:
-    with live_gateway(tmp_path, refuse_upstream(), header_timeout_seconds=0.5) as server:
+def test_a_connection_that_sends_nothing_is_closed(tmp_path: Path, http_protocol: str) -> None:
+    with live_gateway(
+        tmp_path, refuse_upstream(), http_protocol=http_protocol, header_timeout_seconds=0.5
+    ) as server:
         sock = connect(server)
         assert read_until_closed(sock) == b""
         wait_for(lambda: not server.server_state.connections)
 
 
-def test_a_kept_alive_connection_gets_the_head_timeout_again(tmp_path: Path) -> None:
+def test_a_kept_alive_connection_gets_the_head_timeout_again(
+    tmp_path: Path, http_protocol: str
+) -> None:
     settings = {"header_timeout_seconds": 0.5, "keep_alive_seconds": 60}
-    with live_gateway(tmp_path, refuse_upstream(), **settings) as server:
+    with live_gateway(
+        tmp_path, refuse_upstream(), http_protocol=http_protocol, **settings
+    ) as server:
         sock = connect(server)
         sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: gateway.test\r\n\r\n")
         first = b""
@@ -83,9 +100,13 @@ def test_a_kept_alive_connection_gets_the_head_timeout_again(tmp_path: Path) -> 
     assert (status, body["error"]["code"]) == (408, "HEADER_TIMEOUT")
 
 
-def test_a_body_that_trickles_in_gets_408_request_timeout(tmp_path: Path) -> None:
+def test_a_body_that_trickles_in_gets_408_request_timeout(
+    tmp_path: Path, http_protocol: str
+) -> None:
     settings = {"body_timeout_seconds": 0.5, "header_timeout_seconds": 30}
-    with live_gateway(tmp_path, refuse_upstream(), **settings) as server:
+    with live_gateway(
+        tmp_path, refuse_upstream(), http_protocol=http_protocol, **settings
+    ) as server:
         sock = connect(server)
         body = orjson.dumps(RUN_INPUT)
         sock.sendall(
@@ -101,10 +122,14 @@ def test_a_body_that_trickles_in_gets_408_request_timeout(tmp_path: Path) -> Non
 
 
 @pytest.mark.parametrize("pieces", [1, 3, 200], ids=["whole", "in-3", "in-200"])
-def test_an_oversized_head_gets_431_however_it_arrives(tmp_path: Path, pieces: int) -> None:
+def test_an_oversized_head_gets_431_however_it_arrives(
+    tmp_path: Path, http_protocol: str, pieces: int
+) -> None:
     head = HEAD + b"x-filler: " + b"a" * 4096 + b"\r\n\r\n"
     step = -(-len(head) // pieces)
-    with live_gateway(tmp_path, refuse_upstream(), max_header_bytes=2048) as server:
+    with live_gateway(
+        tmp_path, refuse_upstream(), http_protocol=http_protocol, max_header_bytes=2048
+    ) as server:
         sock = connect(server)
         try:
             for start in range(0, len(head), step):
@@ -116,8 +141,10 @@ def test_an_oversized_head_gets_431_however_it_arrives(tmp_path: Path, pieces: i
     assert (status, body["error"]["code"]) == (431, "HEADER_TOO_LARGE")
 
 
-def test_a_head_within_the_bound_passes_with_its_body(tmp_path: Path) -> None:
-    with live_gateway(tmp_path, refuse_upstream(), max_header_bytes=2048) as server:
+def test_a_head_within_the_bound_passes_with_its_body(tmp_path: Path, http_protocol: str) -> None:
+    with live_gateway(
+        tmp_path, refuse_upstream(), http_protocol=http_protocol, max_header_bytes=2048
+    ) as server:
         sock = connect(server)
         filler = b"x-filler: " + b"a" * 1500 + b"\r\n"
         sock.sendall(
@@ -129,8 +156,10 @@ def test_a_head_within_the_bound_passes_with_its_body(tmp_path: Path) -> None:
     assert (status, body) == (200, {"status": "ok"})
 
 
-def test_connections_past_the_limit_get_503(tmp_path: Path) -> None:
-    with live_gateway(tmp_path, refuse_upstream(), max_connections=3) as server:
+def test_connections_past_the_limit_get_503(tmp_path: Path, http_protocol: str) -> None:
+    with live_gateway(
+        tmp_path, refuse_upstream(), http_protocol=http_protocol, max_connections=3
+    ) as server:
         idle = [connect(server), connect(server)]
         wait_for(lambda: len(server.server_state.connections) == 2)
         sock = connect(server)
@@ -193,7 +222,7 @@ def dechunk(raw: bytes) -> str:
 
 
 def test_a_client_that_stops_reading_is_dropped_and_resumes(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture
+    tmp_path: Path, http_protocol: str, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.INFO, logger="gateway.http")
     buffer_bytes = 16 * 1024
@@ -202,7 +231,7 @@ def test_a_client_that_stops_reading_is_dropped_and_resumes(
         "write_buffer_bytes": buffer_bytes,
         "socket_send_buffer_bytes": 4096,  # with the client's small SO_RCVBUF: the kernel's
     }  # buffers fill fast, then the transport's own
-    with live_gateway(tmp_path, big_upstream(), **settings) as server:
+    with live_gateway(tmp_path, big_upstream(), http_protocol=http_protocol, **settings) as server:
         sock = connect(server, rcvbuf=4096)
         wait_for(lambda: len(server.server_state.connections) == 1)
         (protocol,) = server.server_state.connections

@@ -1,0 +1,67 @@
+"""uvicorn's httptools protocol with the gateway's slow-client guards: what ``agui-gateway
+serve`` runs by default (:mod:`gateway.http_protocol` describes the guards; imported only when
+chosen, since it needs the ``httptools`` package).
+
+httptools (llhttp) parses every byte it is given, pipelined requests included, and calls back
+per part: a head is awaited from the connection's start and from each request's end
+(``on_message_complete``) to its headers' end (``on_headers_complete``); its first byte is
+``on_message_begin``. The head timer runs while a head is awaited and no response is in
+progress (a pipelined request's response starts only once the one before it is complete):
+armed at the connection's start, at a response's end, and at a request's end when its response
+already ended (an app that answered before reading the whole body).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+from .http_protocol import SlowClientGuards
+
+__all__ = ["GuardedHttpToolsProtocol"]
+
+
+class GuardedHttpToolsProtocol(SlowClientGuards, HttpToolsProtocol):
+    """uvicorn's ``HttpToolsProtocol`` with :class:`~gateway.http_protocol.SlowClientGuards`
+    (the same 408 ``HEADER_TIMEOUT``, 431 ``HEADER_TOO_LARGE``, send timeout and write-buffer
+    high-water mark as :class:`~gateway.http_protocol.GuardedH11Protocol`). Configure a
+    subclass with :func:`gateway.http_protocol.guarded_protocol` (``parser="httptools"``)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._in_head = True
+
+    def _awaiting_head(self) -> bool:
+        return self._in_head and (self.cycle is None or self.cycle.response_complete)
+
+    def data_received(self, data: bytes) -> None:
+        if self._in_head and data and self._head_too_large(data):
+            self._refuse_large_head()
+            return
+        super().data_received(data)
+
+    # parser callbacks (within ``feed_data``)
+
+    def on_message_begin(self) -> None:
+        super().on_message_begin()
+        self._head_started = True
+
+    def on_headers_complete(self) -> None:
+        self._in_head = False
+        self._cancel_head_timer()
+        super().on_headers_complete()
+
+    def on_message_complete(self) -> None:
+        super().on_message_complete()
+        if self.cycle is None or (self.parser.should_upgrade() and self._should_upgrade()):
+            return  # a WebSocket upgrade: the connection goes to uvicorn's WebSocket protocol
+        self._in_head = True
+        self._reset_head()
+        if self.cycle.response_complete and not self.pipeline and not self.transport.is_closing():
+            self._arm_head_timer()
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        if not self.transport.is_closing() and self._awaiting_head():
+            self._arm_head_timer()
