@@ -20,7 +20,7 @@ others at 5 ms) x ``--variant``s: each variant is one gateway process per store,
 before/after pair runs in the same invocation, interleaved point by point. A variant is
 ``NAME`` or ``NAME:key=value,...`` with keys ``src`` (a checkout whose ``gateway`` and
 ``codecs`` are imported instead of this one's), ``loop`` / ``http`` (uvicorn's; ``http=guarded``
-is the protocol ``agui-gateway serve`` runs), ``server`` (``uvicorn``; ``serve``: the server
+is the guarded h11 protocol, ``agui-gateway serve``'s with ``GATEWAY_HTTP_PROTOCOL=h11``), ``server`` (``uvicorn``; ``serve``: the server
 ``agui-gateway serve`` builds, its defaults; ``granian``), and any
 ``GATEWAY_*`` setting (``GATEWAY_UPSTREAM_MAX_CONNECTIONS=100``), and ``BENCH_PROFILE=PATH`` (a cProfile of
 the gateway process, written when it stops).

@@ -10,11 +10,11 @@ as an embedding app with ``lifespan="off"`` does), ``sqlite`` (a fresh file in a
 default deployment), ``postgres`` (``--pg`` URL, a fresh schema dropped at exit; with
 ``--redis`` the Redis Streams broker under a fresh prefix). ``--loop`` and ``--http`` pick
 uvicorn's event loop and HTTP parser (``auto`` is uvicorn's own choice: uvloop and httptools
-when installed; ``guarded`` is what ``agui-gateway serve`` runs: ``gateway.server.build_server``'s
-h11 protocol with the head and send timeouts, :mod:`gateway.http_protocol`).
+when installed; ``guarded``: the h11 protocol with ``agui-gateway serve``'s head and send timeouts,
+:mod:`gateway.http_protocol`, which ``serve`` runs with ``GATEWAY_HTTP_PROTOCOL=h11``).
 
 ``--server serve``: the server ``agui-gateway serve`` builds (``gateway.server.build_server``
-with its defaults: the guarded h11 protocol, ``GATEWAY_MAX_CONNECTIONS`` as uvicorn's
+with its defaults: the guarded httptools protocol (``GATEWAY_HTTP_PROTOCOL``), ``GATEWAY_MAX_CONNECTIONS`` as uvicorn's
 ``limit_concurrency``), uvicorn's loop ``auto``. ``--server granian``: the same app under granian (the Rust HTTP server, ``pip install granian``;
 not a dependency of the gateway) instead of uvicorn: one worker process (``workers=1``, its
 ``mp`` server: a supervisor process and the worker, the benches count the whole process tree),
@@ -182,7 +182,7 @@ def _serve_granian(store: str, loop: str) -> None:
 
 def _serve_as_shipped(store: str) -> None:
     """The server ``agui-gateway serve`` runs (:func:`gateway.server.build_server`, its
-    defaults: the guarded h11 protocol, ``GATEWAY_MAX_CONNECTIONS`` as uvicorn's
+    defaults: the guarded httptools protocol (``GATEWAY_HTTP_PROTOCOL``), ``GATEWAY_MAX_CONNECTIONS`` as uvicorn's
     ``limit_concurrency``, keep-alive and shutdown grace), lifespan off with ``--store off``."""
     from gateway.app import create_app
     from gateway.config import Settings

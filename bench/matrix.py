@@ -24,7 +24,7 @@ wires, every store (PostgreSQL + Redis skipped, and said so, when either cannot 
 
 ``--servers``: the server variants, comma-separated (default ``uvicorn``): ``uvicorn``
 (uvicorn on uvloop + httptools, what ``loop="auto"`` / ``http="auto"`` pick), ``serve``
-(the server ``agui-gateway serve`` builds, its defaults: uvicorn with the guarded h11 protocol,
+(the server ``agui-gateway serve`` builds, its defaults: uvicorn with the guarded httptools protocol,
 ``gateway.http_protocol``'s head and send timeouts, ``GATEWAY_MAX_CONNECTIONS`` = 1000
 concurrent connections), ``asyncio-h11`` (uvicorn on the stdlib loop and h11), ``granian`` (granian,
 one worker, uvloop; skipped, and said so, when ``granian`` is not importable). ``--only``
