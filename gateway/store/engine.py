@@ -185,7 +185,7 @@ def ping_when_idle(engine: AsyncEngine, idle: float = PING_AFTER_IDLE) -> None:
             return
         try:
             dialect.do_ping(dbapi)
-        except Exception as exc:
+        except dialect.loaded_dbapi.Error as exc:  # the driver's errors, as the DB-API's
             if dialect.is_disconnect(exc, dbapi, None):
                 raise sa.exc.InvalidatePoolError() from exc
             raise
