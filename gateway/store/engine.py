@@ -5,7 +5,8 @@ SQLite (``sqlite+aiosqlite``) is the embedded default (``<data dir>/agui-gateway
 timeout so concurrent writers wait instead of failing, foreign keys on, each statement one
 call on aiosqlite's worker thread (:mod:`gateway.store.sqlite_one_hop`). PostgreSQL uses
 ``postgresql+asyncpg``; an optional schema (``search_path``) lets tests and tenants share a
-database. JSON columns are (de)serialised with orjson.
+database, and a pooled connection is pinged at checkout only after it sat idle
+(:data:`PING_AFTER_IDLE`, :func:`ping_when_idle`). JSON columns are (de)serialised with orjson.
 """
 
 from __future__ import annotations
@@ -29,12 +30,14 @@ from .sqlite_one_hop import use_one_hop_cursors
 
 __all__ = [
     "DEFAULT_DATABASE_URL",
+    "PING_AFTER_IDLE",
     "SQLITE_FILE",
     "create_engine",
     "data_dir",
     "default_database_url",
     "instrument",
     "normalize_url",
+    "ping_when_idle",
     "sqlite_path",
 ]
 
@@ -148,6 +151,49 @@ def instrument(engine: AsyncEngine) -> None:
     sa.event.listen(sync, "handle_error", _error)
 
 
+PING_AFTER_IDLE: Final[float] = 1.0
+"""Seconds a pooled PostgreSQL connection sits checked in before its next checkout pings it
+(:func:`ping_when_idle`)."""
+
+_IDLE_SINCE: Final = "agui_gateway_idle_since"
+
+
+def ping_when_idle(engine: AsyncEngine, idle: float = PING_AFTER_IDLE) -> None:
+    """Ping a pooled connection of ``engine`` at checkout when it was checked in more than
+    ``idle`` seconds ago, as SQLAlchemy's ``pool_pre_ping`` does at every checkout.
+
+    A connection dies while it waits in the pool (a server restart, a proxy's idle timeout);
+    one that was just used is alive, and a replay reads its pages back to back (with the pool
+    last-in first-out, each page gets the connection the previous one returned). asyncpg's
+    ping is three round trips (``BEGIN``, ``;``, ``ROLLBACK``), so at every checkout it cost a
+    replay of 10,000 events in 5 pages 15 round trips besides its 5 reads (issue 13). A ping
+    that finds the connection gone raises ``InvalidatePoolError`` from the pool's ``checkout``
+    event, so the pool replaces it (and every connection checked in before) and the operation
+    runs on a fresh one, as after a failed pre-ping; a fresh connection is not pinged. What
+    dies within ``idle`` of its last use fails its next operation, which invalidates the pool
+    (the pump retries its writes; a reader's request fails), as without a ping.
+    """
+    sync = engine.sync_engine
+    dialect = sync.dialect
+
+    def checkin(_dbapi: Any, record: Any) -> None:
+        record.info[_IDLE_SINCE] = time.monotonic()
+
+    def checkout(dbapi: Any, record: Any, _proxy: Any) -> None:
+        since = record.info.get(_IDLE_SINCE)  # None: fresh (``info`` goes with the connection)
+        if since is None or time.monotonic() - since <= idle:
+            return
+        try:
+            dialect.do_ping(dbapi)
+        except dialect.loaded_dbapi.Error as exc:  # the driver's errors, as the DB-API's
+            if dialect.is_disconnect(exc, dbapi, None):
+                raise sa.exc.InvalidatePoolError() from exc
+            raise
+
+    sa.event.listen(sync.pool, "checkin", checkin)
+    sa.event.listen(sync.pool, "checkout", checkout)
+
+
 def create_engine(
     url: str,
     *,
@@ -163,10 +209,11 @@ def create_engine(
         schema: PostgreSQL only: the schema (``search_path``) holding the tables; created by
             :func:`open_store` when missing. Lets tests and tenants share one database.
         echo: log SQL statements.
-        pre_ping: PostgreSQL only: test each pooled connection when it is checked out, so one
-            that died while idle (server restart, idle timeout of a proxy) is replaced instead
-            of failing the operation. Costs one round trip per store call (about 0.35 ms on a
-            local server, a third of a small query); without it, the first operation on a dead
+        pre_ping: PostgreSQL only: test a pooled connection that sat idle for more than
+            :data:`PING_AFTER_IDLE` when it is checked out (:func:`ping_when_idle`; the pool
+            is last-in first-out, so busy callers keep using the connections just returned),
+            so one that died while idle (server restart, idle timeout of a proxy) is replaced
+            instead of failing the operation; without it, the first operation on a dead
             connection fails (the pump retries its writes; a reader's request fails) and the
             pool is then refreshed.
         pool_size: connections the pool keeps (``max_overflow`` 8 more; an in-memory SQLite
@@ -202,9 +249,11 @@ def create_engine(
         if not _SCHEMA_RE.fullmatch(schema):
             raise ValueError(f"invalid schema name {schema!r}")
         kwargs["connect_args"] = {"server_settings": {"search_path": schema}}
-    kwargs["pool_pre_ping"] = pre_ping
+    kwargs["pool_use_lifo"] = True
     kwargs["pool_size"] = max(1, pool_size)
     kwargs["max_overflow"] = 8
     engine = create_async_engine(parsed, **kwargs)
+    if pre_ping:
+        ping_when_idle(engine)
     instrument(engine)
     return engine

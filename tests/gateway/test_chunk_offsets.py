@@ -10,6 +10,7 @@ SSE lines (WHATWG HTML "Server-sent events", the ``data`` field), not by the mod
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
@@ -24,12 +25,15 @@ from agui_codecs.core import StoreGuard
 from agui_codecs.encoders.ai_sdk import AiSdkEncoder
 from agui_codecs.events import event_to_wire
 from gateway.chunk_offsets import (
+    count_chunks,
     encode_event_frames,
     frames_from,
+    is_chunk,
     read_prefix,
     resolve_start,
     split_frames,
 )
+from gateway.encoding import MAX_CHUNK_BYTES
 from gateway.types import Cursor, RunEvent
 
 # drawing whole event sequences is slow on a loaded machine: no generation-speed check
@@ -154,8 +158,8 @@ def test_a_negative_index_on_an_ended_run_counts_the_whole_stream(
     assert _sse_chunks(sent) == whole[max(0, len(whole) + start) :]
 
 
-def _encoder_bytes(run: Sequence[RunEvent]) -> bytes:
-    encoder = _encoder()
+def _encoder_bytes(run: Sequence[RunEvent], encoder: AiSdkEncoder | None = None) -> bytes:
+    encoder = encoder or _encoder()
     return b"".join(encoder.encode_wire(e.event, id=str(e.cursor)) for e in run)
 
 
@@ -163,3 +167,89 @@ def _encoder_bytes(run: Sequence[RunEvent]) -> bytes:
 def test_split_frames_gives_back_each_event(bodies: list[bytes]) -> None:
     frames = [b"data: " + body.replace(b"\n", b" ") + b"\n\n" for body in bodies]
     assert split_frames(b"".join(frames)) == frames
+
+
+class _Batched:
+    """A reader with :meth:`~gateway.runs.reader.RunReader.batches`: ``run`` cut at
+    ``cuts`` (event indexes), as store pages and broker batches come."""
+
+    def __init__(self, run: Sequence[RunEvent], cuts: Sequence[int]) -> None:
+        bounds = [0, *sorted({c for c in cuts if 0 < c < len(run)}), len(run)]
+        self.pages = [list(run[a:b]) for a, b in itertools.pairwise(bounds) if b > a]
+        self.closed = False
+
+    async def batches(self) -> AsyncIterator[list[RunEvent]]:
+        for page in self.pages:
+            yield page
+
+    def __aiter__(self) -> AsyncIterator[RunEvent]:
+        raise AssertionError("read by batches")
+
+    async def aclose(self) -> None:
+        self.closed = True
+
+
+@SETTINGS
+@given(run=stored_runs(), cuts=st.lists(st.integers(0, 40), max_size=6), data=st.data())
+def test_pages_give_the_bytes_of_one_event_at_a_time(
+    run: list[RunEvent], cuts: list[int], data: st.DataObject
+) -> None:
+    """The batched path (a page encoded at once, counted on its bytes, split only where an
+    index falls inside it) sends what the reader one event at a time sends, byte for byte,
+    for every start index and every stored prefix of a negative one."""
+    _encodable(run)
+    start = data.draw(st.integers(-30, 30), label="startIndex")
+    stored = data.draw(st.integers(0, len(run)), label="events stored when the request came")
+
+    async def go(events: Any) -> tuple[bytes, int, bytes]:
+        whole = frames_from(encode_event_frames(events(), _encoder()), max(start, 0))
+        sent = b"".join([chunk async for chunk in whole])
+        frames = encode_event_frames(events(), _encoder())
+        through = run[stored - 1].cursor if stored else None
+        prefix = await read_prefix(frames, through=through, to_end=False)
+        body = frames_from(frames, resolve_start(start, prefix.chunks), prefix=prefix)
+        return sent, prefix.chunks, b"".join([chunk async for chunk in body])
+
+    assert anyio.run(go, lambda: _Batched(run, cuts)) == anyio.run(go, lambda: _iter(run))
+
+
+def test_a_page_is_written_in_pieces_of_whole_frames() -> None:
+    """A replay page of 10,000 deltas goes out in writes of about MAX_CHUNK_BYTES, each a
+    run of whole frames, together the page's bytes."""
+    wires = [
+        {"type": "RUN_STARTED", "threadId": "t1", "runId": "r1"},
+        {"type": "TEXT_MESSAGE_START", "messageId": "m", "role": "assistant"},
+        *(
+            {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": f"d{i} "}
+            for i in range(10_000)
+        ),
+    ]
+    run = [RunEvent(Cursor(1, seq), wire) for seq, wire in enumerate(wires, 1)]
+
+    async def go() -> list[bytes]:
+        body = frames_from(encode_event_frames(_Batched(run, [3000]), _encoder()), 0)  # type: ignore[arg-type]
+        return [chunk async for chunk in body]
+
+    writes = anyio.run(go)
+    encoder = _encoder()
+    assert b"".join(writes) == _encoder_bytes(run, encoder) + encoder.close()
+    assert all(w.endswith(b"\n\n") for w in writes)
+    assert all(len(w) < MAX_CHUNK_BYTES + 200 for w in writes)
+    assert len(writes) > 2 * len(b"".join(writes)) // (3 * MAX_CHUNK_BYTES)
+
+
+_FRAME = st.one_of(
+    st.builds(lambda b: b"data: " + b + b"\n\n", st.binary(max_size=8)),
+    st.just(b"data: [DONE]\n\n"),
+    st.just(b": keep-alive\n\n"),
+    st.just(b"\n\n"),
+    st.binary(max_size=6),
+)
+
+
+@given(st.lists(_FRAME, max_size=8))
+def test_count_chunks_counts_what_split_frames_gives(parts: list[bytes]) -> None:
+    data = b"".join(parts)
+    frames = split_frames(data)
+    chunks = sum(1 for frame in frames if is_chunk(frame))
+    assert count_chunks(data) == (chunks, chunks == len(frames))

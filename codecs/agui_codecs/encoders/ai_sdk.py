@@ -151,6 +151,7 @@ from ..events import wire_view
 from ..transitions import Fault
 from ._ai_sdk_endings import ABORT_CODES, EndingParts
 from ._ai_sdk_parts import DONE_FRAME, chunk_bytes, part_chunk, sanitize_proto
+from ._ai_sdk_serialized import encode_serialized as _encode_serialized
 from ._ai_sdk_steps import pushes_part
 from ._ai_sdk_tools import INCOMPLETE_TOOL_INPUT, PRELIMINARY
 from ._ai_sdk_tools import metadata as _metadata
@@ -194,6 +195,7 @@ class AiSdkEncoder(EndingParts, Encoder):
         "x-accel-buffering": "no",
     }
     writes_ids: ClassVar[bool] = False
+    encode_serialized = _encode_serialized  # a stored text delta spliced from its JSON
 
     def __init__(
         self,
