@@ -19,7 +19,8 @@ request is in flight from ``handle_async_request`` until its response stream is 
 call raised). Each shard keeps ``min(max_keepalive_connections, its size)`` idle connections,
 which expire after httpx's ``keepalive_expiry`` (5 s). The shards' connections run on
 :class:`gateway.upstream_net.AsyncioBackend` (asyncio protocols instead of anyio's streams:
-less CPU per received chunk, issue 13) unless another httpcore network backend is given.
+less CPU per received chunk, issue 13) unless another httpcore network backend is given, in
+pools whose bookkeeping scan is linear in their connections (:class:`_Pool`).
 
 Source: httpx 0.28.1 ``_transports/default.py`` (``AsyncHTTPTransport``, ``Limits``),
 httpcore 1.0.9 ``_async/connection_pool.py``.
@@ -51,6 +52,55 @@ class _Shard:
         self.in_flight = 0
 
 
+class _Pool(httpcore.AsyncConnectionPool):
+    """httpcore's pool with its bookkeeping scan in linear time.
+
+    httpcore 1.0.9's ``_assign_requests_to_connections`` (run when a request enters or leaves
+    the pool) tests "too many idle connections" with ``len([c.is_idle() for c in
+    connections])`` once per idle connection (quadratic; the length is that of all the
+    pool's connections) and builds the full lists of available and idle connections for every
+    queued request where it takes their first. This one decides the same (same connections
+    closed, same request on the same connection, in the same order: a hypothesis test runs
+    both) with one pass and first-match searches.
+    """
+
+    def _assign_requests_to_connections(self) -> list[httpcore.AsyncConnectionInterface]:
+        closing: list[httpcore.AsyncConnectionInterface] = []
+        connections = self._connections
+        keepalive = self._max_keepalive_connections
+        for connection in list(connections):
+            if connection.is_closed():
+                connections.remove(connection)
+            elif connection.has_expired() or (
+                connection.is_idle() and len(connections) > keepalive
+            ):
+                connections.remove(connection)
+                closing.append(connection)
+        for pool_request in self._requests:
+            if not pool_request.is_queued():
+                continue
+            origin = pool_request.request.url.origin
+            available = next(
+                (c for c in connections if c.can_handle_request(origin) and c.is_available()),
+                None,
+            )
+            if available is not None:
+                pool_request.assign_to_connection(available)
+                continue
+            if len(connections) < self._max_connections:
+                connection = self.create_connection(origin)
+            else:
+                idle = next((c for c in connections if c.is_idle()), None)
+                if idle is None:
+                    continue
+                connections.remove(idle)
+                closing.append(idle)
+                connection = self.create_connection(origin)
+            connections.append(connection)
+            pool_request.assign_to_connection(connection)
+        return closing
+
+
 class _ReleasingStream(httpx.AsyncByteStream):
     """A response body that gives its shard's slot back once, when it is closed."""
 
@@ -60,9 +110,8 @@ class _ReleasingStream(httpx.AsyncByteStream):
         self._stream = stream
         self._shard: _Shard | None = shard
 
-    async def __aiter__(self) -> AsyncIterator[bytes]:
-        async for chunk in self._stream:
-            yield chunk
+    def __aiter__(self) -> AsyncIterator[bytes]:
+        return self._stream.__aiter__()  # the body's own iterator: no generator per chunk
 
     async def aclose(self) -> None:
         shard, self._shard = self._shard, None
@@ -122,10 +171,17 @@ class ShardedTransport(httpx.AsyncBaseTransport):
             max_connections=size, max_keepalive_connections=keepalive, keepalive_expiry=self._expiry
         )
         transport = httpx.AsyncHTTPTransport(verify=self._ssl, limits=limits)
-        # httpx 0.28 builds its httpcore pool without a way to pass a backend: set it before
-        # the pool made any connection (each connection takes the pool's).
-        pool: httpcore.AsyncConnectionPool = transport._pool
-        pool._network_backend = self._backend
+        # httpx 0.28 builds its httpcore pool with neither a backend nor a pool class to
+        # choose: replaced before it made any connection, with httpx's own arguments
+        transport._pool = _Pool(
+            ssl_context=self._ssl,
+            max_connections=size,
+            max_keepalive_connections=keepalive,
+            keepalive_expiry=self._expiry,
+            http1=True,
+            http2=False,
+            network_backend=self._backend,
+        )
         shard = _Shard(transport, size)
         self.shards.append(shard)
         return shard
