@@ -10,8 +10,12 @@ while idle is not reused; large bodies go both ways (the read high-water mark, w
 from __future__ import annotations
 
 import asyncio
+import datetime
 import socket
+import ssl
 from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
 
 import httpcore
 import httpx
@@ -112,10 +116,15 @@ def bodies(draw: st.DrawFn) -> list[Step]:
     return steps
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def _runner(loop: str) -> Callable[[Any], Any]:
+    return asyncio.run if loop == "asyncio" else pytest.importorskip("uvloop").run
+
+
+@pytest.mark.parametrize("loop", ["asyncio", "uvloop"])
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(steps=bodies(), chunked=st.booleans(), cut=st.booleans())
 def test_the_asyncio_backend_reads_what_the_anyio_backend_reads(
-    steps: list[Step], chunked: bool, cut: bool
+    loop: str, steps: list[Step], chunked: bool, cut: bool
 ) -> None:
     handler = _scripted(steps, chunked, cut)
 
@@ -124,7 +133,7 @@ def test_the_asyncio_backend_reads_what_the_anyio_backend_reads(
             handler, httpcore.AnyIOBackend()
         )
 
-    fast, slow = asyncio.run(both())
+    fast, slow = _runner(loop)(both())
     assert fast[0] == slow[0]
     if fast[0] == "ok":
         assert fast[1] == slow[1] == b"".join(v for _, v in steps if isinstance(v, bytes))
@@ -133,12 +142,14 @@ def test_the_asyncio_backend_reads_what_the_anyio_backend_reads(
         assert body.startswith(fast[1])
 
 
-def test_a_read_times_out_after_read_seconds_of_silence_only() -> None:
+@pytest.mark.parametrize("loop", ["asyncio", "uvloop"])
+def test_a_read_times_out_after_read_seconds_of_silence_only(loop: str) -> None:
     # 8 chunks 0.1 s apart under a 0.35 s read timeout: 0.8 s in all, never 0.35 s silent
+    run = _runner(loop)
     steady = _scripted([("p", 100), ("d", b"x")] * 8, chunked=True, cut=False)
-    assert asyncio.run(_fetch(steady, AsyncioBackend(), read=0.35)) == ("ok", b"x" * 8)
+    assert run(_fetch(steady, AsyncioBackend(), read=0.35)) == ("ok", b"x" * 8)
     stalled = _scripted([("d", b"a"), ("p", 600), ("d", b"b")], chunked=True, cut=False)
-    assert asyncio.run(_fetch(stalled, AsyncioBackend(), read=0.2)) == ("ReadTimeout", b"a")
+    assert run(_fetch(stalled, AsyncioBackend(), read=0.2)) == ("ReadTimeout", b"a")
 
 
 def test_a_connection_the_server_closed_while_idle_is_not_reused() -> None:
@@ -183,7 +194,8 @@ def test_a_refused_connection_is_a_connect_error() -> None:
         asyncio.run(scenario())
 
 
-def test_large_bodies_go_both_ways(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("loop", ["asyncio", "uvloop"])
+def test_large_bodies_go_both_ways(monkeypatch: pytest.MonkeyPatch, loop: str) -> None:
     monkeypatch.setattr(upstream_net, "READ_HIGH_WATER", 16 * 1024)
     sent = bytes(range(256)) * 16 * 1024  # 4 MiB up, echoed back
 
@@ -214,10 +226,73 @@ def test_large_bodies_go_both_ways(monkeypatch: pytest.MonkeyPatch) -> None:
         await server.wait_closed()
         return bytes(got)
 
-    assert asyncio.run(scenario()) == sent
+    assert _runner(loop)(scenario()) == sent
 
 
 def test_the_shards_use_the_asyncio_backend() -> None:
     transport = ShardedTransport(httpx.Limits(max_connections=600), shard_connections=256)
     shard = transport._new_shard()
     assert isinstance(shard.transport._pool._network_backend, AsyncioBackend)
+
+
+def _self_signed(tmp: Path) -> tuple[Path, Path]:
+    x509 = pytest.importorskip("cryptography.x509")
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "localhost")])
+    now = datetime.datetime.now(datetime.UTC)
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(hours=1))
+        .add_extension(x509.SubjectAlternativeName([x509.DNSName("localhost")]), critical=False)
+        .sign(key, hashes.SHA256())
+    )
+    cert_path, key_path = tmp / "cert.pem", tmp / "key.pem"
+    cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    key_path.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
+    return cert_path, key_path
+
+
+@pytest.mark.parametrize("loop", ["asyncio", "uvloop"])
+def test_https_upstreams_read_the_same_over_tls(tmp_path: Path, loop: str) -> None:
+    cert, key = _self_signed(tmp_path)
+    server_ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    server_ctx.load_cert_chain(cert, key)
+    client_ctx = ssl.create_default_context(cafile=str(cert))
+    steps: list[Step] = [("d", b"first "), ("p", 5), ("d", b"x" * 100_000), ("d", b" last")]
+    handler = _scripted(steps, chunked=True, cut=False)
+
+    async def fetch(backend: httpcore.AsyncNetworkBackend) -> bytes:
+        server = await asyncio.start_server(handler, "127.0.0.1", 0, ssl=server_ctx)
+        port = server.sockets[0].getsockname()[1]
+        transport = ShardedTransport(
+            httpx.Limits(max_connections=2), verify=client_ctx, network_backend=backend
+        )
+        try:
+            async with httpx.AsyncClient(transport=transport, timeout=5) as client:
+                response = await client.post(f"https://localhost:{port}/x", content=b"{}")
+                assert response.extensions["network_stream"].get_extra_info("ssl_object")
+                return response.content
+        finally:
+            server.close()
+            await server.wait_closed()
+
+    async def both() -> tuple[bytes, bytes]:
+        return await fetch(AsyncioBackend()), await fetch(httpcore.AnyIOBackend())
+
+    fast, slow = _runner(loop)(both())
+    assert fast == slow == b"".join(v for _, v in steps if isinstance(v, bytes))
