@@ -334,8 +334,11 @@ class Upstream:
                 ttfb = metrics.UPSTREAM_TTFB.labels(route.name, route.protocol)
                 awaiting_first_byte = True
                 while True:
-                    async with _deadline(deadline, which, report):
+                    if deadline is None:  # no gateway timeout: no context manager per chunk
                         chunk = await anext(chunks, None)
+                    else:
+                        async with _deadline(deadline, which, report):
+                            chunk = await anext(chunks, None)
                     if chunk is None:
                         break
                     received = time.perf_counter()

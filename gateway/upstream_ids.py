@@ -27,8 +27,10 @@ from __future__ import annotations
 
 import hashlib
 import re
+import types
 from collections.abc import Iterable
-from typing import Any, Final
+from enum import Enum
+from typing import Annotated, Any, Final, Literal, Union, get_args, get_origin
 
 from pydantic import BaseModel
 
@@ -102,7 +104,11 @@ class UpstreamIds:
 
     def _model(self, model: BaseModel) -> BaseModel:
         update: dict[str, Any] = {}
-        for name in type(model).model_fields:
+        cls = type(model)
+        names = _CHECKED.get(cls)
+        if names is None:
+            names = _CHECKED[cls] = _checked_fields(cls)
+        for name in names:
             value = getattr(model, name)
             if value is None:
                 continue
@@ -131,3 +137,35 @@ class UpstreamIds:
             return metadata
         fixed = self.fix(value)
         return metadata if fixed == value else {**metadata, "messageId": fixed}
+
+
+_SCALARS = (str, int, float, bool, Enum, type(None))
+
+
+def _scalar_only(annotation: Any) -> bool:
+    """True when every value of ``annotation`` is a str, number, bool, enum member or None:
+    never an id to fix (unless named like one) and never a model to look into."""
+    origin = get_origin(annotation)
+    if origin is Annotated:
+        return _scalar_only(get_args(annotation)[0])
+    if origin is Literal:
+        return all(isinstance(value, _SCALARS) for value in get_args(annotation))
+    if origin is Union or origin is types.UnionType:
+        return all(_scalar_only(arg) for arg in get_args(annotation))
+    return isinstance(annotation, type) and issubclass(annotation, _SCALARS)
+
+
+def _checked_fields(cls: type[BaseModel]) -> tuple[str, ...]:
+    """The fields of ``cls`` :meth:`UpstreamIds._model` reads: all but those whose annotation
+    holds only scalars and whose name is no id field (a validated model's such fields can
+    match no rule; a delta is read no more on every TEXT_MESSAGE_CONTENT)."""
+    keep = ID_FIELDS | _ID_LIST_FIELDS | {"metadata"}
+    return tuple(
+        name
+        for name, info in cls.model_fields.items()
+        if name in keep or not _scalar_only(info.annotation)
+    )
+
+
+_CHECKED: dict[type[BaseModel], tuple[str, ...]] = {}
+""":func:`_checked_fields` per model class (computed on first use)."""

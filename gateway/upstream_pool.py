@@ -17,7 +17,10 @@ when all are full the request goes to the least busy shard and waits there for a
 (httpx ``timeouts.pool``, then ``PoolTimeout``: ``UPSTREAM_TIMEOUT``, as with one pool). A
 request is in flight from ``handle_async_request`` until its response stream is closed (or the
 call raised). Each shard keeps ``min(max_keepalive_connections, its size)`` idle connections,
-which expire after httpx's ``keepalive_expiry`` (5 s).
+which expire after httpx's ``keepalive_expiry`` (5 s). The shards' connections run on
+:class:`gateway.upstream_net.AsyncioBackend` (asyncio protocols instead of anyio's streams:
+less CPU per received chunk, issue 13) unless another httpcore network backend is given, in
+pools whose bookkeeping scan is linear in their connections (:class:`_Pool`).
 
 Source: httpx 0.28.1 ``_transports/default.py`` (``AsyncHTTPTransport``, ``Limits``),
 httpcore 1.0.9 ``_async/connection_pool.py``.
@@ -29,7 +32,10 @@ import math
 import ssl
 from collections.abc import AsyncIterator
 
+import httpcore
 import httpx
+
+from .upstream_net import AsyncioBackend
 
 __all__ = ["SHARD_CONNECTIONS", "ShardedTransport"]
 
@@ -46,6 +52,55 @@ class _Shard:
         self.in_flight = 0
 
 
+class _Pool(httpcore.AsyncConnectionPool):
+    """httpcore's pool with its bookkeeping scan in linear time.
+
+    httpcore 1.0.9's ``_assign_requests_to_connections`` (run when a request enters or leaves
+    the pool) tests "too many idle connections" with ``len([c.is_idle() for c in
+    connections])`` once per idle connection (quadratic; the length is that of all the
+    pool's connections) and builds the full lists of available and idle connections for every
+    queued request where it takes their first. This one decides the same (same connections
+    closed, same request on the same connection, in the same order: a hypothesis test runs
+    both) with one pass and first-match searches.
+    """
+
+    def _assign_requests_to_connections(self) -> list[httpcore.AsyncConnectionInterface]:
+        closing: list[httpcore.AsyncConnectionInterface] = []
+        connections = self._connections
+        keepalive = self._max_keepalive_connections
+        for connection in list(connections):
+            if connection.is_closed():
+                connections.remove(connection)
+            elif connection.has_expired() or (
+                connection.is_idle() and len(connections) > keepalive
+            ):
+                connections.remove(connection)
+                closing.append(connection)
+        for pool_request in self._requests:
+            if not pool_request.is_queued():
+                continue
+            origin = pool_request.request.url.origin
+            available = next(
+                (c for c in connections if c.can_handle_request(origin) and c.is_available()),
+                None,
+            )
+            if available is not None:
+                pool_request.assign_to_connection(available)
+                continue
+            if len(connections) < self._max_connections:
+                connection = self.create_connection(origin)
+            else:
+                idle = next((c for c in connections if c.is_idle()), None)
+                if idle is None:
+                    continue
+                connections.remove(idle)
+                closing.append(idle)
+                connection = self.create_connection(origin)
+            connections.append(connection)
+            pool_request.assign_to_connection(connection)
+        return closing
+
+
 class _ReleasingStream(httpx.AsyncByteStream):
     """A response body that gives its shard's slot back once, when it is closed."""
 
@@ -55,9 +110,8 @@ class _ReleasingStream(httpx.AsyncByteStream):
         self._stream = stream
         self._shard: _Shard | None = shard
 
-    async def __aiter__(self) -> AsyncIterator[bytes]:
-        async for chunk in self._stream:
-            yield chunk
+    def __aiter__(self) -> AsyncIterator[bytes]:
+        return self._stream.__aiter__()  # the body's own iterator: no generator per chunk
 
     async def aclose(self) -> None:
         shard, self._shard = self._shard, None
@@ -76,6 +130,9 @@ class ShardedTransport(httpx.AsyncBaseTransport):
         shard_connections: connections per shard (>= 1).
         verify: as ``httpx.AsyncHTTPTransport``'s; one SSL context is built from it and
             shared by every shard.
+        network_backend: the httpcore network backend of every shard's pool (default: one
+            :class:`~gateway.upstream_net.AsyncioBackend`; ``httpcore.AnyIOBackend()`` is
+            httpcore's own).
 
     Attributes:
         shards: the shards created so far (created on demand).
@@ -87,6 +144,7 @@ class ShardedTransport(httpx.AsyncBaseTransport):
         *,
         shard_connections: int = SHARD_CONNECTIONS,
         verify: ssl.SSLContext | str | bool = True,
+        network_backend: httpcore.AsyncNetworkBackend | None = None,
     ) -> None:
         if shard_connections < 1:
             raise ValueError(f"shard_connections must be >= 1, got {shard_connections}")
@@ -100,6 +158,7 @@ class ShardedTransport(httpx.AsyncBaseTransport):
         self._ssl = (
             verify if isinstance(verify, ssl.SSLContext) else httpx.create_ssl_context(verify)
         )
+        self._backend = network_backend if network_backend is not None else AsyncioBackend()
         self.shards: list[_Shard] = []
 
     def _new_shard(self) -> _Shard:
@@ -111,7 +170,19 @@ class ShardedTransport(httpx.AsyncBaseTransport):
         limits = httpx.Limits(
             max_connections=size, max_keepalive_connections=keepalive, keepalive_expiry=self._expiry
         )
-        shard = _Shard(httpx.AsyncHTTPTransport(verify=self._ssl, limits=limits), size)
+        transport = httpx.AsyncHTTPTransport(verify=self._ssl, limits=limits)
+        # httpx 0.28 builds its httpcore pool with neither a backend nor a pool class to
+        # choose: replaced before it made any connection, with httpx's own arguments
+        transport._pool = _Pool(
+            ssl_context=self._ssl,
+            max_connections=size,
+            max_keepalive_connections=keepalive,
+            keepalive_expiry=self._expiry,
+            http1=True,
+            http2=False,
+            network_backend=self._backend,
+        )
+        shard = _Shard(transport, size)
         self.shards.append(shard)
         return shard
 
