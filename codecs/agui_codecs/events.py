@@ -9,6 +9,7 @@ codecs need on the hot path:
 * :func:`wire_view` reads an event *as* its wire dict without building it: a read-only
   mapping whose keys and values are those of :func:`event_to_wire`, resolved on access (for
   encoders that read a few keys of each event, :mod:`agui_codecs.encoders.ai_sdk`);
+* :func:`event_json` gives ``orjson.dumps(event_to_wire(event))`` without building the copy;
 * :func:`parse_event` validates a wire dict back into its ``ag_ui.core`` class.
 """
 
@@ -16,8 +17,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import Any, Final
 
+import orjson
 from ag_ui.core import (
     Event,
     EventType,
@@ -28,7 +30,15 @@ from ag_ui.core import (
 )
 from pydantic import BaseModel, TypeAdapter
 
-__all__ = ["Event", "EventType", "TokenUsage", "event_to_wire", "parse_event", "wire_view"]
+__all__ = [
+    "Event",
+    "EventType",
+    "TokenUsage",
+    "event_json",
+    "event_to_wire",
+    "parse_event",
+    "wire_view",
+]
 
 _EVENT_ADAPTER: TypeAdapter[Event] = TypeAdapter(Event)
 
@@ -52,6 +62,108 @@ def event_to_wire(event: Event) -> dict[str, Any]:
         return {"type": kind, key: getattr(event, attr), "delta": event.delta}  # type: ignore[union-attr]
     wire = _plain_wire(event)
     return wire if wire is not None else event.model_dump(mode="json", by_alias=True)
+
+
+_SHARED_OPTIONS: Final = (
+    orjson.OPT_PASSTHROUGH_SUBCLASS
+    | orjson.OPT_PASSTHROUGH_DATETIME
+    | orjson.OPT_PASSTHROUGH_DATACLASS
+)
+"""What :func:`event_json`'s fast path leaves to the fallback: subclasses of ``str``, ``int``,
+``dict`` and ``list``, datetimes and dataclasses (whose JSON-mode dump may differ from orjson's
+own rendering) raise instead of being serialized."""
+
+
+def event_json(event: Event) -> bytes:
+    """``orjson.dumps(event_to_wire(event))``, byte for byte: the compact UTF-8 JSON of the
+    event's wire form (keys in ``model_dump`` order, optional fields without a value omitted).
+
+    The fast path serializes the event's top-level fields as they are, sharing their containers
+    (nothing is copied, since nothing is kept): orjson renders plain JSON values as
+    ``model_dump(mode="json")`` would (non-finite floats as ``null`` either way); anything it
+    would render otherwise or not at all (nested models, subclasses of builtins, datetimes,
+    dataclasses, non-string keys, integers beyond 64 bits) makes it raise, and the event goes
+    through :func:`event_to_wire`. ``tests/codecs/test_events.py`` checks it against
+    ``orjson.dumps(model_dump(...))`` for every event type (hypothesis).
+
+    Raises:
+        orjson.JSONEncodeError: a value JSON cannot hold (as ``orjson.dumps`` of the wire dict).
+    """
+    wire = _shared_wire(event)
+    if wire is not None:
+        try:
+            return orjson.dumps(wire, default=_nested, option=_SHARED_OPTIONS)
+        except orjson.JSONEncodeError:
+            pass
+    return orjson.dumps(event_to_wire(event))
+
+
+def _shared_wire(event: Event) -> dict[str, Any] | None:
+    """The wire dict of :func:`event_json`'s fast path (top-level values shared, nested
+    models left to :func:`_nested`), or None for the fallback: extra fields, or a top-level
+    non-finite float (``model_dump`` gives None for it, which the omission rule then drops)."""
+    if event.__pydantic_extra__:
+        return None
+    cls = type(event)
+    spec = _SHARED.get(cls) or _shared_spec(cls)
+    if not spec:
+        return None
+    kind, fields = spec
+    values = event.__dict__
+    wire: dict[str, Any] = {"type": kind}
+    for key, name, omittable in fields:
+        value = values[name]
+        if value is not None or not omittable:
+            if type(value) is float and not math.isfinite(value):
+                return None
+            wire[key] = value
+    return wire
+
+
+def _nested(value: Any) -> dict[str, Any]:
+    """orjson's ``default`` for :func:`event_json`: a nested ``ag_ui`` model (token usage, a
+    run outcome, a message) as its fields, omitted by the rule of ``ag_ui``'s base model (its
+    ``_omit_fields_without_value``); anything else raises ``TypeError`` (the fallback)."""
+    cls = type(value)
+    fields = _NESTED.get(cls)
+    if fields is None:
+        if not (isinstance(value, BaseModel) and hasattr(cls, "_omit_fields_without_value")):
+            raise TypeError(cls.__name__)
+        fields = _NESTED[cls] = tuple(
+            (key, name, omittable) for key, (name, omittable) in _wire_fields(cls).items()
+        )
+    if value.__pydantic_extra__:
+        raise TypeError(cls.__name__)
+    values = value.__dict__
+    out: dict[str, Any] = {}
+    for key, name, omittable in fields:
+        item = values[name]
+        if item is not None or not omittable:
+            if type(item) is float and not math.isfinite(item):
+                raise TypeError("non-finite float")  # dumped as None: the fallback's rule
+            out[key] = item
+    return out
+
+
+_NESTED: dict[type, tuple[tuple[str, str, bool], ...]] = {}
+
+
+_SHARED: dict[type, tuple[str, tuple[tuple[str, str, bool], ...]] | tuple[()]] = {}
+"""Event class -> (its wire type, (wire key, attribute, omittable) of its other fields), or
+``()`` for a class whose ``type`` is not its first field (always the fallback)."""
+
+
+def _shared_spec(cls: type[BaseModel]) -> tuple[str, tuple[tuple[str, str, bool], ...]] | tuple[()]:
+    fields = list(_wire_fields(cls).items())
+    if not fields or fields[0][1][0] != "type":
+        _SHARED[cls] = ()
+        return ()
+    kind = cls.model_fields["type"].default
+    spec = _SHARED[cls] = (
+        str(getattr(kind, "value", kind)),
+        tuple((key, name, omittable) for key, (name, omittable) in fields[1:]),
+    )
+    return spec
 
 
 def _plain_wire(event: Event) -> dict[str, Any] | None:

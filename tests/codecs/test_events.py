@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import orjson
 import pytest
 from ag_ui.core import (
     Event,
@@ -17,7 +18,7 @@ from event_strategies import events
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agui_codecs.events import event_to_wire, parse_event, wire_view
+from agui_codecs.events import event_json, event_to_wire, parse_event, wire_view
 
 OPTIONAL = st.fixed_dictionaries(
     {},
@@ -90,3 +91,41 @@ def test_wire_view_reads_as_the_wire_dict(event: Event) -> None:
         if key not in wire:
             with pytest.raises(KeyError):
                 view[key]
+
+
+EXOTIC = st.sampled_from(
+    [
+        math.nan,
+        -math.inf,
+        2**70,
+        b"bytes",
+        (1, "a"),
+        {1: "int key"},
+        type("Sub", (str,), {})("str subclass"),
+        TextMessageContentEvent(message_id="m", delta="nested model"),
+    ]
+)
+"""Values orjson renders differently from ``model_dump(mode="json")``, or not at all."""
+
+
+@given(
+    event=events(),
+    metadata=st.none() | st.dictionaries(st.text(max_size=3), PLAIN | EXOTIC, max_size=3),
+    raw=PLAIN | EXOTIC,
+)
+def test_event_json_equals_dumped_model_dump(event: Event, metadata: Any, raw: Any) -> None:
+    """``event_json`` (its shared-fields fast path with nested ``ag_ui`` models, and the
+    ``event_to_wire`` fallback) gives the bytes of ``orjson.dumps`` of the SDK's JSON-mode
+    ``model_dump`` for every event type, or raises as that does."""
+    for e in (event, event.model_copy(update={"metadata": metadata, "raw_event": raw})):
+        try:
+            expected: bytes | type[Exception] = orjson.dumps(
+                e.model_dump(mode="json", by_alias=True)
+            )
+        except (orjson.JSONEncodeError, ValueError) as exc:
+            expected = type(exc)
+        if isinstance(expected, bytes):
+            assert event_json(e) == expected
+        else:
+            with pytest.raises(Exception):  # noqa: B017 - whichever the slow path raises
+                event_json(e)
