@@ -39,7 +39,9 @@ def _same(events: list[Event], event_lines: bool, ids: bool) -> None:
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(events=event_sequences(), event_lines=st.booleans(), ids=st.booleans())
-def test_encode_gives_the_wire_path_bytes(events: list[Event], event_lines: bool, ids: bool) -> None:
+def test_encode_gives_the_wire_path_bytes(
+    events: list[Event], event_lines: bool, ids: bool
+) -> None:
     _same(events, event_lines, ids)
 
 
