@@ -43,6 +43,15 @@ everything but a bracket, with the strings that end in the buffer (RFC 8259 §7:
 one unless escaped by a backslash); it stops at a bracket or at the quote of a string still
 open, which the byte-by-byte scan takes from there. Commas, colons, numbers, whitespace and
 whole strings change nothing there."""
+_ELEMENT_END: Final = re.compile(rb"[}\]][ \t\r\n]*(?:(,)[ \t\r\n]*(?:[{\[]|\Z)|(\])[ \t\r\n]*\Z)")
+"""A candidate end of a JSON array element (:meth:`FrameDecoder._whole_element`): a closing
+bracket, blanks, then either a comma and the next element's opening bracket (or the end of the
+bytes so far), or the array's ``]`` at the end of the bytes so far (group 1: the comma, group
+2: that bracket). Inside an element a closing bracket is mostly followed by a comma and a key,
+or by another closing bracket, which this leaves out."""
+_ELEMENT_TRIES: Final = 8
+"""Candidate ends :meth:`FrameDecoder._whole_element` tries before leaving an element to the
+byte scan (each try parses up to the candidate: a bound on the work spent on deep nesting)."""
 _EVENT_NAME: Final = re.compile(rb"[A-Za-z0-9_.\-]+")
 """An SSE event name the fast path takes as it is (anything else goes to the SSE decoder)."""
 
@@ -386,6 +395,10 @@ class FrameDecoder:
                     self._array_open = True
                 else:
                     if self._depth == 0 and self._elem_start < 0:
+                        after = self._whole_element(buf, i, frames) if self.fast_json else -1
+                        if after > 0:  # framed whole: on past it
+                            i = after
+                            continue
                         # (a value right after another without a comma stays in the same
                         # element, which then fails to parse, whatever the chunking)
                         self._elem_start = i
@@ -426,6 +439,42 @@ class FrameDecoder:
                 f"JSON array element larger than {self.max_event_size} bytes",
                 limit=self.max_event_size,
             )
+
+    fast_json: bool = True
+    """Frame a JSON array's whole elements with one parse each (:meth:`_whole_element`)
+    instead of scanning them byte by byte (same frames)."""
+
+    def _whole_element(self, buf: bytearray, start: int, frames: list[Frame]) -> int:
+        """The fast path of an element starting at ``start`` (its ``{`` or ``[``, at depth 0):
+        try the first few candidate ends (a closing bracket followed by blanks and a comma or
+        the array's ``]``, :data:`_ELEMENT_END`) with :func:`~agui_codecs.jsontext.parse`;
+        the first that parses is the element (a JSON array or object text ends at the bracket
+        matching its first one, so no other candidate can parse). Returns the index of the
+        next element's bracket (past the comma), the end of the bytes (a comma ended them) or
+        the array's closing bracket, having appended the frame, or -1 to leave the element to
+        the byte scan (no candidate in the buffer, none parsed, or over ``max_event_size``:
+        the scan then gives the same frame or error)."""
+        pos = start
+        for _ in range(_ELEMENT_TRIES):
+            found = _ELEMENT_END.search(buf, pos)
+            if found is None:
+                return -1
+            close = found.start()
+            # past the comma and blanks to the next element's bracket (the scan does nothing
+            # there), or at the array's closing bracket
+            after = found.end() - 1 if found.group(1) else found.start(2)
+            if found.group(1) and not buf.startswith((b"{", b"["), after):
+                after += 1  # the comma ended the bytes so far
+            if found.start(found.lastindex or 0) - start > self.max_event_size:
+                return -1
+            try:
+                value, surrogates = jsontext.parse(bytes(buf[start : close + 1]))
+            except jsontext.JSONDecodeError:
+                pos = close + 1
+                continue
+            frames.append(Frame(value, None, None, True) if surrogates else Frame(value))
+            return after
+        return -1
 
     def _check_size(self, end: int) -> None:
         """Raise if the element in progress already holds more than ``max_event_size`` bytes
