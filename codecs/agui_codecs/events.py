@@ -50,18 +50,26 @@ def event_to_wire(event: Event) -> dict[str, Any]:
     TypeScript clients reject ``null`` for optional fields).
 
     The three delta events (most of any stream) take a fast path that builds the same dict
-    directly when no optional field is set; every other event whose field values are plain JSON
-    (:func:`_plain_wire`) is read field by field in ``model_dump``'s key order; the rest
-    (nested models, enums other than ``type``, extra fields, non-finite floats) go through
-    ``model_dump``. ``tests/codecs/test_events.py`` checks both paths against ``model_dump``
-    for arbitrary events of every type (hypothesis).
+    directly when no optional field is set; every other event is its JSON text
+    (:func:`event_json`'s fast path) read back with ``orjson.loads``, a deep copy made at C
+    speed that equals the JSON-mode dump (orjson writes plain values, nested ``ag_ui`` models
+    and the enums, tuples and UUIDs inside ``Any`` fields as that dump gives them); the rest
+    (extra fields, a top-level non-finite float, values orjson refuses: subclasses of builtins,
+    datetimes, dataclasses, non-string keys, lone surrogates, integers beyond 64 bits) go
+    through ``model_dump``. ``tests/codecs/test_events.py`` checks both paths against
+    ``model_dump`` for arbitrary events of every type (hypothesis).
     """
     fast = _DELTA_FIELDS.get(type(event))
     if fast is not None and not _has_optional(event):
         kind, key, attr = fast
         return {"type": kind, key: getattr(event, attr), "delta": event.delta}  # type: ignore[union-attr]
-    wire = _plain_wire(event)
-    return wire if wire is not None else event.model_dump(mode="json", by_alias=True)
+    shared = _shared_wire(event)
+    if shared is not None:
+        try:  # the JSON text of the event read back: a deep copy made at C speed
+            return orjson.loads(orjson.dumps(shared, default=_nested, option=_SHARED_OPTIONS))  # type: ignore[no-any-return]
+        except orjson.JSONEncodeError:
+            pass
+    return event.model_dump(mode="json", by_alias=True)
 
 
 _SHARED_OPTIONS: Final = (
@@ -82,8 +90,8 @@ def event_json(event: Event) -> bytes:
     (nothing is copied, since nothing is kept): orjson renders plain JSON values as
     ``model_dump(mode="json")`` would (non-finite floats as ``null`` either way); anything it
     would render otherwise or not at all (nested models, subclasses of builtins, datetimes,
-    dataclasses, non-string keys, integers beyond 64 bits) makes it raise, and the event goes
-    through :func:`event_to_wire`. ``tests/codecs/test_events.py`` checks it against
+    dataclasses, non-string keys, lone surrogates, integers beyond 64 bits) makes it raise, and
+    the event goes through ``model_dump``. ``tests/codecs/test_events.py`` checks it against
     ``orjson.dumps(model_dump(...))`` for every event type (hypothesis).
 
     Raises:
@@ -95,7 +103,7 @@ def event_json(event: Event) -> bytes:
             return orjson.dumps(wire, default=_nested, option=_SHARED_OPTIONS)
         except orjson.JSONEncodeError:
             pass
-    return orjson.dumps(event_to_wire(event))
+    return orjson.dumps(event.model_dump(mode="json", by_alias=True))
 
 
 def _shared_wire(event: Event) -> dict[str, Any] | None:
@@ -164,56 +172,6 @@ def _shared_spec(cls: type[BaseModel]) -> tuple[str, tuple[tuple[str, str, bool]
         tuple((key, name, omittable) for key, (name, omittable) in fields[1:]),
     )
     return spec
-
-
-def _plain_wire(event: Event) -> dict[str, Any] | None:
-    """``event``'s wire dict read from its attributes, or None when a value is not plain JSON
-    (the JSON-mode dump of a plain value is the value itself: ``str``, ``int``, ``bool``, a
-    finite ``float``, lists and string-keyed dicts of those); the omission rule is
-    :func:`_wire_fields`'. An event with extra fields is left to ``model_dump``."""
-    if event.__pydantic_extra__:
-        return None
-    cls = type(event)
-    values = event.__dict__
-    wire: dict[str, Any] = {}
-    for key, (name, omittable) in _wire_fields(cls).items():
-        value = values[name]
-        if name == "type":
-            kind = _TYPES.get(cls)
-            if kind is None:
-                kind = _TYPES[cls] = event.type.value
-            wire[key] = kind
-        elif value is None:
-            if not omittable:
-                wire[key] = None
-        else:
-            value = _plain_copy(value)
-            if value is _MISSING:
-                return None
-            wire[key] = value
-    return wire
-
-
-def _plain_copy(value: Any) -> Any:
-    """A copy of ``value`` when it dumps to itself in JSON mode (see :func:`_plain_wire`;
-    dicts and lists copied, as ``model_dump`` copies them), else ``_MISSING``."""
-    kind = type(value)
-    if kind is str or kind is int or kind is bool or value is None:
-        return value
-    if kind is float:
-        return value if math.isfinite(value) else _MISSING
-    if kind is dict:
-        out = {}
-        for k, v in value.items():
-            v = _plain_copy(v)
-            if type(k) is not str or v is _MISSING:
-                return _MISSING
-            out[k] = v
-        return out
-    if kind is list:
-        items = [_plain_copy(v) for v in value]
-        return _MISSING if any(v is _MISSING for v in items) else items
-    return _MISSING
 
 
 _DELTA_FIELDS: dict[type, tuple[str, str, str]] = {
