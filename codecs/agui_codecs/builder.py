@@ -91,7 +91,7 @@ from .core.illegal import guard
 from .cost import price_usage
 from .endings import FINISH_REASONS, reconcile_finish
 from .errors import LocalProtocolError
-from .events import wire_view
+from .events import new_event, wire_view
 from .identity import Identities
 from .surrogates import SurrogateJoiner, scrub_event
 
@@ -255,7 +255,9 @@ class RunBuilder(ToolCallParts):
                 message_id=self._peek_id("text"), role="assistant", metadata=metadata
             )
             content = (
-                TextMessageContentEvent(message_id=start.message_id, delta=delta) if delta else None
+                new_event(TextMessageContentEvent, {"message_id": start.message_id, "delta": delta})
+                if delta
+                else None
             )
             self.close_reasoning()
             message_id = self._next_id("text")
@@ -265,7 +267,9 @@ class RunBuilder(ToolCallParts):
             if content is not None:
                 self._emit(content)
         elif delta:
-            self._emit(TextMessageContentEvent(message_id=message_id, delta=delta))
+            self._emit(
+                new_event(TextMessageContentEvent, {"message_id": message_id, "delta": delta})
+            )
         return message_id
 
     def text_id(self, key: Hashable = "text") -> str | None:
@@ -283,7 +287,9 @@ class RunBuilder(ToolCallParts):
         if message_id is not None:
             rest = self._halves.flush(("text", key))
             if rest:
-                self._emit(TextMessageContentEvent(message_id=message_id, delta=rest))
+                self._emit(
+                    new_event(TextMessageContentEvent, {"message_id": message_id, "delta": rest})
+                )
             self._emit(TextMessageEndEvent(message_id=message_id))
 
     def close_text(self) -> None:
@@ -309,7 +315,9 @@ class RunBuilder(ToolCallParts):
             delta = self._halves.push(("reasoning", key), delta)
         message_id = self._open_reasoning(key)
         if delta:
-            self._emit(ReasoningMessageContentEvent(message_id=message_id, delta=delta))
+            self._emit(
+                new_event(ReasoningMessageContentEvent, {"message_id": message_id, "delta": delta})
+            )
         return message_id
 
     def reasoning_encrypted(
@@ -391,7 +399,11 @@ class RunBuilder(ToolCallParts):
         if message_id is not None:
             rest = self._halves.flush(("reasoning", key))
             if rest:
-                self._emit(ReasoningMessageContentEvent(message_id=message_id, delta=rest))
+                self._emit(
+                    new_event(
+                        ReasoningMessageContentEvent, {"message_id": message_id, "delta": rest}
+                    )
+                )
             held = self._held.pop(key, None)
             if held is not None:
                 value, field, provider = held

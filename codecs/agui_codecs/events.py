@@ -10,14 +10,16 @@ codecs need on the hot path:
   mapping whose keys and values are those of :func:`event_to_wire`, resolved on access (for
   encoders that read a few keys of each event, :mod:`agui_codecs.encoders.ai_sdk`);
 * :func:`event_json` gives ``orjson.dumps(event_to_wire(event))`` without building the copy;
-* :func:`parse_event` validates a wire dict back into its ``ag_ui.core`` class.
+* :func:`parse_event` validates a wire dict back into its ``ag_ui.core`` class;
+* :func:`new_event` builds an event from its fields as the class's constructor does, a frame
+  shorter (the hot deltas of :class:`~agui_codecs.builder.RunBuilder`).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Iterator, Mapping
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 import orjson
 from ag_ui.core import (
@@ -36,11 +38,25 @@ __all__ = [
     "TokenUsage",
     "event_json",
     "event_to_wire",
+    "new_event",
     "parse_event",
     "wire_view",
 ]
 
 _EVENT_ADAPTER: TypeAdapter[Event] = TypeAdapter(Event)
+
+_E = TypeVar("_E", bound=BaseModel)
+
+
+def new_event(cls: type[_E], fields: dict[str, Any]) -> _E:
+    """``cls(**fields)``: the same validation, by the model's own core validator, without the
+    Python frame of ``BaseModel.__init__`` (about 40% of a delta event's construction).
+    ``tests/codecs/test_events.py`` checks it equals the constructor (hypothesis).
+
+    Raises:
+        pydantic.ValidationError: as ``cls(**fields)``.
+    """
+    return cls.__pydantic_validator__.validate_python(fields)  # type: ignore[no-any-return]
 
 
 def event_to_wire(event: Event) -> dict[str, Any]:

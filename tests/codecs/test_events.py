@@ -17,8 +17,9 @@ from ag_ui.core import (
 from event_strategies import events
 from hypothesis import given
 from hypothesis import strategies as st
+from pydantic import ValidationError
 
-from agui_codecs.events import event_json, event_to_wire, parse_event, wire_view
+from agui_codecs.events import event_json, event_to_wire, new_event, parse_event, wire_view
 
 OPTIONAL = st.fixed_dictionaries(
     {},
@@ -135,3 +136,26 @@ def test_event_json_equals_dumped_model_dump(event: Event, metadata: Any, raw: A
         else:
             with pytest.raises(Exception):  # noqa: B017 - whichever the slow path raises
                 event_json(e)
+
+
+@given(
+    cls=st.sampled_from([TextMessageContentEvent, ReasoningMessageContentEvent, ToolCallArgsEvent]),
+    ident=st.text(max_size=4) | st.integers() | st.none(),
+    delta=st.text(max_size=4) | st.integers() | st.none() | st.binary(max_size=2),
+)
+def test_new_event_is_the_constructor(cls: type[Event], ident: Any, delta: Any) -> None:
+    """``new_event(cls, fields)`` gives what ``cls(**fields)`` gives (equal, same fields set),
+    or raises the same validation error."""
+    key = "tool_call_id" if cls is ToolCallArgsEvent else "message_id"
+    fields = {key: ident, "delta": delta}
+    try:
+        expected = cls(**fields)
+    except ValidationError as exc:
+        with pytest.raises(ValidationError) as info:
+            new_event(cls, fields)
+        assert info.value.errors() == exc.errors()
+        return
+    got = new_event(cls, fields)
+    assert type(got) is cls and got == expected
+    assert got.model_fields_set == expected.model_fields_set
+    assert event_to_wire(got) == event_to_wire(expected)
