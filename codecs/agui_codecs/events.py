@@ -228,6 +228,12 @@ def _wire_fields(cls: type[BaseModel]) -> dict[str, tuple[str, bool]]:
 
 
 def _plain(value: Any) -> Any:
+    """A model or list field's wire value: its JSON text read back (as :func:`event_to_wire`
+    does), else the JSON-mode dump of the models in it."""
+    try:
+        return orjson.loads(orjson.dumps(value, default=_nested, option=_SHARED_OPTIONS))
+    except orjson.JSONEncodeError:
+        pass
     if isinstance(value, BaseModel):
         return value.model_dump(mode="json", by_alias=True)
     if isinstance(value, list):
