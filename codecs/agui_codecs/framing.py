@@ -52,6 +52,10 @@ or by another closing bracket, which this leaves out."""
 _ELEMENT_TRIES: Final = 8
 """Candidate ends :meth:`FrameDecoder._whole_element` tries before leaving an element to the
 byte scan (each try parses up to the candidate: a bound on the work spent on deep nesting)."""
+_FRAME_END: Final = re.compile(rb"\n\n|\r\n\r\n")
+"""Where the SSE fast path hands the decoder one frame it did not take: the first blank line
+ended by LF or CRLF (any blank line ends a frame; one of another spelling only makes the piece
+longer)."""
 _EVENT_NAME: Final = re.compile(rb"[A-Za-z0-9_.\-]+")
 """An SSE event name the fast path takes as it is (anything else goes to the SSE decoder)."""
 
@@ -217,21 +221,22 @@ class FrameDecoder:
             self._sse = SSEDecoder(max_event_size=self.max_event_size)
         frames = self._out
         sse = self._sse
-        while self.fast_sse and data:
+        pos, size = 0, len(data)
+        while self.fast_sse and pos < size:
             # Whole simple frames go the fast way; a frame split across reads is finished by
             # the decoder, then the fast way resumes (feeding it in pieces is the same as at once).
             if sse.idle:
-                data = self._take_simple_frames(data, frames)
-                if not data:
+                pos = self._take_simple_frames(data, pos, frames)
+                if pos >= size:
                     return
-            cut = data.find(b"\n\n")
-            if cut < 0:
+            end = _FRAME_END.search(data, pos)  # a blank line: the decoder is idle after it
+            if end is None:
                 break
-            self._decode_sse(data[: cut + 2], frames)
-            data = data[cut + 2 :]
+            self._decode_sse(data[pos : end.end()], frames)
+            pos = end.end()
             if not sse.idle:
                 break
-        self._decode_sse(data, frames)
+        self._decode_sse(data[pos:] if pos else data, frames)
 
     def _decode_sse(self, data: bytes, frames: list[Frame]) -> None:
         assert self._sse is not None
@@ -250,29 +255,34 @@ class FrameDecoder:
     """Take ``[event: <name>\n]data: {...}\n\n`` frames without the line-by-line SSE decoder
     (same frames)."""
 
-    def _take_simple_frames(self, data: bytes, frames: list[Frame]) -> bytes:
-        """The fast path: while ``data`` starts with a whole simple frame, decode its JSON bytes
-        straight with :func:`~agui_codecs.jsontext.parse` and return what is left for the SSE
-        decoder. A simple frame is one LF-ended ``data: {<JSON>}`` line (or ``data:{``, as
-        DeepSeek, Groq and Mistral write it), optionally after one ``event: <name>`` line
-        whose name is a plain ASCII token (:data:`_EVENT_NAME`; OpenAI Responses and Anthropic
-        name every event), then a blank line. Comment lines (``: OPENROUTER PROCESSING``) and
-        blank lines between frames are skipped (the decoder ignores them there too). It stops at
-        anything else (another field, CR, a partial frame, a line over the size cap, bytes that
-        are not valid UTF-8 JSON): the decoder then sees exactly what it would have seen, so
-        the frames are the same (WHATWG HTML §9.2.6: one leading space removed from a value,
-        the event type from ``event`` or else ``message``, a comment or an empty event
+    def _take_simple_frames(self, data: bytes, pos: int, frames: list[Frame]) -> int:
+        """The fast path: while ``data`` holds a whole simple frame at ``pos``, decode its JSON
+        bytes straight with :func:`~agui_codecs.jsontext.parse`; return where what is left for
+        the SSE decoder starts. A simple frame is one LF- or CRLF-ended ``data: {<JSON>}`` (or
+        ``[<JSON>]``, LangGraph's tuples) line (or ``data:{``, as DeepSeek, Groq and Mistral
+        write it), optionally after one ``event:
+        <name>`` line whose name is a plain ASCII token (:data:`_EVENT_NAME`; OpenAI Responses
+        and Anthropic name every event), then a blank line (LF or CRLF: Gemini and A2A servers
+        end lines with CRLF); no other CR. Comment lines (``: OPENROUTER PROCESSING``) and
+        blank lines between frames are skipped (the decoder ignores them there too). It stops
+        at anything else (another field, a lone CR, a partial frame, a line over the size cap,
+        bytes that are not valid UTF-8 JSON): the decoder then sees exactly what it would have
+        seen, so the frames are the same (WHATWG HTML §9.2.6: one leading space removed from a
+        value, the event type from ``event`` or else ``message``, a comment or an empty event
         dispatches nothing)."""
-        pos = 0
         limit = self.max_event_size
         names = self._event_names
         while True:
             line = pos
+            crs = 0  # CRs the frame may hold: one ending each CRLF line
             if data.startswith(b"event: ", pos):
                 line = data.find(b"\n", pos + 7)
                 if line < 0 or line - pos > limit:
                     break
-                name = data[pos + 7 : line]
+                name_end = line
+                if data[line - 1] == 0x0D:  # CRLF
+                    name_end, crs = line - 1, 1
+                name = data[pos + 7 : name_end]
                 event = names.get(name) or self._event_name(name)
                 if not event:
                     break
@@ -289,21 +299,31 @@ class FrameDecoder:
                 event = "message"
             if not data.startswith(b"data:", line):
                 break
-            json_at = line + 6 if data.startswith(b" {", line + 5) else line + 5
-            if not data.startswith(b"{", json_at):
-                break
+            json_at = line + 6 if data.startswith(b" ", line + 5) else line + 5
+            if not data.startswith((b"{", b"["), json_at):
+                break  # (``[DONE]`` is not JSON: the decoder gives its frame)
             end = data.find(b"\n", json_at)
-            if end < 0 or data[end + 1 : end + 2] != b"\n" or end - line > limit:
+            if end < 0 or end - line > limit:
                 break
-            if data.find(b"\r", pos, end) >= 0:
+            json_end = end
+            if data[end - 1] == 0x0D:  # CRLF
+                json_end = end - 1
+                crs += 1
+            if data.startswith(b"\n", end + 1):  # the blank line
+                after = end + 2
+            elif data.startswith(b"\r\n", end + 1):
+                after = end + 3
+            else:
+                break
+            if data.count(b"\r", pos, end) != crs:  # a lone CR ends a line too
                 break
             try:
-                value, surrogates = jsontext.parse(data[json_at:end])
+                value, surrogates = jsontext.parse(data[json_at:json_end])
             except jsontext.JSONDecodeError:
                 break  # the decoder's way: U+FFFD replacement, then the same error if any
             frames.append(Frame(value, event, None, True) if surrogates else Frame(value, event))
-            pos = end + 2
-        return data[pos:] if pos else data
+            pos = after
+        return pos
 
     def _event_name(self, name: bytes) -> str:
         """``name`` as the event type when it is a plain token (remembered, up to 256 names),

@@ -1,5 +1,6 @@
-"""The fast SSE path of FrameDecoder (whole ``data: {...}`` frames, optionally after one
-``event: <name>`` line, decoded without the line-by-line WHATWG decoder) yields exactly the frames of the decoder alone, for any body and
+"""The fast SSE path of FrameDecoder (whole ``data: {...}`` or ``data: [...]`` frames,
+optionally after one ``event: <name>`` line, lines ended by LF or CRLF, decoded without the
+line-by-line WHATWG decoder) yields exactly the frames of the decoder alone, for any body and
 any split of it into reads (issue 13)."""
 
 from __future__ import annotations
@@ -50,6 +51,23 @@ PIECES = [
     b'data: {"a":1}\n',
     b"data:  {}\n\n",
     b'data: {"big":"' + b"x" * 90 + b'"}\n\n',  # over the size cap below
+    # CRLF line ends (Gemini, A2A), alone or mixed with LF, and lone CRs, which end lines too
+    b'data: {"crlf":1}\r\n\r\n',
+    b'data: {"crlf":2}\r\n\n',
+    b'data: {"crlf":3}\n\r\n',
+    b'event: message_delta\r\ndata: {"crlf":4}\r\n\r\n',
+    b'event: x\r\ndata: {"mixed":5}\n\n',
+    b'data: {"cr":\r6}\r\n\r\n',
+    b'data: {"cr":7}\r\r\n',
+    b'data: {"cr":8}\r\n\r',
+    b"\r\n",
+    b'event: messages\r\ndata: [{"content":"a"},{"id":1}]\r\n\r\n',  # LangGraph tuples
+    b"data: [1,2]\n\n",
+    b"data: [DONE]\r\n\r\n",
+    b"data: [not json]\n\n",
+    b"data:[]\n\n",
+    b'data: {"x":"' + b"y" * 50 + b'"}\r\n\r\n',  # near the size cap below
+    b'data: {"x":"' + b"y" * 52 + b'"}\r\n\r\n',
 ]
 
 
