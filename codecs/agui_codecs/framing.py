@@ -44,11 +44,12 @@ one unless escaped by a backslash); it stops at a bracket or at the quote of a s
 open, which the byte-by-byte scan takes from there. Commas, colons, numbers, whitespace and
 whole strings change nothing there."""
 _ELEMENT_END: Final = re.compile(rb"[}\]][ \t\r\n]*(?:(,)[ \t\r\n]*(?:[{\[]|\Z)|(\])[ \t\r\n]*\Z)")
-"""A candidate end of a JSON array element (:meth:`FrameDecoder._whole_element`): a closing
-bracket, blanks, then either a comma and the next element's opening bracket (or the end of the
-bytes so far), or the array's ``]`` at the end of the bytes so far (group 1: the comma, group
-2: that bracket). Inside an element a closing bracket is mostly followed by a comma and a key,
-or by another closing bracket, which this leaves out."""
+"""A candidate end of a JSON array element (:meth:`FrameDecoder._whole_element`), matched at
+each closing bracket of the element's kind (found with ``bytearray.find``): the bracket,
+blanks, then either a comma and the next element's opening bracket (or the end of the bytes so
+far), or the array's ``]`` at the end of the bytes so far (group 1: the comma, group 2: that
+bracket). Inside an element a closing bracket is mostly followed by a comma and a key, or by
+another closing bracket, which this leaves out."""
 _ELEMENT_TRIES: Final = 8
 """Candidate ends :meth:`FrameDecoder._whole_element` tries before leaving an element to the
 byte scan (each try parses up to the candidate: a bound on the work spent on deep nesting)."""
@@ -465,35 +466,52 @@ class FrameDecoder:
     instead of scanning them byte by byte (same frames)."""
 
     def _whole_element(self, buf: bytearray, start: int, frames: list[Frame]) -> int:
-        """The fast path of an element starting at ``start`` (its ``{`` or ``[``, at depth 0):
-        try the first few candidate ends (a closing bracket followed by blanks and a comma or
-        the array's ``]``, :data:`_ELEMENT_END`) with :func:`~agui_codecs.jsontext.parse`;
+        """The fast path of an element starting at ``start`` (its ``{`` or ``[``, at depth 0),
+        and of the elements right after it: try the first few candidate ends (a closing
+        bracket of the element's kind followed by blanks and a comma or the array's ``]``,
+        :data:`_ELEMENT_END`) with :func:`~agui_codecs.jsontext.parse`;
         the first that parses is the element (a JSON array or object text ends at the bracket
         matching its first one, so no other candidate can parse). Returns the index of the
         next element's bracket (past the comma), the end of the bytes (a comma ended them) or
         the array's closing bracket, having appended the frame, or -1 to leave the element to
         the byte scan (no candidate in the buffer, none parsed, or over ``max_event_size``:
         the scan then gives the same frame or error)."""
-        pos = start
-        for _ in range(_ELEMENT_TRIES):
-            found = _ELEMENT_END.search(buf, pos)
-            if found is None:
+        after = self._one_element(buf, start, frames)
+        while 0 < after < len(buf) and buf[after] in (0x7B, 0x5B):  # the next one follows
+            following = self._one_element(buf, after, frames)
+            if following < 0:
+                break  # the scan takes it from its bracket
+            after = following
+        return after
+
+    def _one_element(self, buf: bytearray, start: int, frames: list[Frame]) -> int:
+        """One element of :meth:`_whole_element`: the same result for the element at
+        ``start`` alone."""
+        closer = b"}" if buf[start] == 0x7B else b"]"  # an element ends with its own kind
+        pos, tries = start, 0
+        while tries < _ELEMENT_TRIES:
+            close = buf.find(closer, pos)  # (memchr: faster than the pattern's own search)
+            if close < 0:
                 return -1
-            close = found.start()
-            # past the comma and blanks to the next element's bracket (the scan does nothing
-            # there), or at the array's closing bracket
-            after = found.end() - 1 if found.group(1) else found.start(2)
-            if found.group(1) and not buf.startswith((b"{", b"["), after):
-                after += 1  # the comma ended the bytes so far
-            if found.start(found.lastindex or 0) - start > self.max_event_size:
+            found = _ELEMENT_END.match(buf, close)
+            pos = close + 1
+            if found is None:
+                continue
+            tries += 1
+            sep = found.lastindex or 0  # 1: a comma, 2: the array's closing bracket
+            if found.start(sep) - start > self.max_event_size:
                 return -1
             try:
                 value, surrogates = jsontext.parse(bytes(buf[start : close + 1]))
             except jsontext.JSONDecodeError:
-                pos = close + 1
                 continue
             frames.append(Frame(value, None, None, True) if surrogates else Frame(value))
-            return after
+            if sep == 2:
+                return found.start(2)
+            # past the comma and blanks to the next element's bracket (the scan does nothing
+            # there), or to the end of the bytes when the comma ended them
+            end = found.end()
+            return end - 1 if buf[end - 1] in (0x7B, 0x5B) else end
         return -1
 
     def _check_size(self, end: int) -> None:
