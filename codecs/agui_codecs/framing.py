@@ -53,12 +53,23 @@ another closing bracket, which this leaves out."""
 _ELEMENT_TRIES: Final = 8
 """Candidate ends :meth:`FrameDecoder._whole_element` tries before leaving an element to the
 byte scan (each try parses up to the candidate: a bound on the work spent on deep nesting)."""
-_FRAME_END: Final = re.compile(rb"\n\n|\r\n\r\n")
-"""Where the SSE fast path hands the decoder one frame it did not take: the first blank line
-ended by LF or CRLF (any blank line ends a frame; one of another spelling only makes the piece
-longer)."""
 _EVENT_NAME: Final = re.compile(rb"[A-Za-z0-9_.\-]+")
 """An SSE event name the fast path takes as it is (anything else goes to the SSE decoder)."""
+
+
+def _frame_end(data: bytes, pos: int) -> int:
+    """Where the SSE fast path hands the decoder one frame it did not take: after the first
+    blank line from ``pos`` ended by LF or CRLF (one LF search a line), or -1. Any blank line
+    ends a frame; one spelled otherwise (a lone CR) only makes the piece longer."""
+    while True:
+        nl = data.find(b"\n", pos)
+        if nl < 0:
+            return -1
+        if data.startswith(b"\n", nl + 1):
+            return nl + 2
+        if data.startswith(b"\r\n", nl + 1):
+            return nl + 3
+        pos = nl + 1
 
 
 class _Done:
@@ -220,6 +231,7 @@ class FrameDecoder:
     def _feed_sse(self, data: bytes) -> None:
         if self._sse is None:
             self._sse = SSEDecoder(max_event_size=self.max_event_size)
+            self._sse.starts_with(data)  # the fast path may take the first frame too
         frames = self._out
         sse = self._sse
         pos, size = 0, len(data)
@@ -230,11 +242,11 @@ class FrameDecoder:
                 pos = self._take_simple_frames(data, pos, frames)
                 if pos >= size:
                     return
-            end = _FRAME_END.search(data, pos)  # a blank line: the decoder is idle after it
-            if end is None:
+            end = _frame_end(data, pos)  # after a blank line: the decoder is idle there
+            if end < 0:
                 break
-            self._decode_sse(data[pos : end.end()], frames)
-            pos = end.end()
+            self._decode_sse(data[pos:end], frames)
+            pos = end
             if not sse.idle:
                 break
         self._decode_sse(data[pos:] if pos else data, frames)

@@ -11,6 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from agui_codecs.framing import FrameDecoder
+from agui_codecs.sse import SSEDecoder
 
 PIECES = [
     b'data: {"a":1}\n\n',
@@ -119,3 +120,19 @@ def test_whole_simple_frames_bypass_the_line_decoder(monkeypatch: Any) -> None:
         ({"d": 4}, "message"),
     ]
     assert seen == [b'id: 7\ndata: {"c":3}\n\n']  # only the frame with another field
+
+
+def test_the_first_frame_takes_the_fast_path_unless_a_bom_may_start_the_body(
+    monkeypatch: Any,
+) -> None:
+    seen: list[bytes] = []
+    feed = SSEDecoder.feed
+    monkeypatch.setattr(
+        SSEDecoder, "feed", lambda self, data: seen.append(data) or feed(self, data)
+    )
+    assert [f.data for f in FrameDecoder("sse").feed(b'data: {"a":1}\r\n\r\n')] == [{"a": 1}]
+    assert seen == []
+    assert [f.data for f in FrameDecoder("sse").feed(b'\xef\xbb\xbfdata: {"a":1}\n\n')] == [
+        {"a": 1}
+    ]
+    assert seen == [b'\xef\xbb\xbfdata: {"a":1}\n\n']  # the decoder read it, and its BOM
