@@ -255,9 +255,7 @@ class RunBuilder(ToolCallParts):
                 message_id=self._peek_id("text"), role="assistant", metadata=metadata
             )
             content = (
-                new_event(TextMessageContentEvent, {"message_id": start.message_id, "delta": delta})
-                if delta
-                else None
+                TextMessageContentEvent(message_id=start.message_id, delta=delta) if delta else None
             )
             self.close_reasoning()
             message_id = self._next_id("text")
@@ -287,9 +285,7 @@ class RunBuilder(ToolCallParts):
         if message_id is not None:
             rest = self._halves.flush(("text", key))
             if rest:
-                self._emit(
-                    new_event(TextMessageContentEvent, {"message_id": message_id, "delta": rest})
-                )
+                self._emit(TextMessageContentEvent(message_id=message_id, delta=rest))
             self._emit(TextMessageEndEvent(message_id=message_id))
 
     def close_text(self) -> None:
@@ -399,11 +395,7 @@ class RunBuilder(ToolCallParts):
         if message_id is not None:
             rest = self._halves.flush(("reasoning", key))
             if rest:
-                self._emit(
-                    new_event(
-                        ReasoningMessageContentEvent, {"message_id": message_id, "delta": rest}
-                    )
-                )
+                self._emit(ReasoningMessageContentEvent(message_id=message_id, delta=rest))
             held = self._held.pop(key, None)
             if held is not None:
                 value, field, provider = held

@@ -142,7 +142,7 @@ class ToolCallParts:
             rest = self._halves.flush(("call", key))
             if rest:
                 call.args.append(rest)
-                self._emit(new_event(ToolCallArgsEvent, {"tool_call_id": call.id, "delta": rest}))
+                self._emit(ToolCallArgsEvent(tool_call_id=call.id, delta=rest))
             meta = {"incomplete": True} if incomplete else None
             self._emit(ToolCallEndEvent(tool_call_id=call.id, metadata=meta))
 
