@@ -91,7 +91,7 @@ from .core.illegal import guard
 from .cost import price_usage
 from .endings import FINISH_REASONS, reconcile_finish
 from .errors import LocalProtocolError
-from .events import wire_view
+from .events import new_event, wire_view
 from .identity import Identities
 from .surrogates import SurrogateJoiner, scrub_event
 
@@ -265,7 +265,9 @@ class RunBuilder(ToolCallParts):
             if content is not None:
                 self._emit(content)
         elif delta:
-            self._emit(TextMessageContentEvent(message_id=message_id, delta=delta))
+            self._emit(
+                new_event(TextMessageContentEvent, {"message_id": message_id, "delta": delta})
+            )
         return message_id
 
     def text_id(self, key: Hashable = "text") -> str | None:
@@ -309,7 +311,9 @@ class RunBuilder(ToolCallParts):
             delta = self._halves.push(("reasoning", key), delta)
         message_id = self._open_reasoning(key)
         if delta:
-            self._emit(ReasoningMessageContentEvent(message_id=message_id, delta=delta))
+            self._emit(
+                new_event(ReasoningMessageContentEvent, {"message_id": message_id, "delta": delta})
+            )
         return message_id
 
     def reasoning_encrypted(

@@ -21,6 +21,7 @@ from ag_ui.core import (
     ToolCallStartEvent,
 )
 
+from .events import new_event
 from .identity import Identities
 from .surrogates import SurrogateJoiner
 
@@ -107,7 +108,7 @@ class ToolCallParts:
         if call is not None and delta and self.lone_surrogates:
             delta = self._halves.push(("call", key), delta)
         if call is not None and delta:
-            event = ToolCallArgsEvent(tool_call_id=call.id, delta=delta)
+            event = new_event(ToolCallArgsEvent, {"tool_call_id": call.id, "delta": delta})
             call.args.append(delta)
             self._emit(event)
 

@@ -180,6 +180,8 @@ def _catalog(
     found_provider, found_model = entry
     prices = found_model.get_prices(when)
     rates = _linear_rates(found_provider, found_model, prices, when, frozenset(counts))
+    if rates is not None and counts["input_tokens"] > _base_tier_limit(prices):
+        rates = None  # a tier above the base applies: the library prices it
     if rates is not None and counts["input_tokens"] >= counts.get(
         "cache_read_tokens", 0
     ) + counts.get("cache_write_tokens", 0):
@@ -204,8 +206,10 @@ def _catalog(
 # (no tiers, nothing charged per request) costs a linear function of those counts, so its
 # rates are found once per (model price, set of counts) by pricing one token of each kind
 # through the library, checked once against the library on a mixed usage (and a zero usage
-# must cost nothing: no per-request price), and reused. A model with tiered prices, or one
-# failing that check, is priced by the library every time. Units we never count (web
+# must cost nothing: no per-request price), and reused. Tiered prices are plain rates up to
+# their lowest tier's start (a tier applies to every token once the input exceeds its start),
+# so a usage under it is priced from the same rates; a usage over it, or a model failing that
+# check, is priced by the library every time. Units we never count (web
 # searches...) have no count, so they cost nothing either way. Equality with ``calc_price`` on
 # the bundled catalog is a test (tests/codecs/test_cost_cache.py).
 
@@ -279,7 +283,7 @@ def _linear_rates(
                 extra = {"input_tokens": 1} if key.startswith("cache_") else {}
                 rates[key] = price(**{key: 1, **extra})
             mixed = {key: 7 + 3 * i for i, key in enumerate(sorted(keys))}
-            mixed["input_tokens"] = 1000
+            mixed["input_tokens"] = _PROBE_INPUT
             expected = price(**mixed)
             got = sum(
                 (
@@ -299,7 +303,34 @@ def _linear_rates(
 
 
 def _is_plain(prices: Any) -> bool:
-    from genai_prices.types import TieredPrices  # lazy: see the module docstring
-
+    """Prices that are rates per token up to :func:`_base_tier_limit` input tokens, which
+    holds every probe of :func:`_linear_rates` (at most 1000 input tokens)."""
     values = [v for k, v in vars(prices).items() if not k.startswith("_") and v is not None]
-    return bool(values) and not any(isinstance(v, TieredPrices) for v in values)
+    return bool(values) and _base_tier_limit(prices) >= _PROBE_INPUT
+
+
+_PROBE_INPUT: Final = 1000
+"""The most input tokens a probe of :func:`_linear_rates` prices."""
+_tier_limits: dict[int, float] = {}
+
+
+def _base_tier_limit(prices: Any) -> float:
+    """The most input tokens priced at the base rates: genai-prices' ``TieredPrices`` charge a
+    tier's rate on every token once the request's input tokens exceed its ``start`` (the
+    "cliff" model of ``calc_unit_price``), so up to the lowest ``start`` of all tiers the prices
+    are plain rates; ``inf`` without tiers."""
+    limit = _tier_limits.get(id(prices))
+    if limit is None:
+        from genai_prices.types import TieredPrices  # lazy: see the module docstring
+
+        starts = [
+            tier.start
+            for value in vars(prices).values()
+            if isinstance(value, TieredPrices)
+            for tier in value.tiers
+        ]
+        limit = float(min(starts)) if starts else math.inf
+        if len(_tier_limits) >= _CACHE_LIMIT:
+            _tier_limits.clear()
+        _tier_limits[id(prices)] = limit
+    return limit

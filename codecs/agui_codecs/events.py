@@ -9,15 +9,19 @@ codecs need on the hot path:
 * :func:`wire_view` reads an event *as* its wire dict without building it: a read-only
   mapping whose keys and values are those of :func:`event_to_wire`, resolved on access (for
   encoders that read a few keys of each event, :mod:`agui_codecs.encoders.ai_sdk`);
-* :func:`parse_event` validates a wire dict back into its ``ag_ui.core`` class.
+* :func:`event_json` gives ``orjson.dumps(event_to_wire(event))`` without building the copy;
+* :func:`parse_event` validates a wire dict back into its ``ag_ui.core`` class;
+* :func:`new_event` builds an event from its fields as the class's constructor does, a frame
+  shorter (the hot deltas of :class:`~agui_codecs.builder.RunBuilder`).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import Any, Final, TypeVar
 
+import orjson
 from ag_ui.core import (
     Event,
     EventType,
@@ -28,9 +32,31 @@ from ag_ui.core import (
 )
 from pydantic import BaseModel, TypeAdapter
 
-__all__ = ["Event", "EventType", "TokenUsage", "event_to_wire", "parse_event", "wire_view"]
+__all__ = [
+    "Event",
+    "EventType",
+    "TokenUsage",
+    "event_json",
+    "event_to_wire",
+    "new_event",
+    "parse_event",
+    "wire_view",
+]
 
 _EVENT_ADAPTER: TypeAdapter[Event] = TypeAdapter(Event)
+
+_E = TypeVar("_E", bound=BaseModel)
+
+
+def new_event(cls: type[_E], fields: dict[str, Any]) -> _E:
+    """``cls(**fields)``: the same validation, by the model's own core validator, without the
+    Python frame of ``BaseModel.__init__`` (about 40% of a delta event's construction).
+    ``tests/codecs/test_events.py`` checks it equals the constructor (hypothesis).
+
+    Raises:
+        pydantic.ValidationError: as ``cls(**fields)``.
+    """
+    return cls.__pydantic_validator__.validate_python(fields)  # type: ignore[no-any-return]
 
 
 def event_to_wire(event: Event) -> dict[str, Any]:
@@ -40,68 +66,128 @@ def event_to_wire(event: Event) -> dict[str, Any]:
     TypeScript clients reject ``null`` for optional fields).
 
     The three delta events (most of any stream) take a fast path that builds the same dict
-    directly when no optional field is set; every other event whose field values are plain JSON
-    (:func:`_plain_wire`) is read field by field in ``model_dump``'s key order; the rest
-    (nested models, enums other than ``type``, extra fields, non-finite floats) go through
-    ``model_dump``. ``tests/codecs/test_events.py`` checks both paths against ``model_dump``
-    for arbitrary events of every type (hypothesis).
+    directly when no optional field is set; every other event is its JSON text
+    (:func:`event_json`'s fast path) read back with ``orjson.loads``, a deep copy made at C
+    speed that equals the JSON-mode dump (orjson writes plain values, nested ``ag_ui`` models
+    and the enums, tuples and UUIDs inside ``Any`` fields as that dump gives them); the rest
+    (extra fields, a top-level non-finite float, values orjson refuses: subclasses of builtins,
+    datetimes, dataclasses, non-string keys, lone surrogates, integers beyond 64 bits) go
+    through ``model_dump``. ``tests/codecs/test_events.py`` checks both paths against
+    ``model_dump`` for arbitrary events of every type (hypothesis).
     """
     fast = _DELTA_FIELDS.get(type(event))
     if fast is not None and not _has_optional(event):
         kind, key, attr = fast
         return {"type": kind, key: getattr(event, attr), "delta": event.delta}  # type: ignore[union-attr]
-    wire = _plain_wire(event)
-    return wire if wire is not None else event.model_dump(mode="json", by_alias=True)
+    shared = _shared_wire(event)
+    if shared is not None:
+        try:  # the JSON text of the event read back: a deep copy made at C speed
+            return orjson.loads(orjson.dumps(shared, default=_nested, option=_SHARED_OPTIONS))  # type: ignore[no-any-return]
+        except orjson.JSONEncodeError:
+            pass
+    return event.model_dump(mode="json", by_alias=True)
 
 
-def _plain_wire(event: Event) -> dict[str, Any] | None:
-    """``event``'s wire dict read from its attributes, or None when a value is not plain JSON
-    (the JSON-mode dump of a plain value is the value itself: ``str``, ``int``, ``bool``, a
-    finite ``float``, lists and string-keyed dicts of those); the omission rule is
-    :func:`_wire_fields`'. An event with extra fields is left to ``model_dump``."""
+_SHARED_OPTIONS: Final = (
+    orjson.OPT_PASSTHROUGH_SUBCLASS
+    | orjson.OPT_PASSTHROUGH_DATETIME
+    | orjson.OPT_PASSTHROUGH_DATACLASS
+)
+"""What :func:`event_json`'s fast path leaves to the fallback: subclasses of ``str``, ``int``,
+``dict`` and ``list``, datetimes and dataclasses (whose JSON-mode dump may differ from orjson's
+own rendering) raise instead of being serialized."""
+
+
+def event_json(event: Event) -> bytes:
+    """``orjson.dumps(event_to_wire(event))``, byte for byte: the compact UTF-8 JSON of the
+    event's wire form (keys in ``model_dump`` order, optional fields without a value omitted).
+
+    The fast path serializes the event's top-level fields as they are, sharing their containers
+    (nothing is copied, since nothing is kept): orjson renders plain JSON values as
+    ``model_dump(mode="json")`` would (non-finite floats as ``null`` either way); anything it
+    would render otherwise or not at all (nested models, subclasses of builtins, datetimes,
+    dataclasses, non-string keys, lone surrogates, integers beyond 64 bits) makes it raise, and
+    the event goes through ``model_dump``. ``tests/codecs/test_events.py`` checks it against
+    ``orjson.dumps(model_dump(...))`` for every event type (hypothesis).
+
+    Raises:
+        orjson.JSONEncodeError: a value JSON cannot hold (as ``orjson.dumps`` of the wire dict).
+    """
+    wire = _shared_wire(event)
+    if wire is not None:
+        try:
+            return orjson.dumps(wire, default=_nested, option=_SHARED_OPTIONS)
+        except orjson.JSONEncodeError:
+            pass
+    return orjson.dumps(event.model_dump(mode="json", by_alias=True))
+
+
+def _shared_wire(event: Event) -> dict[str, Any] | None:
+    """The wire dict of :func:`event_json`'s fast path (top-level values shared, nested
+    models left to :func:`_nested`), or None for the fallback: extra fields, or a top-level
+    non-finite float (``model_dump`` gives None for it, which the omission rule then drops)."""
     if event.__pydantic_extra__:
         return None
     cls = type(event)
+    spec = _SHARED.get(cls) or _shared_spec(cls)
+    if not spec:
+        return None
+    kind, fields = spec
     values = event.__dict__
-    wire: dict[str, Any] = {}
-    for key, (name, omittable) in _wire_fields(cls).items():
+    wire: dict[str, Any] = {"type": kind}
+    for key, name, omittable in fields:
         value = values[name]
-        if name == "type":
-            kind = _TYPES.get(cls)
-            if kind is None:
-                kind = _TYPES[cls] = event.type.value
-            wire[key] = kind
-        elif value is None:
-            if not omittable:
-                wire[key] = None
-        else:
-            value = _plain_copy(value)
-            if value is _MISSING:
+        if value is not None or not omittable:
+            if type(value) is float and not math.isfinite(value):
                 return None
             wire[key] = value
     return wire
 
 
-def _plain_copy(value: Any) -> Any:
-    """A copy of ``value`` when it dumps to itself in JSON mode (see :func:`_plain_wire`;
-    dicts and lists copied, as ``model_dump`` copies them), else ``_MISSING``."""
-    kind = type(value)
-    if kind is str or kind is int or kind is bool or value is None:
-        return value
-    if kind is float:
-        return value if math.isfinite(value) else _MISSING
-    if kind is dict:
-        out = {}
-        for k, v in value.items():
-            v = _plain_copy(v)
-            if type(k) is not str or v is _MISSING:
-                return _MISSING
-            out[k] = v
-        return out
-    if kind is list:
-        items = [_plain_copy(v) for v in value]
-        return _MISSING if any(v is _MISSING for v in items) else items
-    return _MISSING
+def _nested(value: Any) -> dict[str, Any]:
+    """orjson's ``default`` for :func:`event_json`: a nested ``ag_ui`` model (token usage, a
+    run outcome, a message) as its fields, omitted by the rule of ``ag_ui``'s base model (its
+    ``_omit_fields_without_value``); anything else raises ``TypeError`` (the fallback)."""
+    cls = type(value)
+    fields = _NESTED.get(cls)
+    if fields is None:
+        if not (isinstance(value, BaseModel) and hasattr(cls, "_omit_fields_without_value")):
+            raise TypeError(cls.__name__)
+        fields = _NESTED[cls] = tuple(
+            (key, name, omittable) for key, (name, omittable) in _wire_fields(cls).items()
+        )
+    if value.__pydantic_extra__:
+        raise TypeError(cls.__name__)
+    values = value.__dict__
+    out: dict[str, Any] = {}
+    for key, name, omittable in fields:
+        item = values[name]
+        if item is not None or not omittable:
+            if type(item) is float and not math.isfinite(item):
+                raise TypeError("non-finite float")  # dumped as None: the fallback's rule
+            out[key] = item
+    return out
+
+
+_NESTED: dict[type, tuple[tuple[str, str, bool], ...]] = {}
+
+
+_SHARED: dict[type, tuple[str, tuple[tuple[str, str, bool], ...]] | tuple[()]] = {}
+"""Event class -> (its wire type, (wire key, attribute, omittable) of its other fields), or
+``()`` for a class whose ``type`` is not its first field (always the fallback)."""
+
+
+def _shared_spec(cls: type[BaseModel]) -> tuple[str, tuple[tuple[str, str, bool], ...]] | tuple[()]:
+    fields = list(_wire_fields(cls).items())
+    if not fields or fields[0][1][0] != "type":
+        _SHARED[cls] = ()
+        return ()
+    kind = cls.model_fields["type"].default
+    spec = _SHARED[cls] = (
+        str(getattr(kind, "value", kind)),
+        tuple((key, name, omittable) for key, (name, omittable) in fields[1:]),
+    )
+    return spec
 
 
 _DELTA_FIELDS: dict[type, tuple[str, str, str]] = {
@@ -142,6 +228,12 @@ def _wire_fields(cls: type[BaseModel]) -> dict[str, tuple[str, bool]]:
 
 
 def _plain(value: Any) -> Any:
+    """A model or list field's wire value: its JSON text read back (as :func:`event_to_wire`
+    does), else the JSON-mode dump of the models in it."""
+    try:
+        return orjson.loads(orjson.dumps(value, default=_nested, option=_SHARED_OPTIONS))
+    except orjson.JSONEncodeError:
+        pass
     if isinstance(value, BaseModel):
         return value.model_dump(mode="json", by_alias=True)
     if isinstance(value, list):
@@ -207,4 +299,9 @@ def parse_event(data: dict[str, Any]) -> Event:
     Raises:
         pydantic.ValidationError: unknown ``type`` or a malformed known field.
     """
-    return _EVENT_ADAPTER.validate_python(data)
+    return _EVENT_VALIDATE(data)  # type: ignore[no-any-return]
+
+
+_EVENT_VALIDATE = _EVENT_ADAPTER.validator.validate_python
+"""The union's core validator: what ``TypeAdapter.validate_python`` calls with its defaults,
+without its Python frame."""

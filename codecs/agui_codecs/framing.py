@@ -43,8 +43,33 @@ everything but a bracket, with the strings that end in the buffer (RFC 8259 §7:
 one unless escaped by a backslash); it stops at a bracket or at the quote of a string still
 open, which the byte-by-byte scan takes from there. Commas, colons, numbers, whitespace and
 whole strings change nothing there."""
+_ELEMENT_END: Final = re.compile(rb"[}\]][ \t\r\n]*(?:(,)[ \t\r\n]*(?:[{\[]|\Z)|(\])[ \t\r\n]*\Z)")
+"""A candidate end of a JSON array element (:meth:`FrameDecoder._whole_element`), matched at
+each closing bracket of the element's kind (found with ``bytearray.find``): the bracket,
+blanks, then either a comma and the next element's opening bracket (or the end of the bytes so
+far), or the array's ``]`` at the end of the bytes so far (group 1: the comma, group 2: that
+bracket). Inside an element a closing bracket is mostly followed by a comma and a key, or by
+another closing bracket, which this leaves out."""
+_ELEMENT_TRIES: Final = 8
+"""Candidate ends :meth:`FrameDecoder._whole_element` tries before leaving an element to the
+byte scan (each try parses up to the candidate: a bound on the work spent on deep nesting)."""
 _EVENT_NAME: Final = re.compile(rb"[A-Za-z0-9_.\-]+")
 """An SSE event name the fast path takes as it is (anything else goes to the SSE decoder)."""
+
+
+def _frame_end(data: bytes, pos: int) -> int:
+    """Where the SSE fast path hands the decoder one frame it did not take: after the first
+    blank line from ``pos`` ended by LF or CRLF (one LF search a line), or -1. Any blank line
+    ends a frame; one spelled otherwise (a lone CR) only makes the piece longer."""
+    while True:
+        nl = data.find(b"\n", pos)
+        if nl < 0:
+            return -1
+        if data.startswith(b"\n", nl + 1):
+            return nl + 2
+        if data.startswith(b"\r\n", nl + 1):
+            return nl + 3
+        pos = nl + 1
 
 
 class _Done:
@@ -206,23 +231,25 @@ class FrameDecoder:
     def _feed_sse(self, data: bytes) -> None:
         if self._sse is None:
             self._sse = SSEDecoder(max_event_size=self.max_event_size)
+            self._sse.starts_with(data)  # the fast path may take the first frame too
         frames = self._out
         sse = self._sse
-        while self.fast_sse and data:
+        pos, size = 0, len(data)
+        while self.fast_sse and pos < size:
             # Whole simple frames go the fast way; a frame split across reads is finished by
             # the decoder, then the fast way resumes (feeding it in pieces is the same as at once).
             if sse.idle:
-                data = self._take_simple_frames(data, frames)
-                if not data:
+                pos = self._take_simple_frames(data, pos, frames)
+                if pos >= size:
                     return
-            cut = data.find(b"\n\n")
-            if cut < 0:
+            end = _frame_end(data, pos)  # after a blank line: the decoder is idle there
+            if end < 0:
                 break
-            self._decode_sse(data[: cut + 2], frames)
-            data = data[cut + 2 :]
+            self._decode_sse(data[pos:end], frames)
+            pos = end
             if not sse.idle:
                 break
-        self._decode_sse(data, frames)
+        self._decode_sse(data[pos:] if pos else data, frames)
 
     def _decode_sse(self, data: bytes, frames: list[Frame]) -> None:
         assert self._sse is not None
@@ -241,29 +268,34 @@ class FrameDecoder:
     """Take ``[event: <name>\n]data: {...}\n\n`` frames without the line-by-line SSE decoder
     (same frames)."""
 
-    def _take_simple_frames(self, data: bytes, frames: list[Frame]) -> bytes:
-        """The fast path: while ``data`` starts with a whole simple frame, decode its JSON bytes
-        straight with :func:`~agui_codecs.jsontext.parse` and return what is left for the SSE
-        decoder. A simple frame is one LF-ended ``data: {<JSON>}`` line (or ``data:{``, as
-        DeepSeek, Groq and Mistral write it), optionally after one ``event: <name>`` line
-        whose name is a plain ASCII token (:data:`_EVENT_NAME`; OpenAI Responses and Anthropic
-        name every event), then a blank line. Comment lines (``: OPENROUTER PROCESSING``) and
-        blank lines between frames are skipped (the decoder ignores them there too). It stops at
-        anything else (another field, CR, a partial frame, a line over the size cap, bytes that
-        are not valid UTF-8 JSON): the decoder then sees exactly what it would have seen, so
-        the frames are the same (WHATWG HTML §9.2.6: one leading space removed from a value,
-        the event type from ``event`` or else ``message``, a comment or an empty event
+    def _take_simple_frames(self, data: bytes, pos: int, frames: list[Frame]) -> int:
+        """The fast path: while ``data`` holds a whole simple frame at ``pos``, decode its JSON
+        bytes straight with :func:`~agui_codecs.jsontext.parse`; return where what is left for
+        the SSE decoder starts. A simple frame is one LF- or CRLF-ended ``data: {<JSON>}`` (or
+        ``[<JSON>]``, LangGraph's tuples) line (or ``data:{``, as DeepSeek, Groq and Mistral
+        write it), optionally after one ``event:
+        <name>`` line whose name is a plain ASCII token (:data:`_EVENT_NAME`; OpenAI Responses
+        and Anthropic name every event), then a blank line (LF or CRLF: Gemini and A2A servers
+        end lines with CRLF); no other CR. Comment lines (``: OPENROUTER PROCESSING``) and
+        blank lines between frames are skipped (the decoder ignores them there too). It stops
+        at anything else (another field, a lone CR, a partial frame, a line over the size cap,
+        bytes that are not valid UTF-8 JSON): the decoder then sees exactly what it would have
+        seen, so the frames are the same (WHATWG HTML §9.2.6: one leading space removed from a
+        value, the event type from ``event`` or else ``message``, a comment or an empty event
         dispatches nothing)."""
-        pos = 0
         limit = self.max_event_size
         names = self._event_names
         while True:
             line = pos
+            crs = 0  # CRs the frame may hold: one ending each CRLF line
             if data.startswith(b"event: ", pos):
                 line = data.find(b"\n", pos + 7)
                 if line < 0 or line - pos > limit:
                     break
-                name = data[pos + 7 : line]
+                name_end = line
+                if data[line - 1] == 0x0D:  # CRLF
+                    name_end, crs = line - 1, 1
+                name = data[pos + 7 : name_end]
                 event = names.get(name) or self._event_name(name)
                 if not event:
                     break
@@ -280,21 +312,31 @@ class FrameDecoder:
                 event = "message"
             if not data.startswith(b"data:", line):
                 break
-            json_at = line + 6 if data.startswith(b" {", line + 5) else line + 5
-            if not data.startswith(b"{", json_at):
-                break
+            json_at = line + 6 if data.startswith(b" ", line + 5) else line + 5
+            if not data.startswith((b"{", b"["), json_at):
+                break  # (``[DONE]`` is not JSON: the decoder gives its frame)
             end = data.find(b"\n", json_at)
-            if end < 0 or data[end + 1 : end + 2] != b"\n" or end - line > limit:
+            if end < 0 or end - line > limit:
                 break
-            if data.find(b"\r", pos, end) >= 0:
+            json_end = end
+            if data[end - 1] == 0x0D:  # CRLF
+                json_end = end - 1
+                crs += 1
+            if data.startswith(b"\n", end + 1):  # the blank line
+                after = end + 2
+            elif data.startswith(b"\r\n", end + 1):
+                after = end + 3
+            else:
+                break
+            if data.count(b"\r", pos, end) != crs:  # a lone CR ends a line too
                 break
             try:
-                value, surrogates = jsontext.parse(data[json_at:end])
+                value, surrogates = jsontext.parse(data[json_at:json_end])
             except jsontext.JSONDecodeError:
                 break  # the decoder's way: U+FFFD replacement, then the same error if any
             frames.append(Frame(value, event, None, True) if surrogates else Frame(value, event))
-            pos = end + 2
-        return data[pos:] if pos else data
+            pos = after
+        return pos
 
     def _event_name(self, name: bytes) -> str:
         """``name`` as the event type when it is a plain token (remembered, up to 256 names),
@@ -386,6 +428,10 @@ class FrameDecoder:
                     self._array_open = True
                 else:
                     if self._depth == 0 and self._elem_start < 0:
+                        after = self._whole_element(buf, i, frames) if self.fast_json else -1
+                        if after > 0:  # framed whole: on past it
+                            i = after
+                            continue
                         # (a value right after another without a comma stays in the same
                         # element, which then fails to parse, whatever the chunking)
                         self._elem_start = i
@@ -426,6 +472,59 @@ class FrameDecoder:
                 f"JSON array element larger than {self.max_event_size} bytes",
                 limit=self.max_event_size,
             )
+
+    fast_json: bool = True
+    """Frame a JSON array's whole elements with one parse each (:meth:`_whole_element`)
+    instead of scanning them byte by byte (same frames)."""
+
+    def _whole_element(self, buf: bytearray, start: int, frames: list[Frame]) -> int:
+        """The fast path of an element starting at ``start`` (its ``{`` or ``[``, at depth 0),
+        and of the elements right after it: try the first few candidate ends (a closing
+        bracket of the element's kind followed by blanks and a comma or the array's ``]``,
+        :data:`_ELEMENT_END`) with :func:`~agui_codecs.jsontext.parse`;
+        the first that parses is the element (a JSON array or object text ends at the bracket
+        matching its first one, so no other candidate can parse). Returns the index of the
+        next element's bracket (past the comma), the end of the bytes (a comma ended them) or
+        the array's closing bracket, having appended the frame, or -1 to leave the element to
+        the byte scan (no candidate in the buffer, none parsed, or over ``max_event_size``:
+        the scan then gives the same frame or error)."""
+        after = self._one_element(buf, start, frames)
+        while 0 < after < len(buf) and buf[after] in (0x7B, 0x5B):  # the next one follows
+            following = self._one_element(buf, after, frames)
+            if following < 0:
+                break  # the scan takes it from its bracket
+            after = following
+        return after
+
+    def _one_element(self, buf: bytearray, start: int, frames: list[Frame]) -> int:
+        """One element of :meth:`_whole_element`: the same result for the element at
+        ``start`` alone."""
+        closer = b"}" if buf[start] == 0x7B else b"]"  # an element ends with its own kind
+        pos, tries = start, 0
+        while tries < _ELEMENT_TRIES:
+            close = buf.find(closer, pos)  # (memchr: faster than the pattern's own search)
+            if close < 0:
+                return -1
+            found = _ELEMENT_END.match(buf, close)
+            pos = close + 1
+            if found is None:
+                continue
+            tries += 1
+            sep = found.lastindex or 0  # 1: a comma, 2: the array's closing bracket
+            if found.start(sep) - start > self.max_event_size:
+                return -1
+            try:
+                value, surrogates = jsontext.parse(bytes(buf[start : close + 1]))
+            except jsontext.JSONDecodeError:
+                continue
+            frames.append(Frame(value, None, None, True) if surrogates else Frame(value))
+            if sep == 2:
+                return found.start(2)
+            # past the comma and blanks to the next element's bracket (the scan does nothing
+            # there), or to the end of the bytes when the comma ended them
+            end = found.end()
+            return end - 1 if buf[end - 1] in (0x7B, 0x5B) else end
+        return -1
 
     def _check_size(self, end: int) -> None:
         """Raise if the element in progress already holds more than ``max_event_size`` bytes

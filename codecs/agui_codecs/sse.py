@@ -120,6 +120,13 @@ class SSEDecoder:
             and not self._closed
         )
 
+    def starts_with(self, chunk: bytes) -> None:
+        """Note that the stream, nothing of it fed yet, begins with ``chunk`` (not fed): when
+        that cannot begin a BOM, the BOM check is done (as feeding it would find), so the
+        decoder is :attr:`idle` before its first byte."""
+        if not self._bom_checked and not self._buf and chunk and chunk[0] != _BOM[0]:
+            self._bom_checked = True
+
     def feed(self, chunk: bytes) -> list[SSEEvent]:
         """Consume bytes; return the events completed by them (possibly none)."""
         if self._closed:

@@ -11,6 +11,10 @@ JSON) are typed error frames after the good ones.
 
 from __future__ import annotations
 
+import struct
+import zlib
+from collections.abc import Callable
+
 import eventstream
 from corpus import corpus_files
 from eventstream import MODEL_STREAM_ERROR, botocore_frames
@@ -19,7 +23,14 @@ from hypothesis import strategies as st
 
 from agui_codecs import EventTooLargeError, MalformedUpstreamError
 from agui_codecs.framing import Frame
-from agui_codecs.protocols.bedrock_converse._eventstream import ERROR_KEY, EventStreamFrames
+from agui_codecs.protocols.bedrock_converse._eventstream import (
+    ERROR_KEY,
+    EventStreamFrames,
+    _botocore_message,
+    _frame,
+    _message_frame,
+    _string_message,
+)
 
 CAP = 8 * 1024 * 1024
 
@@ -158,3 +169,76 @@ def test_a_text_body_is_read_as_json_lines_or_sse() -> None:
     sse = b'event: messageStart\ndata: {"role": "assistant"}\n\n'
     [frame] = split(sse, [5])
     assert (frame.event, frame.data) == ("messageStart", {"role": "assistant"})
+
+
+HEADER_NAMES = st.sampled_from(
+    [":message-type", ":event-type", ":exception-type", ":error-code", ":error-message", "x", ""]
+)
+HEADER_VALUES = st.sampled_from(
+    ["event", "exception", "error", "contentBlockDelta", "throttlingException", "", "é"]
+) | st.text(max_size=4)
+
+
+@st.composite
+def raw_headers(draw: st.DrawFn) -> bytes:
+    """Headers of any value type (7, the string, most often), names possibly repeated, lengths
+    possibly wrong, bytes possibly not UTF-8."""
+    out = b""
+    for _ in range(draw(st.integers(0, 4))):
+        name = draw(HEADER_NAMES).encode() if draw(st.integers(0, 29)) else b"\xff"
+        out += bytes([len(name)]) + name
+        kind = (
+            7 if draw(st.integers(0, 4)) else draw(st.sampled_from([0, 1, 2, 3, 4, 5, 6, 8, 9, 10]))
+        )
+        out += bytes([kind])
+        if kind == 7 or kind == 6:
+            value = draw(HEADER_VALUES).encode() if draw(st.integers(0, 29)) else b"\xc3"
+            length = len(value) + (
+                draw(st.sampled_from([1, -1])) if draw(st.integers(0, 9)) == 0 else 0
+            )
+            out += max(length, 0).to_bytes(2, "big") + value
+        else:
+            out += draw(st.binary(max_size={2: 1, 3: 2, 4: 4, 5: 8, 8: 8, 9: 16}.get(kind, 0)))
+    return out
+
+
+@st.composite
+def messages(draw: st.DrawFn) -> bytes:
+    """One message of any headers and payload, its CRCs right or (sometimes) a byte flipped."""
+    headers = draw(raw_headers())
+    payload = draw(st.sampled_from([b"", b"{}", b'{"a":1}', b"not json", b"[1]"]))
+    total = 12 + len(headers) + len(payload) + 4
+    prelude = struct.pack(">II", total, len(headers))
+    prelude += struct.pack(">I", zlib.crc32(prelude))
+    body = prelude + headers + payload
+    raw = bytearray(body + struct.pack(">I", zlib.crc32(body)))
+    if draw(st.integers(0, 5)) == 0:
+        at = draw(st.integers(8, len(raw) - 1))
+        raw[at] ^= draw(st.integers(1, 255))
+    return bytes(raw)
+
+
+def _outcome(read: Callable[[], Frame]) -> object:
+    try:
+        return read().data
+    except MalformedUpstreamError as exc:
+        return (type(exc), str(exc))
+
+
+@settings(max_examples=400)
+@given(messages())
+def test_the_string_header_fast_path_reads_as_botocore(raw: bytes) -> None:
+    """``_message_frame`` (string headers read without botocore) gives the frame, or the
+    error, of botocore's own reading of the same message."""
+    assert _outcome(lambda: _message_frame(raw)) == _outcome(
+        lambda: _frame(*_botocore_message(raw))
+    )
+
+
+def test_the_fast_path_reads_every_recorded_message() -> None:
+    for path in (p for p in corpus_files("bedrock-converse") if p.suffix == ".eventstream"):
+        body = path.read_bytes()
+        while body:
+            (total,) = struct.unpack_from(">I", body)
+            assert _string_message(body[:total]) is not None, path.name
+            body = body[total:]

@@ -91,3 +91,70 @@ def test_a_cached_lookup_failure_is_raised_again_with_its_message() -> None:
     first, second = price_usage(usage, at=AT), price_usage(usage, at=AT)
     assert first == second
     assert "not in the genai-prices catalog" in str(first["costWarning"])
+
+
+def _tiered_pairs() -> list[tuple[str, str, int]]:
+    """(provider, model, lowest tier start) of every catalog model with tiered prices now."""
+    from genai_prices.types import TieredPrices
+
+    out = []
+    for provider in get_snapshot().providers:
+        for model in provider.models:
+            prices = model.get_prices(AT)
+            starts = [
+                t.start
+                for v in vars(prices).values()
+                if isinstance(v, TieredPrices)
+                for t in v.tiers
+            ]
+            if starts:
+                out.append((provider.id, model.id, min(starts)))
+    return sorted(out)
+
+
+_TIERED = _tiered_pairs()
+
+
+def test_the_catalog_has_tiered_models() -> None:
+    assert len(_TIERED) > 5
+
+
+@settings(deadline=None)
+@given(
+    tiered=st.sampled_from(_TIERED),
+    offset=st.integers(-1500, 1500),
+    output_tokens=st.integers(0, 50_000),
+    cached=st.one_of(st.none(), st.integers(0, 1000)),
+    written=st.one_of(st.none(), st.integers(0, 1000)),
+)
+def test_tiered_models_price_as_the_library_around_their_lowest_tier(
+    tiered: tuple[str, str, int],
+    offset: int,
+    output_tokens: int,
+    cached: int | None,
+    written: int | None,
+) -> None:
+    """A model with tiered prices is priced from the cached base rates up to its lowest tier's
+    start and by the library past it: the same figure either side of the cliff."""
+    provider, model, start = tiered
+    input_tokens = max(0, start + offset) if offset % 3 else max(0, offset)
+    usage = TokenUsage(
+        input_tokens=input_tokens,
+        output_tokens=output_tokens,
+        cached_input_tokens=cached,
+        cache_write_input_tokens=written,
+        model=model,
+        provider=provider,
+    )
+    counts = {"input_tokens": input_tokens, "output_tokens": output_tokens}
+    if cached is not None:
+        counts["cache_read_tokens"] = cached
+    if written is not None:
+        counts["cache_write_tokens"] = written
+    expected = _library(counts, model, provider)
+    for _ in range(2):
+        got = price_usage(usage, at=AT)
+        if "cost" in expected:
+            assert {k: got.get(k) for k in expected} == expected
+        else:
+            assert "cost" not in got

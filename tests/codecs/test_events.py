@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import orjson
 import pytest
 from ag_ui.core import (
     Event,
@@ -16,8 +17,9 @@ from ag_ui.core import (
 from event_strategies import events
 from hypothesis import given
 from hypothesis import strategies as st
+from pydantic import ValidationError
 
-from agui_codecs.events import event_to_wire, parse_event, wire_view
+from agui_codecs.events import event_json, event_to_wire, new_event, parse_event, wire_view
 
 OPTIONAL = st.fixed_dictionaries(
     {},
@@ -57,12 +59,33 @@ PLAIN = st.recursive(
 ``null`` in JSON mode), for the metadata and raw events of :func:`test_every_event_equals_model_dump`."""
 
 
-@given(event=events(), metadata=st.none() | st.dictionaries(st.text(max_size=3), PLAIN), raw=PLAIN)
+EXOTIC = st.sampled_from(
+    [
+        math.nan,
+        -math.inf,
+        2**70,
+        b"bytes",
+        (1, "a"),
+        "lone \ud800 surrogate",
+        {1: "int key"},
+        type("Sub", (str,), {})("str subclass"),
+        TextMessageContentEvent(message_id="m", delta="nested model"),
+    ]
+)
+"""Values orjson renders differently from ``model_dump(mode="json")``, or not at all."""
+
+
+@given(
+    event=events(),
+    metadata=st.none() | st.dictionaries(st.text(max_size=3), PLAIN | EXOTIC, max_size=3),
+    raw=PLAIN | EXOTIC,
+)
 def test_every_event_equals_model_dump(event: Event, metadata: Any, raw: Any) -> None:
-    """``event_to_wire`` (its delta and plain-field paths, and the ``model_dump`` fallback)
-    equals the SDK's JSON-mode ``model_dump``, keys in the same order, for every event type,
-    with arbitrary plain and non-plain metadata and raw events; the dict it returns shares no
-    container with the event."""
+    """``event_to_wire`` (its delta path, its JSON round trip, and the ``model_dump``
+    fallback) equals the SDK's JSON-mode ``model_dump``, keys in the same order, for every event
+    type, with arbitrary plain and non-plain metadata and raw events (values orjson renders
+    otherwise or not at all among them); the dict it returns shares no container with the
+    event."""
     for e in (event, event.model_copy(update={"metadata": metadata, "raw_event": raw})):
         wire, dump = event_to_wire(e), e.model_dump(mode="json", by_alias=True)
         assert wire == dump and list(wire) == list(dump)
@@ -90,3 +113,49 @@ def test_wire_view_reads_as_the_wire_dict(event: Event) -> None:
         if key not in wire:
             with pytest.raises(KeyError):
                 view[key]
+
+
+@given(
+    event=events(),
+    metadata=st.none() | st.dictionaries(st.text(max_size=3), PLAIN | EXOTIC, max_size=3),
+    raw=PLAIN | EXOTIC,
+)
+def test_event_json_equals_dumped_model_dump(event: Event, metadata: Any, raw: Any) -> None:
+    """``event_json`` (its shared-fields fast path with nested ``ag_ui`` models, and the
+    ``event_to_wire`` fallback) gives the bytes of ``orjson.dumps`` of the SDK's JSON-mode
+    ``model_dump`` for every event type, or raises as that does."""
+    for e in (event, event.model_copy(update={"metadata": metadata, "raw_event": raw})):
+        try:
+            expected: bytes | type[Exception] = orjson.dumps(
+                e.model_dump(mode="json", by_alias=True)
+            )
+        except (orjson.JSONEncodeError, ValueError) as exc:
+            expected = type(exc)
+        if isinstance(expected, bytes):
+            assert event_json(e) == expected
+        else:
+            with pytest.raises(Exception):  # noqa: B017 - whichever the slow path raises
+                event_json(e)
+
+
+@given(
+    cls=st.sampled_from([TextMessageContentEvent, ReasoningMessageContentEvent, ToolCallArgsEvent]),
+    ident=st.text(max_size=4) | st.integers() | st.none(),
+    delta=st.text(max_size=4) | st.integers() | st.none() | st.binary(max_size=2),
+)
+def test_new_event_is_the_constructor(cls: type[Event], ident: Any, delta: Any) -> None:
+    """``new_event(cls, fields)`` gives what ``cls(**fields)`` gives (equal, same fields set),
+    or raises the same validation error."""
+    key = "tool_call_id" if cls is ToolCallArgsEvent else "message_id"
+    fields = {key: ident, "delta": delta}
+    try:
+        expected = cls(**fields)
+    except ValidationError as exc:
+        with pytest.raises(ValidationError) as info:
+            new_event(cls, fields)
+        assert info.value.errors() == exc.errors()
+        return
+    got = new_event(cls, fields)
+    assert type(got) is cls and got == expected
+    assert got.model_fields_set == expected.model_fields_set
+    assert event_to_wire(got) == event_to_wire(expected)

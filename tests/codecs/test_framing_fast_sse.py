@@ -1,5 +1,6 @@
-"""The fast SSE path of FrameDecoder (whole ``data: {...}`` frames, optionally after one
-``event: <name>`` line, decoded without the line-by-line WHATWG decoder) yields exactly the frames of the decoder alone, for any body and
+"""The fast SSE path of FrameDecoder (whole ``data: {...}`` or ``data: [...]`` frames,
+optionally after one ``event: <name>`` line, lines ended by LF or CRLF, decoded without the
+line-by-line WHATWG decoder) yields exactly the frames of the decoder alone, for any body and
 any split of it into reads (issue 13)."""
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from agui_codecs.framing import FrameDecoder
+from agui_codecs.sse import SSEDecoder
 
 PIECES = [
     b'data: {"a":1}\n\n',
@@ -50,6 +52,23 @@ PIECES = [
     b'data: {"a":1}\n',
     b"data:  {}\n\n",
     b'data: {"big":"' + b"x" * 90 + b'"}\n\n',  # over the size cap below
+    # CRLF line ends (Gemini, A2A), alone or mixed with LF, and lone CRs, which end lines too
+    b'data: {"crlf":1}\r\n\r\n',
+    b'data: {"crlf":2}\r\n\n',
+    b'data: {"crlf":3}\n\r\n',
+    b'event: message_delta\r\ndata: {"crlf":4}\r\n\r\n',
+    b'event: x\r\ndata: {"mixed":5}\n\n',
+    b'data: {"cr":\r6}\r\n\r\n',
+    b'data: {"cr":7}\r\r\n',
+    b'data: {"cr":8}\r\n\r',
+    b"\r\n",
+    b'event: messages\r\ndata: [{"content":"a"},{"id":1}]\r\n\r\n',  # LangGraph tuples
+    b"data: [1,2]\n\n",
+    b"data: [DONE]\r\n\r\n",
+    b"data: [not json]\n\n",
+    b"data:[]\n\n",
+    b'data: {"x":"' + b"y" * 50 + b'"}\r\n\r\n',  # near the size cap below
+    b'data: {"x":"' + b"y" * 52 + b'"}\r\n\r\n',
 ]
 
 
@@ -101,3 +120,19 @@ def test_whole_simple_frames_bypass_the_line_decoder(monkeypatch: Any) -> None:
         ({"d": 4}, "message"),
     ]
     assert seen == [b'id: 7\ndata: {"c":3}\n\n']  # only the frame with another field
+
+
+def test_the_first_frame_takes_the_fast_path_unless_a_bom_may_start_the_body(
+    monkeypatch: Any,
+) -> None:
+    seen: list[bytes] = []
+    feed = SSEDecoder.feed
+    monkeypatch.setattr(
+        SSEDecoder, "feed", lambda self, data: seen.append(data) or feed(self, data)
+    )
+    assert [f.data for f in FrameDecoder("sse").feed(b'data: {"a":1}\r\n\r\n')] == [{"a": 1}]
+    assert seen == []
+    assert [f.data for f in FrameDecoder("sse").feed(b'\xef\xbb\xbfdata: {"a":1}\n\n')] == [
+        {"a": 1}
+    ]
+    assert seen == [b'\xef\xbb\xbfdata: {"a":1}\n\n']  # the decoder read it, and its BOM

@@ -28,11 +28,16 @@ from ag_ui.core import Event
 
 from ..core.illegal import guard
 from ..errors import LocalProtocolError
-from ..events import event_to_wire
+from ..events import event_json, event_to_wire
 from ..sse import encode_data, encode_json
 from .base import Encoder, WireEvent
 
 __all__ = ["AguiEncoder"]
+
+
+def _type(event: Event) -> str:
+    """The event's wire ``type`` (its ``EventType`` value)."""
+    return str(event.type.value)
 
 
 class AguiEncoder(Encoder):
@@ -63,9 +68,13 @@ class AguiEncoder(Encoder):
         """The SSE frame of one event (``id`` adds an ``id:`` line)."""
         if self._closed:
             raise LocalProtocolError("AguiEncoder.encode() called after close()")
+        if self._guard is None:  # one serialization, no wire dict (``events.event_json``)
+            data = event_json(event)
+            if id is None and not self.event_lines:
+                return encode_json(data)
+            return encode_data(data, event=_type(event) if self.event_lines else None, id=id)
         wire = event_to_wire(event)
-        if self._guard is not None:
-            self._guard.check(wire)
+        self._guard.check(wire)
         if id is None and not self.event_lines:
             return encode_json(orjson.dumps(wire))
         return encode_data(

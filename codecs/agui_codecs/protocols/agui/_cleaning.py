@@ -47,6 +47,11 @@ def _fields(model: type[BaseModel]) -> dict[str, tuple[str, bool]]:
 
 
 _FIELDS = {t: _fields(m) for t, m in _MODELS.items()}
+_CANONICAL: dict[str, frozenset[str]] = {
+    t: frozenset(key for key, (wire, _) in fields.items() if key == wire)
+    for t, fields in _FIELDS.items()
+}
+"""Event type -> the keys :meth:`AguiCleaner._clean` keeps as they are (wire names)."""
 
 
 def _without(
@@ -121,6 +126,14 @@ class AguiCleaner:
         if fields is None:
             self.repairs["unknown-event-dropped"] += 1
             return None
+        if raw.keys() <= _CANONICAL[etype] and None not in raw.values():
+            event: Wire = dict(raw)  # what the loop below gives when it repairs nothing
+        else:
+            event = self._cleaned_fields(raw, fields)
+        return self._reshaped(raw, etype, event)
+
+    def _cleaned_fields(self, raw: Wire, fields: dict[str, tuple[str, bool]]) -> Wire:
+        """``raw``'s known fields under their wire names, optional nulls dropped (counted)."""
         event: Wire = {}
         for key, value in raw.items():
             if key not in fields:
@@ -133,6 +146,10 @@ class AguiCleaner:
                 self.repairs["null-field-dropped"] += 1
                 continue
             event[wire] = value
+        return event
+
+    def _reshaped(self, raw: Wire, etype: str, event: Wire) -> Wire | None:
+        """``event`` with the per-type repairs (results, run ids, errors) made, validated."""
         if etype == "TOOL_CALL_RESULT":
             self._reshape_result(raw, event)
         elif etype in ("RUN_STARTED", "RUN_FINISHED"):

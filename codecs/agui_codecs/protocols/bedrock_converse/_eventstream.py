@@ -36,6 +36,7 @@ SDK examples and vercel/ai's fixtures print them) decodes the same way.
 from __future__ import annotations
 
 import struct
+from binascii import crc32
 from typing import Any, Final, cast
 
 import orjson
@@ -62,6 +63,62 @@ def _message_frame(raw: bytes) -> Frame:
         MalformedUpstreamError: a CRC mismatch, bad headers, an unknown message type, a
             payload that is not JSON.
     """
+    parsed = _string_message(raw)
+    headers, body = parsed if parsed is not None else _botocore_message(raw)
+    return _frame(headers, body)
+
+
+_MAX_HEADERS: Final = 128 * 1024
+"""botocore's cap on a message's headers (``_MAX_HEADERS_LENGTH``); its payload cap, 24 MiB,
+is over any ``max_event_size`` but checked alike."""
+_MAX_PAYLOAD: Final = 24 * 1024 * 1024
+
+
+def _string_message(raw: bytes) -> tuple[dict[str, Any], bytes] | None:
+    """The fast path of :func:`_message_frame`: the headers and payload of a message whose
+    CRCs match and whose headers are all strings (type 7, every ConverseStream message), read
+    as botocore reads them; None for anything else (another header type, a CRC mismatch, a
+    length over botocore's caps, a header running past the headers, a repeated name, bytes
+    that are not UTF-8), which :func:`_botocore_message` then reads (or rejects) itself.
+    ``tests/codecs/test_bedrock_eventstream.py`` checks both give the same frames
+    (hypothesis)."""
+    total, size, prelude_crc = _PRELUDE.unpack_from(raw)
+    if crc32(raw[:8]) != prelude_crc or size > _MAX_HEADERS or total - size - 16 > _MAX_PAYLOAD:
+        return None
+    if crc32(raw[8:-4], prelude_crc) != _UINT32.unpack_from(raw, total - 4)[0]:
+        return None
+    headers: dict[str, Any] = {}
+    pos, end = 12, 12 + size
+    try:
+        while pos < end:
+            name_end = pos + 1 + raw[pos]
+            if name_end + 3 > end or raw[name_end] != 7:
+                return None
+            value_at = name_end + 3
+            value_end = value_at + _UINT16.unpack_from(raw, name_end + 1)[0]
+            if value_end > end:
+                return None
+            name = raw[pos + 1 : name_end].decode()
+            if name in headers:
+                return None
+            headers[name] = raw[value_at:value_end].decode()
+            pos = value_end
+    except UnicodeDecodeError:
+        return None
+    return headers, raw[end:-4]
+
+
+_PRELUDE: Final = struct.Struct(">III")
+_UINT32: Final = struct.Struct(">I")
+_UINT16: Final = struct.Struct(">H")
+
+
+def _botocore_message(raw: bytes) -> tuple[dict[str, Any], bytes]:
+    """The headers and payload of one message as botocore's ``EventStreamBuffer`` reads them.
+
+    Raises:
+        MalformedUpstreamError: whatever botocore refuses (a CRC mismatch, bad headers).
+    """
     parser = EventStreamBuffer()
     parser.add_data(raw)
     try:
@@ -70,7 +127,15 @@ def _message_frame(raw: bytes) -> Frame:
         raise MalformedUpstreamError(
             f"event-stream message is malformed ({type(exc).__name__}: {exc})"
         ) from exc
-    headers = cast(dict[str, Any], message.headers)  # botocore-stubs types it as int
+    return cast(dict[str, Any], message.headers), message.payload  # botocore-stubs: int
+
+
+def _frame(headers: dict[str, Any], body: bytes) -> Frame:
+    """The frame of a message read as ``headers`` and payload ``body``.
+
+    Raises:
+        MalformedUpstreamError: an unknown message type, a payload that is not JSON.
+    """
     kind = headers.get(":message-type")
     if kind == "error":
         code, text = headers.get(":error-code"), headers.get(":error-message")
@@ -86,9 +151,9 @@ def _message_frame(raw: bytes) -> Frame:
     if not isinstance(name, str) or not name:
         raise MalformedUpstreamError(f"event-stream message of type {kind!r} names no event")
     payload: Any = {}
-    if message.payload:
+    if body:
         try:
-            payload = orjson.loads(message.payload)
+            payload = orjson.loads(body)
         except orjson.JSONDecodeError as exc:
             raise MalformedUpstreamError(
                 f"event-stream {name!r} payload is not JSON ({exc})"

@@ -66,6 +66,10 @@ FINISH_REASONS = OPENAI_CHAT_FINISH_REASONS
 """``finish_reason`` → canonical finish reason (:mod:`agui_codecs.endings`)."""
 
 
+_TEXT_KEYS: frozenset[str] = frozenset({"content", "role"})
+"""The keys of a ``delta`` :meth:`OpenAIChatDecoder._text_only` takes."""
+
+
 def _text(value: Any) -> str | None:
     """A non-empty string id or label, else ``None`` (hosts send ``""``, ``null`` or worse)."""
     return value if isinstance(value, str) and value else None
@@ -167,9 +171,14 @@ class OpenAIChatDecoder(StreamDecoder):
             return _DocumentFrames(framing, max_event_size=max_event_size)
         return super().frame_decoder(framing, max_event_size=max_event_size)
 
+    fast_text: ClassVar[bool] = True
+    """Take a started run's plain text chunk by :meth:`_text_only` (the same events)."""
+
     def handle(self, frame: Frame) -> None:
         if frame.data is DONE:
             self._complete(done=True)
+            return
+        if self.fast_text and self._text_only(frame):
             return
         chunk = self.obj(frame.data, "chat.completion.chunk")
         upstream_id, model = _text(chunk.get("id")), _text(chunk.get("model"))
@@ -204,6 +213,41 @@ class OpenAIChatDecoder(StreamDecoder):
                 self._finish = str(choice["finish_reason"])
         if whole:
             self._complete(whole=True)
+
+    def _text_only(self, frame: Frame) -> bool:
+        """The fast path of :meth:`handle`: a chunk of a started run whose model is known, with
+        no usage, no error, and one choice of index 0, without ``finish_reason``, whose
+        ``delta`` holds nothing but string ``content`` (and ``role``). Most of a stream is
+        such chunks; for them the steps of :meth:`handle` come down to ``run.text(content)``
+        (``start`` changes nothing once the model is set; no reasoning, refusal, tool call or
+        annotation key is there to read). Returns False, having done nothing, for any other
+        frame. ``tests/codecs/test_openai_chat_fast_path.py`` checks both ways give the same
+        events (hypothesis)."""
+        chunk = frame.data
+        if type(chunk) is not dict or frame.event == "error" or not self.run.model:
+            return False
+        choices = chunk.get("choices")
+        if (
+            type(choices) is not list
+            or len(choices) != 1
+            or chunk.get("error")
+            or chunk.get("usage")
+            or "x_groq" in chunk
+            or not self.run.started
+        ):
+            return False
+        choice = choices[0]
+        if type(choice) is not dict or choice.get("finish_reason") or choice.get("index", 0) != 0:
+            return False
+        delta = choice.get("delta")
+        if type(delta) is not dict or not delta.keys() <= _TEXT_KEYS:
+            return False
+        content = delta.get("content")
+        if type(content) is not str:
+            return False
+        if content:
+            self.run.text(content)
+        return True
 
     def _delta(self, delta: dict[str, Any], *, whole: bool = False) -> None:
         """Translate a ``delta`` (or, ``whole``, a non-streamed ``message``)."""
