@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from run_backends import make_broker
 
@@ -96,3 +96,64 @@ async def test_redis_down_publishes_nothing_and_recovers() -> None:
             await broker.client.aclose()
             broker.client = real
         assert await broker.publish_many("r", [RunEvent(Cursor(1, 1), wire((1, 1)))]) == 1
+
+
+# Local delivery: steps of a local producer ("here") and another replica's ("there") on one run.
+steps = st.lists(
+    st.tuples(st.sampled_from(["here", "there"]), st.lists(cursors, min_size=1, max_size=4)),
+    min_size=1,
+    max_size=6,
+)
+
+
+async def drained(subscription: Any) -> list[tuple[int, int]]:
+    out: list[tuple[int, int]] = []
+    while batch := await subscription.receive(0.05):
+        out += [(m.cursor.epoch, m.cursor.seq) for m in batch]
+    return out
+
+
+@settings(max_examples=60, deadline=None)
+@example(  # another replica's entry between two of ours: never delivered past it
+    plan=[("here", [(1, 1)]), ("there", [(2, 2)]), ("here", [(2, 5)])],
+    after=None,
+    read_count=4,
+    early=False,
+)
+@example(  # more entries at once than a reader holds
+    plan=[("here", [(1, 1), (1, 2), (1, 3)])], after=None, read_count=2, early=False
+)
+@given(
+    plan=steps,
+    after=st.one_of(st.none(), cursors),
+    read_count=st.integers(1, 4),
+    early=st.booleans(),
+)
+async def test_local_delivery_equals_xread(
+    plan: list[tuple[str, list[tuple[int, int]]]],
+    after: tuple[int, int] | None,
+    read_count: int,
+    early: bool,
+) -> None:
+    """A subscription of the producing replica delivers what one that only ``XREAD``s
+    delivers: the same entries in the same order, whoever published them and whether the
+    reader drains as they come (``early``) or after everything was published."""
+    start = Cursor(*after) if after is not None else None
+    async with (
+        make_broker("redis", reader_maxlen=read_count) as here,
+        make_broker("redis", prefix=here.prefix, reader_maxlen=read_count) as there,  # type: ignore[attr-defined]
+        make_broker("redis", prefix=here.prefix, reader_maxlen=read_count) as observer,  # type: ignore[attr-defined]
+    ):
+        async with (
+            here.subscribe("r", after=start) as local,
+            observer.subscribe("r", after=start) as remote,
+        ):
+            got_local: list[tuple[int, int]] = []
+            for who, call in plan:
+                events = [RunEvent(Cursor(*c), wire(c)) for c in call]
+                await (here if who == "here" else there).publish_many("r", events)
+                if early:
+                    got_local += await drained(local)
+                assert len(local._local) <= read_count  # type: ignore[attr-defined]  # bounded
+            got_local += await drained(local)
+            assert got_local == await drained(remote)
