@@ -39,7 +39,7 @@ from typing import Any, Final
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from . import sql_writes
+from . import pg_batch, sql_writes
 from .errors import RunNotFoundError, RunStoreError, StoreUnavailableError, WriteRejectedError
 from .models import LeaseState, RunRecord
 from .sql_errors import transaction
@@ -103,6 +103,9 @@ class GroupCommitter:
         self.max_requests = max(1, max_requests)
         self.heartbeat_hold = max(0.0, heartbeat_hold)
         self._state: _State | None = None
+        self._batch_updates = engine.dialect.name == "postgresql"
+        """PostgreSQL: a group's plain appends update their runs in one statement
+        (:mod:`gateway.store.pg_batch`)."""
         self.groups = 0
         """Transactions committed (a figure for tests and benches)."""
 
@@ -219,6 +222,7 @@ class GroupCommitter:
             async with transaction(self.engine) as conn:
                 rows: list[dict[str, Any]] = []
                 finals: list[tuple[RunRecord, sql_writes.PreparedAppend]] = []
+                batched: list[_Request] = []
                 for request in group:
                     request.result = request.error = None
                     if request.heartbeat is not None:
@@ -232,6 +236,9 @@ class GroupCommitter:
                             raise _Conflict from None
                         continue
                     assert request.append is not None
+                    if self._batch_updates and request.append.final is None:
+                        batched.append(request)  # updated together below
+                        continue
                     try:
                         record = await sql_writes.update_run(conn, request.append, now)
                     except (WriteRejectedError, RunNotFoundError) as exc:
@@ -240,6 +247,15 @@ class GroupCommitter:
                     request.result = record
                     rows += request.append.rows
                     finals.append((record, request.append))
+                if batched:
+                    appends = [r.append for r in batched if r.append is not None]
+                    outcomes = await pg_batch.update_runs(conn, appends, now)
+                    for request, append, outcome in zip(batched, appends, outcomes, strict=True):
+                        if isinstance(outcome, RunRecord):
+                            request.result = outcome
+                            rows += append.rows
+                        else:
+                            request.error = outcome
                 try:
                     await sql_writes.insert_events(conn, rows)
                 except sa.exc.IntegrityError:

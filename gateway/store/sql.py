@@ -30,7 +30,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from .. import migrations
 from .answers_sql import Answer, answered, claim
 from .cursor import Cursor
-from .engine import DEFAULT_DATABASE_URL, create_engine
+from .engine import DEFAULT_DATABASE_URL, create_engine, reads_engine
 from .errors import (
     InterruptAnsweredError,
     RunExistsError,
@@ -165,6 +165,7 @@ class SqlRunStore:
         max_readers: int = 8,
     ) -> None:
         self.engine = engine
+        self._reads = reads_engine(engine)
         self._readers = asyncio.Semaphore(max(1, max_readers))
         self._clock = clock or _utcnow
         self.group: GroupCommitter | None = (
@@ -193,7 +194,7 @@ class SqlRunStore:
     async def _read(self) -> AsyncIterator[AsyncConnection]:
         # Reads queue here rather than in the pool: a burst of readers (1,000 streams opening)
         # waits its turn instead of failing with the pool's 30 s checkout timeout (issue 13).
-        async with self._readers, connection(self.engine) as conn:
+        async with self._readers, connection(self._reads) as conn:
             yield conn
 
     async def check(self) -> None:
