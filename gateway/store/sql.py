@@ -244,7 +244,18 @@ class SqlRunStore:
             status = "running"
 
         async def create(conn: AsyncConnection, now: datetime) -> RunRecord:
-            await ensure_thread(conn, thread_id, now)
+            if input_messages:  # the thread row: created with the input's positions
+                await add_items(
+                    conn,
+                    thread_id,
+                    input_messages,
+                    run_id=None,
+                    now=now,
+                    replace=False,
+                    create=True,
+                )
+            else:
+                await ensure_thread(conn, thread_id, now)
             values = {
                 "id": run_id,
                 "thread_id": thread_id,
@@ -269,10 +280,6 @@ class SqlRunStore:
             await claim(conn, thread_id, run_id, answers, now)
             if first is not None:
                 await insert_events(conn, event_rows(first, now))
-            if input_messages:
-                await add_items(
-                    conn, thread_id, input_messages, run_id=None, now=now, replace=False
-                )
             return run_from_row(row)
 
         try:
@@ -519,8 +526,9 @@ class SqlRunStore:
             return 0
         now = self.now()
         async with self._tx() as conn:
-            await ensure_thread(conn, thread_id, now)
-            return await add_items(conn, thread_id, items, run_id=run_id, now=now, replace=False)
+            return await add_items(
+                conn, thread_id, items, run_id=run_id, now=now, replace=False, create=True
+            )
 
     async def history(
         self,
