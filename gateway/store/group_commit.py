@@ -4,10 +4,12 @@ Issue 13 item 1 ("durability must be nearly free"): with one transaction per run
 concurrent pumps wait on each other for SQLite's write lock and churn the connection pool.
 Here every append and heartbeat of the process goes into one queue; one task takes whatever
 is queued (at most ``max_requests``, after waiting ``window`` seconds for more) and commits it
-in **one transaction on one connection**: each run's conditional ``UPDATE runs`` (fence and
-continuity, :mod:`gateway.store.sql_writes`), then all their event rows in one multi-row
-``INSERT``, then the terminal parts. While a group commits, the next one fills, so under load
-a write waits for about one group, and alone it waits for nothing but its own transaction.
+in **one transaction on one connection**: the runs' conditional ``UPDATE runs`` (fence and
+continuity, :mod:`gateway.store.sql_writes`; the non-terminal appends of the group's runs in
+one statement, ``update_runs``, a terminal one on its own), then all their event rows in one
+multi-row ``INSERT``, then the terminal parts. While a group commits, the next one fills, so
+under load a write waits for about one group, and alone it waits for nothing but its own
+transaction.
 
 What ``docs/runs.md`` needs holds unchanged, because a caller's ``append_events`` returns only
 when its group is committed: a control event is published after its group is durable (§2);
@@ -219,6 +221,8 @@ class GroupCommitter:
             async with transaction(self.engine) as conn:
                 rows: list[dict[str, Any]] = []
                 finals: list[tuple[RunRecord, sql_writes.PreparedAppend]] = []
+                batched: dict[str, _Request] = {}  # non-terminal appends, one per run
+                later: list[_Request] = []
                 for request in group:
                     request.result = request.error = None
                     if request.heartbeat is not None:
@@ -232,14 +236,15 @@ class GroupCommitter:
                             raise _Conflict from None
                         continue
                     assert request.append is not None
-                    try:
-                        record = await sql_writes.update_run(conn, request.append, now)
-                    except (WriteRejectedError, RunNotFoundError) as exc:
-                        request.error = exc
-                        continue
-                    request.result = record
-                    rows += request.append.rows
-                    finals.append((record, request.append))
+                    if request.append.run_id in batched:
+                        later.append(request)  # after that run's batched update: in order
+                    elif request.append.final is None:
+                        batched[request.append.run_id] = request
+                    else:
+                        await self._update_one(conn, request, now, rows, finals)
+                rows += await self._update_batched(conn, list(batched.values()), now)
+                for request in later:
+                    await self._update_one(conn, request, now, rows, finals)
                 try:
                     await sql_writes.insert_events(conn, rows)
                 except sa.exc.IntegrityError:
@@ -262,6 +267,53 @@ class GroupCommitter:
         self.groups += 1
         for request in group:
             self._settle(request)
+
+    @staticmethod
+    async def _update_one(
+        conn: AsyncConnection,
+        request: _Request,
+        now: datetime,
+        rows: list[dict[str, Any]],
+        finals: list[tuple[RunRecord, sql_writes.PreparedAppend]],
+    ) -> None:
+        """One append's conditional run update (a terminal one, or a run's second append of
+        the group); its rows and terminal part join the group's when it is accepted."""
+        assert request.append is not None
+        try:
+            record = await sql_writes.update_run(conn, request.append, now)
+        except (WriteRejectedError, RunNotFoundError) as exc:
+            request.error = exc
+            return
+        request.result = record
+        rows += request.append.rows
+        finals.append((record, request.append))
+
+    @staticmethod
+    async def _update_batched(
+        conn: AsyncConnection, requests: list[_Request], now: datetime
+    ) -> list[dict[str, Any]]:
+        """The conditional run updates of a group's non-terminal appends (one run each): one
+        statement (:func:`~gateway.store.sql_writes.update_runs`) when there are several and
+        the database runs it, else one each. Sets each request's result or error; returns
+        the event rows of the accepted ones, in request order."""
+        rows: list[dict[str, Any]] = []
+        appends = [r.append for r in requests if r.append is not None]
+        if len(appends) > 1 and sql_writes.batches_updates(conn):
+            outcomes = await sql_writes.update_runs(conn, appends, now)
+        else:
+            outcomes = []
+            for append in appends:
+                try:
+                    outcomes.append(await sql_writes.update_run(conn, append, now))
+                except (WriteRejectedError, RunNotFoundError) as exc:
+                    outcomes.append(exc)
+        for request, append, outcome in zip(requests, appends, outcomes, strict=True):
+            if isinstance(outcome, RunRecord):
+                request.result = outcome
+                rows += append.rows
+            else:
+                request.error = outcome
+        return rows
 
     async def _one_by_one(self, group: Sequence[_Request]) -> None:
         """Rerun a group whose insert conflicted, one request per transaction."""
