@@ -46,14 +46,34 @@ from .errors import RunNotFoundError, RunStoreError, StoreUnavailableError, Writ
 from .models import LeaseState, RunRecord
 from .sql_errors import transaction
 
-__all__ = ["GroupCommitter"]
+__all__ = ["GroupCommitter", "Step", "StepRows", "insert_step_rows"]
 
 _log = logging.getLogger(__name__)
 
 _STOP: Final = object()
 
 Step = Callable[[AsyncConnection, datetime], Awaitable[Any]]
-"""A write of its own in a group's transaction (``create_run``): ``step(conn, now)``."""
+"""A write of its own in a group's transaction (``create_run``): ``step(conn, now)``. A step
+that returns :class:`StepRows` has its event rows inserted with the group's."""
+
+
+@dataclass(frozen=True, slots=True)
+class StepRows:
+    """What a step returns when it also has event rows to insert (``create_run`` with its
+    first events): ``result`` goes to its caller; ``rows`` join the group's one multi-row
+    ``INSERT`` (alone, :func:`insert_step_rows` inserts them), after every step and update of
+    the transaction, so the run rows they belong to exist by then."""
+
+    result: Any
+    rows: list[dict[str, Any]]
+
+
+async def insert_step_rows(conn: AsyncConnection, out: Any) -> Any:
+    """The result of a step run on its own: its :class:`StepRows` rows inserted in ``conn``."""
+    if isinstance(out, StepRows):
+        await sql_writes.insert_events(conn, out.rows)
+        return out.result
+    return out
 
 
 @dataclass(slots=True)
@@ -231,9 +251,12 @@ class GroupCommitter:
                         continue
                     if request.step is not None:
                         try:
-                            request.result = await request.step(conn, now)
+                            out = await request.step(conn, now)
                         except sa.exc.IntegrityError:
                             raise _Conflict from None
+                        if isinstance(out, StepRows):
+                            out, rows = out.result, rows + out.rows
+                        request.result = out
                         continue
                     assert request.append is not None
                     if request.append.run_id in batched:
@@ -326,7 +349,7 @@ class GroupCommitter:
                         run_id, epoch = request.heartbeat
                         request.result = await sql_writes.heartbeat_in(conn, run_id, epoch, now)
                     elif request.step is not None:
-                        request.result = await request.step(conn, now)
+                        request.result = await insert_step_rows(conn, await request.step(conn, now))
                     else:
                         assert request.append is not None
                         request.result = await sql_writes.append_in(conn, request.append, now)

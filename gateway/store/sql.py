@@ -38,7 +38,7 @@ from .errors import (
     RunStoreError,
     SequenceError,
 )
-from .group_commit import GroupCommitter
+from .group_commit import GroupCommitter, StepRows, insert_step_rows
 from .history_sql import add_items, ensure_thread, history_page
 from .keys_sql import get_key, insert_key, list_keys, revoke_key, tenant_usage
 from .models import (
@@ -81,7 +81,7 @@ from .sql_statements import (
     json_size,
     run_from_row,
 )
-from .sql_writes import append_in, event_rows, heartbeat_in, insert_events, prepare_append
+from .sql_writes import append_in, event_rows, heartbeat_in, prepare_append
 from .threads_sql import thread_summaries
 from .upstream_ids_sql import keep_originals, originals_of
 from .wire_read import fetch_wire
@@ -243,7 +243,7 @@ class SqlRunStore:
             size += first.bytes
             status = "running"
 
-        async def create(conn: AsyncConnection, now: datetime) -> RunRecord:
+        async def create(conn: AsyncConnection, now: datetime) -> RunRecord | StepRows:
             if input_messages:  # the thread row: created with the input's positions
                 await add_items(
                     conn,
@@ -278,16 +278,18 @@ class SqlRunStore:
             }
             row = (await conn.execute(CREATE_RUN, values)).one()
             await claim(conn, thread_id, run_id, answers, now)
-            if first is not None:
-                await insert_events(conn, event_rows(first, now))
-            return run_from_row(row)
+            record = run_from_row(row)
+            if first is None:
+                return record
+            return StepRows(record, event_rows(first, now))  # with the group's event rows
 
         try:
             if self.group is not None:  # one writer: the create joins the next group
-                record: RunRecord = await self.group.call(create)
-                return record
+                created: RunRecord = await self.group.call(create)
+                return created
             async with self._tx() as conn:
-                return await create(conn, self.now())
+                out: RunRecord = await insert_step_rows(conn, await create(conn, self.now()))
+                return out
         except RunStoreError as exc:
             if isinstance(exc.__cause__, sa.exc.IntegrityError):
                 raise await self._conflict(run_id, thread_id, answers) from exc.__cause__

@@ -157,6 +157,39 @@ async def test_a_groups_flushes_update_their_runs_in_one_statement(store: SqlRun
     assert await store.read_events(stale) == []
 
 
+async def test_a_creations_first_event_joins_the_groups_insert(store: SqlRunStore) -> None:
+    """A run created with its RUN_STARTED in a group with other runs' appends: its event row is
+    in the group's one multi-row INSERT, and it is stored as if created alone."""
+    assert store.group is not None
+    runs = [await new_run(store) for _ in range(3)]
+    started = {"type": "RUN_STARTED", "threadId": "t", "runId": "r"}
+    statements: list[str] = []
+
+    def count(_conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
+        statements.append(" ".join(statement.split()[:3]))
+
+    created_id = f"r_{uuid.uuid4().hex[:12]}"
+    sa.event.listen(store.engine.sync_engine, "before_cursor_execute", count)
+    try:
+        *_, created = await asyncio.gather(
+            *(store.append_events(r, 1, [NewEvent(1, delta(1))]) for r in runs),
+            store.create_run(
+                run_id=created_id,
+                thread_id=f"t_{created_id}",
+                owner="a",
+                events=[NewEvent(1, started, durable=True)],
+            ),
+        )
+    finally:
+        sa.event.remove(store.engine.sync_engine, "before_cursor_execute", count)
+    assert statements.count("INSERT INTO events") == 1
+    assert created.last_seq == 1 and created.status == "running"
+    stored = await store.read_events(created_id)
+    assert [(e.cursor.seq, e.event, e.durable) for e in stored] == [(1, started, True)]
+    for run_id in runs:
+        assert [e.cursor.seq for e in await store.read_events(run_id)] == [1]
+
+
 async def test_a_stored_seq_fails_only_its_own_append(store: SqlRunStore) -> None:
     """An event row already at the batch's seq (the insert conflicts, which aborts the group's
     transaction): the group is rerun one by one and only that run's append fails."""
