@@ -7,11 +7,13 @@ concurrent runs of one thread never collide; every item registers its own id and
 (a client echoing the conversation back in its next RunAgentInput).
 
 The statement that locks the thread also reserves a position for every item (``next_position
-+ n``), and gives back the unused ones only when some item was skipped or updated in place: a
-run's creation and its terminal write each cost one statement less (issue 13: every statement
-is ~0.15-0.2 ms of CPU on SQLite, mostly the driver's round trip, not the database).
-:func:`add_items` with ``create=True`` also creates the thread row in that statement (an
-upsert), instead of :func:`ensure_thread` first.
++ n``), and gives back the unused ones only when some item was skipped or updated in place; a
+run's own new item is inserted without the alias lookup first (``ON CONFLICT DO NOTHING``;
+the lookup runs when the id is taken). :func:`add_items` with ``create=True`` also creates the
+thread row in the locking statement (an upsert), instead of :func:`ensure_thread` first. A
+run's creation with its input and its terminal write so cost two statements less each (issue
+13: every statement is ~0.15-0.2 ms of CPU on SQLite, mostly the driver's round trip, not the
+database); what they store is the same (``tests/contracts/test_history_reserve.py``).
 """
 
 from __future__ import annotations
@@ -168,6 +170,63 @@ async def _merge_continuation(
         row["payload"] = {**payload, "parts": old.payload["parts"] + payload["parts"]}
 
 
+def _row(item: JsonObject, run_id: str | None) -> dict[str, Any]:
+    """An item's ``messages`` columns besides its keys, position and time."""
+    return {
+        "role": str(item.get("role", "assistant")),
+        "run_id": run_id if run_id is not None else item.get("runId"),
+        "visibility": visibility_mask(item),
+        "payload": {k: v for k, v in item.items() if k != "aliases"},
+    }
+
+
+_INSERT_NEW_MESSAGE: dict[str, Any] = {}
+"""Per dialect: ``INSERT INTO messages ... ON CONFLICT (thread_id, message_id) DO NOTHING
+RETURNING position``, built once."""
+
+
+async def _insert_new(
+    conn: AsyncConnection,
+    thread_id: str,
+    item: JsonObject,
+    run_id: str | None,
+    now: datetime,
+    position: int,
+) -> bool:
+    """A run's own item (``replace``) whose id the thread has no message for: inserted at
+    ``position`` with its id and aliases (those already taken left as they are), without
+    looking the aliases up first; False (nothing written) when the thread has a message of
+    that id, which :func:`add_items` then updates in place (or refuses) as before. What the
+    lookup would have decided for a new id is the same: insert, and register the names not
+    known yet (an ``insert_ignore`` skips the known ones)."""
+    dialect = conn.dialect.name
+    statement = _INSERT_NEW_MESSAGE.get(dialect)
+    if statement is None:
+        insert: Any = postgresql.insert if dialect == "postgresql" else sqlite.insert
+        statement = _INSERT_NEW_MESSAGE[dialect] = (
+            insert(messages)
+            .on_conflict_do_nothing(index_elements=["thread_id", "message_id"])
+            .returning(messages.c.position)
+        )
+    message_id = str(item["id"])
+    values = {"thread_id": thread_id, "message_id": message_id, "position": position}
+    inserted = (
+        await conn.execute(statement, {**values, "created_at": now, **_row(item, run_id)})
+    ).first()
+    if inserted is None:
+        return False
+    names = dict.fromkeys((message_id, *(str(a) for a in item.get("aliases") or ())))
+    aliases = _INSERT_ALIASES.get(dialect)
+    if aliases is None:
+        aliases = _INSERT_ALIASES[dialect] = insert_ignore(
+            dialect, message_aliases, ["thread_id", "alias"]
+        )
+    await conn.execute(
+        aliases, [{"thread_id": thread_id, "alias": a, "message_id": message_id} for a in names]
+    )
+    return True
+
+
 async def add_items(
     conn: AsyncConnection,
     thread_id: str,
@@ -198,6 +257,12 @@ async def add_items(
     if locked is None:
         raise RunNotFoundError(f"unknown thread {thread_id!r}")
     position = int(locked.next_position) - reserve
+    if (
+        replace
+        and reserve == 1
+        and await _insert_new(conn, thread_id, items[0], run_id, now, position)
+    ):
+        return 1
     names: set[str] = set()
     for item in items:
         names.add(str(item["id"]))
@@ -212,12 +277,7 @@ async def add_items(
     for item in items:
         message_id = str(item["id"])
         aliases = [str(a) for a in item.get("aliases") or ()]
-        row: dict[str, Any] = {
-            "role": str(item.get("role", "assistant")),
-            "run_id": run_id if run_id is not None else item.get("runId"),
-            "visibility": visibility_mask(item),
-            "payload": {k: v for k, v in item.items() if k != "aliases"},
-        }
+        row = _row(item, run_id)
         if known.get(message_id) == message_id:
             if not replace:
                 continue

@@ -184,7 +184,7 @@ async def _state(conn: AsyncConnection, thread_id: str) -> Any:
 
 
 @settings(
-    max_examples=60,
+    max_examples=100,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
@@ -221,12 +221,13 @@ def test_reserved_positions_equal_the_reference(
     loop.run_until_complete(main())
 
 
-def test_a_new_threads_first_item_costs_four_statements(
+def test_the_statements_of_new_echoed_and_own_items(
     backend: tuple[asyncio.AbstractEventLoop, Any],
 ) -> None:
     """What the change is for: the thread created, locked and its position reserved in one
     statement, then the alias lookup, the message and its alias; no statement setting
-    ``next_position`` when every item was added (six before). A skipped item sets it back."""
+    ``next_position`` when every item was added (six before). A skipped item sets it back. A
+    run's own new item: lock, message, alias (five before)."""
     loop, store = backend
     thread_id = f"s{uuid.uuid4().hex}"
     statements: list[str] = []
@@ -249,6 +250,14 @@ def test_a_new_threads_first_item_costs_four_statements(
         assert statements == ["INSERT", "SELECT", "UPDATE"]
         async with store.engine.connect() as conn:
             assert (await _state(conn, thread_id))[2] == 2
+        statements.clear()
+        answer = {"id": "m2", "role": "assistant", "content": "hello"}
+        async with store.engine.begin() as conn:  # a run's own new item: no alias lookup
+            own = await add_items(
+                conn, thread_id, [answer], run_id="r1", now=store.now(), replace=True
+            )
+        assert own == 1
+        assert statements == ["UPDATE", "INSERT", "INSERT"]
         return first, again
 
     sa.event.listen(store.engine.sync_engine, "before_cursor_execute", count)
