@@ -34,6 +34,7 @@ from .schema import message_aliases, messages, threads
 __all__ = [
     "VISIBILITY_CONTEXT",
     "VISIBILITY_HISTORY",
+    "add_input",
     "add_items",
     "ensure_thread",
     "history_page",
@@ -324,6 +325,25 @@ async def add_items(
     if added != reserve:  # give back the positions of the items not added
         await conn.execute(_SET_NEXT_POSITION, {"p_thread_id": thread_id, "p_position": position})
     return added
+
+
+async def add_input(
+    conn: AsyncConnection,
+    thread_id: str,
+    items: Sequence[JsonObject],
+    now: datetime,
+    *,
+    run_id: str | None = None,
+) -> int:
+    """Client input: the thread row created when missing, then ``items`` added as
+    :func:`add_items` without ``replace`` does (in the statement that creates or locks the
+    thread); returns how many rows were added. No items: the thread row alone."""
+    if not items:
+        await ensure_thread(conn, thread_id, now)
+        return 0
+    return await add_items(
+        conn, thread_id, items, run_id=run_id, now=now, replace=False, create=True
+    )
 
 
 async def history_page(

@@ -39,7 +39,7 @@ from .errors import (
     SequenceError,
 )
 from .group_commit import GroupCommitter, StepRows, insert_step_rows
-from .history_sql import add_items, ensure_thread, history_page
+from .history_sql import add_input, history_page
 from .keys_sql import get_key, insert_key, list_keys, revoke_key, tenant_usage
 from .models import (
     ACTIVE_STATUSES,
@@ -244,18 +244,7 @@ class SqlRunStore:
             status = "running"
 
         async def create(conn: AsyncConnection, now: datetime) -> RunRecord | StepRows:
-            if input_messages:  # the thread row: created with the input's positions
-                await add_items(
-                    conn,
-                    thread_id,
-                    input_messages,
-                    run_id=None,
-                    now=now,
-                    replace=False,
-                    create=True,
-                )
-            else:
-                await ensure_thread(conn, thread_id, now)
+            await add_input(conn, thread_id, input_messages, now)  # and the thread row
             values = {
                 "id": run_id,
                 "thread_id": thread_id,
@@ -528,9 +517,7 @@ class SqlRunStore:
             return 0
         now = self.now()
         async with self._tx() as conn:
-            return await add_items(
-                conn, thread_id, items, run_id=run_id, now=now, replace=False, create=True
-            )
+            return await add_input(conn, thread_id, items, now, run_id=run_id)
 
     async def history(
         self,
