@@ -11,7 +11,17 @@ source yields RUN_STARTED, TEXT_MESSAGE_START, ``events``
 TEXT_MESSAGE_CONTENT deltas ``pace_ms`` apart (one upstream event per wake-up, as a paced model
 sends them), TEXT_MESSAGE_END and RUN_FINISHED. The figure is the process CPU time
 (``time.process_time``: every thread, the aiosqlite workers included) per run, in ms, the
-median of ``--rounds`` blocks.
+median of ``--rounds`` blocks. The source yields ``ag_ui.core`` event models, as the gateway's
+pipeline hands them to the pump (the content deltas built once, outside the measured blocks).
+
+``--store`` (repeatable; default ``sqlite`` and ``off``): ``sqlite`` (a fresh file),
+``postgres`` (``--pg``, a fresh schema dropped at exit) or ``off``, the path the streaming
+endpoints take when the gateway runs without its lifespan (no store: ``Services.live`` ->
+:func:`gateway.encoding.encode_batches`, no pump, writer, broker or reader; see
+``gateway/routes/stream.py``): the same source encoded straight to AG-UI SSE. With ``off``
+and a store, each variant's line says what persistence costs per run: ``on-off`` (ms) and
+``on/off`` (issue 13's goal: durable persistence adds < 20 % to the gateway's store-off CPU
+per stream, about 10 ms for such a stream end to end, ``bench/added_latency.py``).
 
 Variants compare builds in one invocation: ``--variant NAME[:src=PATH]`` runs this script again
 in a child process with ``PATH`` and ``PATH/codecs`` first on ``sys.path`` (a checkout of
@@ -21,7 +31,8 @@ another commit), blocks interleaved round by round (ABAB), so both see the same 
 transactions and aiosqlite calls (each a round trip to its worker thread): figures the machine's
 load does not move.
 
-Run: ``python bench/pump_path.py -c 16 --rounds 6 --variant base:src=/tmp/main --variant now``.
+Run: ``python bench/pump_path.py -c 16 --rounds 6 --variant base:src=/tmp/main --variant now
+[--store sqlite --store off --store postgres]``.
 """
 
 from __future__ import annotations
@@ -40,15 +51,37 @@ from pathlib import Path
 from typing import Any
 
 
-async def _source(run_id: str, events: int, pace: float) -> Any:
-    yield {"type": "RUN_STARTED", "threadId": "t", "runId": run_id}
-    yield {"type": "TEXT_MESSAGE_START", "messageId": "m", "role": "assistant"}
-    for k in range(events):
-        await asyncio.sleep(pace)
-        yield {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": f"token {k} "}
-    yield {"type": "TEXT_MESSAGE_END", "messageId": "m"}
-    yield {"type": "RUN_FINISHED", "threadId": "t", "runId": run_id}
+def _body(events: int) -> list[Any]:
+    """The events between RUN_STARTED and RUN_FINISHED, as models (shared by every run)."""
+    from ag_ui.core import TextMessageContentEvent, TextMessageEndEvent, TextMessageStartEvent
 
+    deltas = [TextMessageContentEvent(message_id="m", delta=f"token {k} ") for k in range(events)]
+    return [
+        TextMessageStartEvent(message_id="m", role="assistant"),
+        *deltas,
+        TextMessageEndEvent(message_id="m"),
+    ]
+
+
+async def _source(run_id: str, body: list[Any], pace: float) -> Any:
+    from ag_ui.core import RunFinishedEvent, RunStartedEvent
+
+    yield RunStartedEvent(thread_id="t", run_id=run_id)
+    yield body[0]
+    for event in body[1:-1]:
+        await asyncio.sleep(pace)
+        yield event
+    yield body[-1]
+    yield RunFinishedEvent(thread_id="t", run_id=run_id)
+
+
+async def _batches(source: Any) -> Any:
+    """The store-off path's input: one batch per upstream event (``Services.live``)."""
+    async for event in source:
+        yield [event]
+
+
+STORES = ("sqlite", "postgres", "off")
 
 COUNTS: dict[str, int] = {"callbacks": 0, "sql": 0, "transactions": 0, "aiosqlite": 0}
 """What a block did (child mode), per kind; reported per run beside the CPU figure."""
@@ -87,16 +120,23 @@ def _count_work() -> None:
         COUNTS["transactions"] += 1
 
 
-async def _block(manager: Any, c: int, events: int, pace: float, stagger: float) -> float:
+async def _block(manager: Any, c: int, body: list[Any], pace: float, stagger: float) -> float:
+    """One block of ``c`` runs; the process CPU ms per run. ``manager`` None: store off."""
     from agui_codecs.encoders.agui import AguiEncoder
-    from gateway.encoding import encode_run_events
+    from gateway.encoding import encode_batches, encode_run_events
 
     async def one(index: int) -> int:
         await asyncio.sleep(stagger * index / c)  # runs start spread as clients come
+        if manager is None:
+            size = 0
+            source = _source(f"r{uuid.uuid4().hex}", body, pace)
+            async for chunk in encode_batches(_batches(source), AguiEncoder()):
+                size += len(chunk)
+            return size
         thread = f"t{uuid.uuid4().hex}"
         user = {"id": "u1", "role": "user", "content": "hi"}
         record = await manager.create_run(thread_id=thread, input_messages=[user], announce=True)
-        task = manager.start(record, _source(record.id, events, pace))
+        task = manager.start(record, _source(record.id, body, pace))
         await asyncio.sleep(0)  # the gateway's response starts reading after the pump began
         reader = await manager.reader(record.id, run=record)
         size = 0
@@ -114,29 +154,50 @@ async def _block(manager: Any, c: int, events: int, pace: float, stagger: float)
     return (time.process_time() - started) / c * 1000
 
 
-async def _child(c: int, events: int, pace: float, rounds: int, counts: bool) -> None:
+async def _child(args: argparse.Namespace) -> None:
     """Child mode: one line of JSON per block (CPU ms per run), on a signal line from stdin."""
     from gateway.broker import InProcessBroker
     from gateway.runs import RunManager
     from gateway.store import open_store
 
+    c, pace, counts, kind = args.c, args.pace_ms / 1000, args.counts, args.store[-1]
     if counts:
         _count_work()
+    body = _body(args.events)
 
     with tempfile.TemporaryDirectory(prefix="agui-pump-path-") as tmp:
-        store = await open_store(f"sqlite+aiosqlite:///{tmp}/runs.db")
-        manager = RunManager(store, InProcessBroker())
+        store: Any = None
+        schema = None
+        if kind == "sqlite":
+            store = await open_store(f"sqlite+aiosqlite:///{tmp}/runs.db")
+        elif kind == "postgres":
+            schema = f"bench_{uuid.uuid4().hex[:10]}"
+            store = await open_store(args.pg, schema=schema)
+        manager = None if store is None else RunManager(store, InProcessBroker())
         stagger = 0.05  # bench/added_latency.py's: the first requests 50 ms / C apart
         try:
-            await _block(manager, c, events, pace, stagger)  # warm-up
+            await _block(manager, c, body, pace, stagger)  # warm-up
             print("READY", flush=True)
-            for _ in range(rounds):
+            for _ in range(args.rounds):
                 sys.stdin.readline()
-                ms = await _block(manager, c, events, pace, stagger)
+                ms = await _block(manager, c, body, pace, stagger)
                 per_run = {key: value / c for key, value in COUNTS.items()} if counts else {}
                 print(json.dumps({"cpu_ms_per_run": ms, **per_run}), flush=True)
         finally:
-            await store.close()
+            if store is not None:
+                await store.close()
+            if schema is not None:
+                await _drop_schema(args.pg, schema)
+
+
+async def _drop_schema(url: str, schema: str) -> None:
+    import asyncpg
+
+    conn = await asyncpg.connect(url.replace("postgresql+asyncpg://", "postgresql://"))
+    try:
+        await conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+    finally:
+        await conn.close()
 
 
 def main() -> int:
@@ -151,29 +212,40 @@ def main() -> int:
         action="store_true",
         help="also count loop callbacks, SQL statements, transactions, aiosqlite calls per run",
     )
+    parser.add_argument(
+        "--store",
+        action="append",
+        choices=STORES,
+        help="sqlite, postgres or off (repeatable; default: sqlite and off)",
+    )
+    parser.add_argument("--pg", default="postgresql+asyncpg://postgres@127.0.0.1:5432/test")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        asyncio.run(_child(args.c, args.events, args.pace_ms / 1000, args.rounds, args.counts))
+        asyncio.run(_child(args))
         return 0
     variants = args.variant or ["now"]
+    stores = list(dict.fromkeys(args.store or ["sqlite", "off"]))
     children: dict[str, subprocess.Popen[str]] = {}
     for text in variants:
-        name, _, rest = text.partition(":")
+        variant, _, rest = text.partition(":")
         env = dict(os.environ)
         if rest.startswith("src="):
             src = os.path.abspath(rest[4:])
             env["PYTHONPATH"] = os.pathsep.join([src, str(Path(src) / "codecs")])
-        command = [sys.executable, __file__, "--child", "-c", str(args.c)]
-        command += ["--events", str(args.events), "--pace-ms", str(args.pace_ms)]
-        command += ["--rounds", str(args.rounds)] + (["--counts"] if args.counts else [])
-        child = subprocess.Popen(
-            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, text=True
-        )
-        assert child.stdout is not None
-        if child.stdout.readline().strip() != "READY":
-            raise SystemExit(f"variant {name} did not start")
-        children[name] = child
+        for store in stores:
+            name = variant if len(stores) == 1 else f"{variant}/{store}"
+            command = [sys.executable, __file__, "--child", "-c", str(args.c)]
+            command += ["--events", str(args.events), "--pace-ms", str(args.pace_ms)]
+            command += ["--rounds", str(args.rounds), "--store", store, "--pg", args.pg]
+            command += ["--counts"] if args.counts else []
+            child = subprocess.Popen(
+                command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, text=True
+            )
+            assert child.stdout is not None
+            if child.stdout.readline().strip() != "READY":
+                raise SystemExit(f"variant {name} did not start")
+            children[name] = child
     print(f"loadavg before: {os.getloadavg()}  C={args.c} events={args.events}", flush=True)
     figures: dict[str, list[float]] = {name: [] for name in children}
     counted: dict[str, dict[str, list[float]]] = {name: {} for name in children}
@@ -190,11 +262,23 @@ def main() -> int:
         child.wait()
         values = figures[name]
         print(
-            f"{name:10} C={args.c:<3d} cpu ms/run median {statistics.median(values):6.2f}"
+            f"{name:14} C={args.c:<3d} cpu ms/run median {statistics.median(values):6.2f}"
             f"  [{' '.join(f'{v:.2f}' for v in values)}]"
             + "".join(f"  {k}/run {statistics.median(v):.1f}" for k, v in counted[name].items()),
             flush=True,
         )
+    if "off" in stores and len(stores) > 1:
+        for text in variants:
+            variant = text.partition(":")[0]
+            off = statistics.median(figures[f"{variant}/off"])
+            for store in stores:
+                if store != "off":
+                    on = statistics.median(figures[f"{variant}/{store}"])
+                    print(
+                        f"{variant:10} {store:8} persistence on-off {on - off:6.2f} ms/run"
+                        f"  on/off {on / off:5.2f}",
+                        flush=True,
+                    )
     print(f"loadavg after: {os.getloadavg()}", flush=True)
     return 0
 

@@ -107,6 +107,8 @@ class _MemorySubscription:
         self._queue: deque[RunEvent] = deque()
         self._queued_bytes = 0
         self._waiter: asyncio.Future[None] | None = None  # set while receive() waits
+        self._deadline = 0.0  # loop time the current (or last) wait times out at
+        self._timer: asyncio.TimerHandle | None = None  # armed at or before the deadline
         self._attached = False
         self.lagging = False
 
@@ -121,6 +123,9 @@ class _MemorySubscription:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
         if self._attached:
             self._broker._detach(self)
             self._attached = False
@@ -166,16 +171,23 @@ class _MemorySubscription:
             self._broker._attach(self, self._after, tail=False)
             return []
         if not self._queue:
-            # One future and one timer handle per wait, woken by _deliver: no task per call
-            # (asyncio.wait_for wraps its awaitable in a task on Python 3.11), the reader's
-            # one wake-up per published batch (issue 13).
+            # One future per wait, woken by _deliver: no task per call (asyncio.wait_for
+            # wraps its awaitable in a task on Python 3.11), the reader's one wake-up per
+            # published batch (issue 13). The timeout is one timer per subscription, not per
+            # wait: a timer armed for an earlier deadline stays and, when it fires before the
+            # current one, re-arms for it (_expire), so a reader woken every few ms makes a
+            # timer about once per ``timeout`` instead of one (and one cancelled) per event.
             loop = asyncio.get_running_loop()
             waiter = self._waiter = loop.create_future()
-            timer = loop.call_later(timeout, _expire, waiter)
+            deadline = self._deadline = loop.time() + timeout
+            timer = self._timer
+            if timer is None or timer.when() > deadline:
+                if timer is not None:
+                    timer.cancel()
+                self._timer = loop.call_at(deadline, self._expire, deadline)
             try:
                 await waiter
             finally:
-                timer.cancel()
                 self._waiter = None
             if self.lagging:
                 return await self.receive(timeout)
@@ -189,6 +201,18 @@ class _MemorySubscription:
         if out:
             self._after = out[-1].cursor
         return out
+
+    def _expire(self, when: float) -> None:
+        """The timer armed for ``when`` fired: the wait times out if its deadline is ``when``
+        (or earlier); one that began later gets the timer again, at its own deadline."""
+        self._timer = None
+        waiter = self._waiter
+        if waiter is None or waiter.done():
+            return  # no wait now: the next one arms its own
+        if self._deadline <= when:
+            waiter.set_result(None)
+        else:
+            self._timer = waiter.get_loop().call_at(self._deadline, self._expire, self._deadline)
 
     def queued_head(self) -> Cursor | None:
         """The cursor of the oldest message queued for the reader and not received yet (the
@@ -206,11 +230,6 @@ class _MemorySubscription:
         """Drop queued messages at or before ``cursor`` from now on."""
         if self._after is None or cursor > self._after:
             self._after = cursor
-
-
-def _expire(waiter: asyncio.Future[None]) -> None:
-    if not waiter.done():
-        waiter.set_result(None)
 
 
 class InProcessBroker:

@@ -4,10 +4,12 @@ Issue 13 item 1 ("durability must be nearly free"): with one transaction per run
 concurrent pumps wait on each other for SQLite's write lock and churn the connection pool.
 Here every append and heartbeat of the process goes into one queue; one task takes whatever
 is queued (at most ``max_requests``, after waiting ``window`` seconds for more) and commits it
-in **one transaction on one connection**: each run's conditional ``UPDATE runs`` (fence and
-continuity, :mod:`gateway.store.sql_writes`), then all their event rows in one multi-row
-``INSERT``, then the terminal parts. While a group commits, the next one fills, so under load
-a write waits for about one group, and alone it waits for nothing but its own transaction.
+in **one transaction on one connection**: the runs' conditional ``UPDATE runs`` (fence and
+continuity, :mod:`gateway.store.sql_writes`; the non-terminal appends of the group's runs in
+one statement, ``update_runs``, a terminal one on its own), then all their event rows in one
+multi-row ``INSERT``, then the terminal parts. While a group commits, the next one fills, so
+under load a write waits for about one group, and alone it waits for nothing but its own
+transaction.
 
 What ``docs/runs.md`` needs holds unchanged, because a caller's ``append_events`` returns only
 when its group is committed: a control event is published after its group is durable (§2);
@@ -39,19 +41,39 @@ from typing import Any, Final
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from . import pg_batch, sql_writes
+from . import sql_writes
 from .errors import RunNotFoundError, RunStoreError, StoreUnavailableError, WriteRejectedError
 from .models import LeaseState, RunRecord
 from .sql_errors import transaction
 
-__all__ = ["GroupCommitter"]
+__all__ = ["GroupCommitter", "Step", "StepRows", "insert_step_rows"]
 
 _log = logging.getLogger(__name__)
 
 _STOP: Final = object()
 
 Step = Callable[[AsyncConnection, datetime], Awaitable[Any]]
-"""A write of its own in a group's transaction (``create_run``): ``step(conn, now)``."""
+"""A write of its own in a group's transaction (``create_run``): ``step(conn, now)``. A step
+that returns :class:`StepRows` has its event rows inserted with the group's."""
+
+
+@dataclass(frozen=True, slots=True)
+class StepRows:
+    """What a step returns when it also has event rows to insert (``create_run`` with its
+    first events): ``result`` goes to its caller; ``rows`` join the group's one multi-row
+    ``INSERT`` (alone, :func:`insert_step_rows` inserts them), after every step and update of
+    the transaction, so the run rows they belong to exist by then."""
+
+    result: Any
+    rows: list[dict[str, Any]]
+
+
+async def insert_step_rows(conn: AsyncConnection, out: Any) -> Any:
+    """The result of a step run on its own: its :class:`StepRows` rows inserted in ``conn``."""
+    if isinstance(out, StepRows):
+        await sql_writes.insert_events(conn, out.rows)
+        return out.result
+    return out
 
 
 @dataclass(slots=True)
@@ -103,9 +125,6 @@ class GroupCommitter:
         self.max_requests = max(1, max_requests)
         self.heartbeat_hold = max(0.0, heartbeat_hold)
         self._state: _State | None = None
-        self._batch_updates = engine.dialect.name == "postgresql"
-        """PostgreSQL: a group's plain appends update their runs in one statement
-        (:mod:`gateway.store.pg_batch`)."""
         self.groups = 0
         """Transactions committed (a figure for tests and benches)."""
 
@@ -222,7 +241,8 @@ class GroupCommitter:
             async with transaction(self.engine) as conn:
                 rows: list[dict[str, Any]] = []
                 finals: list[tuple[RunRecord, sql_writes.PreparedAppend]] = []
-                batched: list[_Request] = []
+                batched: dict[str, _Request] = {}  # non-terminal appends, one per run
+                later: list[_Request] = []
                 for request in group:
                     request.result = request.error = None
                     if request.heartbeat is not None:
@@ -231,31 +251,23 @@ class GroupCommitter:
                         continue
                     if request.step is not None:
                         try:
-                            request.result = await request.step(conn, now)
+                            out = await request.step(conn, now)
                         except sa.exc.IntegrityError:
                             raise _Conflict from None
+                        if isinstance(out, StepRows):
+                            out, rows = out.result, rows + out.rows
+                        request.result = out
                         continue
                     assert request.append is not None
-                    if self._batch_updates and request.append.final is None:
-                        batched.append(request)  # updated together below
-                        continue
-                    try:
-                        record = await sql_writes.update_run(conn, request.append, now)
-                    except (WriteRejectedError, RunNotFoundError) as exc:
-                        request.error = exc
-                        continue
-                    request.result = record
-                    rows += request.append.rows
-                    finals.append((record, request.append))
-                if batched:
-                    appends = [r.append for r in batched if r.append is not None]
-                    outcomes = await pg_batch.update_runs(conn, appends, now)
-                    for request, append, outcome in zip(batched, appends, outcomes, strict=True):
-                        if isinstance(outcome, RunRecord):
-                            request.result = outcome
-                            rows += append.rows
-                        else:
-                            request.error = outcome
+                    if request.append.run_id in batched:
+                        later.append(request)  # after that run's batched update: in order
+                    elif request.append.final is None:
+                        batched[request.append.run_id] = request
+                    else:
+                        await self._update_one(conn, request, now, rows, finals)
+                rows += await self._update_batched(conn, list(batched.values()), now)
+                for request in later:
+                    await self._update_one(conn, request, now, rows, finals)
                 try:
                     await sql_writes.insert_events(conn, rows)
                 except sa.exc.IntegrityError:
@@ -279,6 +291,53 @@ class GroupCommitter:
         for request in group:
             self._settle(request)
 
+    @staticmethod
+    async def _update_one(
+        conn: AsyncConnection,
+        request: _Request,
+        now: datetime,
+        rows: list[dict[str, Any]],
+        finals: list[tuple[RunRecord, sql_writes.PreparedAppend]],
+    ) -> None:
+        """One append's conditional run update (a terminal one, or a run's second append of
+        the group); its rows and terminal part join the group's when it is accepted."""
+        assert request.append is not None
+        try:
+            record = await sql_writes.update_run(conn, request.append, now)
+        except (WriteRejectedError, RunNotFoundError) as exc:
+            request.error = exc
+            return
+        request.result = record
+        rows += request.append.rows
+        finals.append((record, request.append))
+
+    @staticmethod
+    async def _update_batched(
+        conn: AsyncConnection, requests: list[_Request], now: datetime
+    ) -> list[dict[str, Any]]:
+        """The conditional run updates of a group's non-terminal appends (one run each): one
+        statement (:func:`~gateway.store.sql_writes.update_runs`) when there are several and
+        the database runs it, else one each. Sets each request's result or error; returns
+        the event rows of the accepted ones, in request order."""
+        rows: list[dict[str, Any]] = []
+        appends = [r.append for r in requests if r.append is not None]
+        if len(appends) > 1 and sql_writes.batches_updates(conn):
+            outcomes = await sql_writes.update_runs(conn, appends, now)
+        else:
+            outcomes = []
+            for append in appends:
+                try:
+                    outcomes.append(await sql_writes.update_run(conn, append, now))
+                except (WriteRejectedError, RunNotFoundError) as exc:
+                    outcomes.append(exc)
+        for request, append, outcome in zip(requests, appends, outcomes, strict=True):
+            if isinstance(outcome, RunRecord):
+                request.result = outcome
+                rows += append.rows
+            else:
+                request.error = outcome
+        return rows
+
     async def _one_by_one(self, group: Sequence[_Request]) -> None:
         """Rerun a group whose insert conflicted, one request per transaction."""
         for request in group:
@@ -290,7 +349,7 @@ class GroupCommitter:
                         run_id, epoch = request.heartbeat
                         request.result = await sql_writes.heartbeat_in(conn, run_id, epoch, now)
                     elif request.step is not None:
-                        request.result = await request.step(conn, now)
+                        request.result = await insert_step_rows(conn, await request.step(conn, now))
                     else:
                         assert request.append is not None
                         request.result = await sql_writes.append_in(conn, request.append, now)

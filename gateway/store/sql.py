@@ -38,8 +38,8 @@ from .errors import (
     RunStoreError,
     SequenceError,
 )
-from .group_commit import GroupCommitter
-from .history_sql import add_items, ensure_thread, history_page
+from .group_commit import GroupCommitter, StepRows, insert_step_rows
+from .history_sql import add_input, history_page
 from .keys_sql import get_key, insert_key, list_keys, revoke_key, tenant_usage
 from .models import (
     ACTIVE_STATUSES,
@@ -81,7 +81,7 @@ from .sql_statements import (
     json_size,
     run_from_row,
 )
-from .sql_writes import append_in, event_rows, heartbeat_in, insert_events, prepare_append
+from .sql_writes import append_in, event_rows, heartbeat_in, prepare_append
 from .threads_sql import thread_summaries
 from .upstream_ids_sql import keep_originals, originals_of
 from .wire_read import fetch_wire
@@ -244,8 +244,8 @@ class SqlRunStore:
             size += first.bytes
             status = "running"
 
-        async def create(conn: AsyncConnection, now: datetime) -> RunRecord:
-            await ensure_thread(conn, thread_id, now)
+        async def create(conn: AsyncConnection, now: datetime) -> RunRecord | StepRows:
+            await add_input(conn, thread_id, input_messages, now)  # and the thread row
             values = {
                 "id": run_id,
                 "thread_id": thread_id,
@@ -268,20 +268,18 @@ class SqlRunStore:
             }
             row = (await conn.execute(CREATE_RUN, values)).one()
             await claim(conn, thread_id, run_id, answers, now)
-            if first is not None:
-                await insert_events(conn, event_rows(first, now))
-            if input_messages:
-                await add_items(
-                    conn, thread_id, input_messages, run_id=None, now=now, replace=False
-                )
-            return run_from_row(row)
+            record = run_from_row(row)
+            if first is None:
+                return record
+            return StepRows(record, event_rows(first, now))  # with the group's event rows
 
         try:
             if self.group is not None:  # one writer: the create joins the next group
-                record: RunRecord = await self.group.call(create)
-                return record
+                created: RunRecord = await self.group.call(create)
+                return created
             async with self._tx() as conn:
-                return await create(conn, self.now())
+                out: RunRecord = await insert_step_rows(conn, await create(conn, self.now()))
+                return out
         except RunStoreError as exc:
             if isinstance(exc.__cause__, sa.exc.IntegrityError):
                 raise await self._conflict(run_id, thread_id, answers) from exc.__cause__
@@ -520,8 +518,7 @@ class SqlRunStore:
             return 0
         now = self.now()
         async with self._tx() as conn:
-            await ensure_thread(conn, thread_id, now)
-            return await add_items(conn, thread_id, items, run_id=run_id, now=now, replace=False)
+            return await add_input(conn, thread_id, items, now, run_id=run_id)
 
     async def history(
         self,

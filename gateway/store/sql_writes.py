@@ -9,7 +9,11 @@ share the expensive part:
 2. :func:`update_run`: the conditional ``UPDATE runs`` that fences the epoch and checks seq
    continuity (``docs/runs.md`` §1, §4); when it matches no row nothing was written and the
    reason is raised (:class:`~gateway.store.errors.WriteRejectedError` subclasses), so one
-   run's rejection never spoils the others of its group;
+   run's rejection never spoils the others of its group. :func:`update_runs` is the same
+   conditional update for the non-terminal appends of several runs in **one** statement
+   (``UPDATE runs ... FROM (SELECT ... UNION ALL ...) AS v``: each run's row matches only on
+   its own epoch and previous seq), so a group of flushes costs one UPDATE, not one per run
+   (issue 13: on SQLite every statement is a round trip to the driver's thread);
 3. :func:`insert_events`: the event rows, of one run or of a whole group (one multi-row
    ``INSERT``: SQLAlchemy's "insertmanyvalues" on both SQLite and asyncpg);
 4. :func:`finish_run`: with a terminal update, the run's history item (or the thread's
@@ -18,6 +22,7 @@ share the expensive part:
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -27,9 +32,15 @@ import orjson
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from .errors import RunClosedError, RunNotFoundError, SequenceError, StaleEpochError
+from .errors import (
+    RunClosedError,
+    RunNotFoundError,
+    SequenceError,
+    StaleEpochError,
+    WriteRejectedError,
+)
 from .history_sql import add_items
-from .models import TERMINAL_STATUSES, LeaseState, NewEvent, RunFinal, RunRecord
+from .models import ACTIVE_STATUSES, TERMINAL_STATUSES, LeaseState, NewEvent, RunFinal, RunRecord
 from .schema import runs
 from .sql_statements import (
     APPEND_FINAL,
@@ -50,6 +61,7 @@ __all__ = [
     "insert_events",
     "prepare_append",
     "update_run",
+    "update_runs",
 ]
 
 
@@ -124,6 +136,107 @@ async def update_run(conn: AsyncConnection, append: PreparedAppend, now: datetim
         await _reject(conn, append.run_id, append.epoch, first)
     append.rows = event_rows(append, now)
     return run_from_row(row)
+
+
+BATCH_UPDATE_MAX = 64
+"""Most runs in one :func:`update_runs` statement (5 parameters each: SQLite allows 32,766
+since 3.32, PostgreSQL 32,767); a bigger group takes several."""
+
+_SQLITE_UPDATE_FROM = sqlite3.sqlite_version_info >= (3, 35)
+"""SQLite runs ``UPDATE ... FROM`` (3.33) with ``RETURNING`` (3.35); older: one per run."""
+
+_BATCH_UPDATES: dict[int, Any] = {}
+""":func:`update_runs` statements by number of runs, built once each (cache key memoized)."""
+
+_ACTIVE = sorted(ACTIVE_STATUSES)
+
+
+def _batch_update(count: int) -> Any:
+    statement = _BATCH_UPDATES.get(count)
+    if statement is None:
+        # the runs' parameters as ``(SELECT :i0 AS v_id, ... UNION ALL SELECT ...) AS v``: an
+        # ``UPDATE`` first (Python's sqlite3 opens its implicit transaction only before a
+        # statement starting with INSERT / UPDATE / DELETE / REPLACE, never ``WITH``), and no
+        # ``AS v (columns)`` alias list (which SQLite does not parse)
+        seq = runs.c.last_seq.type
+        v = sa.union_all(
+            *(
+                sa.select(
+                    sa.bindparam(f"i{k}", type_=runs.c.id.type).label("v_id"),
+                    sa.bindparam(f"e{k}", type_=runs.c.epoch.type).label("v_epoch"),
+                    sa.bindparam(f"p{k}", type_=seq).label("v_prev"),
+                    sa.bindparam(f"l{k}", type_=seq).label("v_last"),
+                    sa.bindparam(f"b{k}", type_=runs.c.stored_bytes.type).label("v_bytes"),
+                )
+                for k in range(count)
+            )
+        ).subquery("v")
+        now = sa.bindparam("p_now", type_=runs.c.updated_at.type)
+        statement = _BATCH_UPDATES[count] = (
+            sa.update(runs)
+            .where(
+                runs.c.id == v.c.v_id,
+                runs.c.epoch == v.c.v_epoch,
+                runs.c.status.in_(_ACTIVE),
+                runs.c.last_seq == v.c.v_prev,
+            )
+            .values(
+                last_seq=v.c.v_last,
+                last_epoch=v.c.v_epoch,
+                updated_at=now,
+                heartbeat_at=now,
+                status="running",
+                stored_bytes=runs.c.stored_bytes + v.c.v_bytes,
+            )
+            .returning(*runs.c)
+        )
+    return statement
+
+
+def batches_updates(conn: AsyncConnection) -> bool:
+    """Whether :func:`update_runs` can run on ``conn``'s database (PostgreSQL; SQLite 3.35+)."""
+    name = conn.dialect.name
+    return name == "postgresql" or (name == "sqlite" and _SQLITE_UPDATE_FROM)
+
+
+async def update_runs(
+    conn: AsyncConnection, appends: Sequence[PreparedAppend], now: datetime
+) -> list[RunRecord | WriteRejectedError | RunNotFoundError]:
+    """:func:`update_run` for non-terminal appends of distinct runs, in one statement per
+    :data:`BATCH_UPDATE_MAX` runs: for each append (in order) the updated run (its
+    ``rows`` filled), or the error :func:`update_run` would have raised (that run wrote
+    nothing; the others are not affected).
+
+    Raises:
+        ValueError: an append with ``final``, or a run twice.
+    """
+    if len({a.run_id for a in appends}) != len(appends) or any(a.final for a in appends):
+        raise ValueError("update_runs takes non-terminal appends of distinct runs")
+    updated: dict[str, Any] = {}
+    for start in range(0, len(appends), BATCH_UPDATE_MAX):
+        chunk = appends[start : start + BATCH_UPDATE_MAX]
+        params: dict[str, Any] = {"p_now": now}
+        for k, append in enumerate(chunk):
+            first = append.events[0].seq
+            params[f"i{k}"] = append.run_id
+            params[f"e{k}"] = append.epoch
+            params[f"p{k}"] = first - 1
+            params[f"l{k}"] = append.events[-1].seq
+            params[f"b{k}"] = append.bytes
+        for returned in (await conn.execute(_batch_update(len(chunk)), params)).all():
+            updated[returned._mapping["id"]] = returned
+    out: list[RunRecord | WriteRejectedError | RunNotFoundError] = []
+    for append in appends:
+        row = updated.get(append.run_id)
+        if row is None:
+            try:
+                await _reject(conn, append.run_id, append.epoch, append.events[0].seq)
+            except (WriteRejectedError, RunNotFoundError) as exc:
+                out.append(exc)
+            continue
+        append.rows = event_rows(append, now)
+        out.append(run_from_row(row))
+    return out
 
 
 def event_rows(append: PreparedAppend, now: datetime) -> list[dict[str, Any]]:

@@ -124,6 +124,72 @@ async def test_concurrent_appends_of_many_runs_share_one_transaction(store: SqlR
         assert [e.cursor.seq for e in await store.read_events(run_id)] == [1, 2]
 
 
+async def test_a_groups_flushes_update_their_runs_in_one_statement(store: SqlRunStore) -> None:
+    """The non-terminal appends of a group's runs are one conditional UPDATE (issue 13: a
+    statement per run per flush was most of a flush's cost); a fenced run among them, and a
+    terminal append beside them, still get their own outcome."""
+    assert store.group is not None
+    runs = [await new_run(store) for _ in range(5)]
+    stale = await new_run(store, epoch=2)
+    statements: list[str] = []
+
+    def count(_conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
+        statements.append(" ".join(statement.split()[:2]))
+
+    sa.event.listen(store.engine.sync_engine, "before_cursor_execute", count)
+    try:
+        results = await asyncio.gather(
+            *(
+                store.append_events(r, 1, [NewEvent(1, delta(1)), NewEvent(2, delta(2))])
+                for r in runs
+            ),
+            store.append_events(stale, 1, [NewEvent(1, delta(1))]),
+            return_exceptions=True,
+        )
+    finally:
+        sa.event.remove(store.engine.sync_engine, "before_cursor_execute", count)
+    assert [r.last_seq for r in results[:5]] == [2] * 5  # type: ignore[union-attr]
+    assert isinstance(results[5], StaleEpochError)
+    assert statements.count("UPDATE runs") == 1
+    for run_id in runs:
+        assert [e.cursor.seq for e in await store.read_events(run_id)] == [1, 2]
+        assert (await store.get_run(run_id)).status == "running"
+    assert await store.read_events(stale) == []
+
+
+async def test_a_creations_first_event_joins_the_groups_insert(store: SqlRunStore) -> None:
+    """A run created with its RUN_STARTED in a group with other runs' appends: its event row is
+    in the group's one multi-row INSERT, and it is stored as if created alone."""
+    assert store.group is not None
+    runs = [await new_run(store) for _ in range(3)]
+    started = {"type": "RUN_STARTED", "threadId": "t", "runId": "r"}
+    statements: list[str] = []
+
+    def count(_conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
+        statements.append(" ".join(statement.split()[:3]))
+
+    created_id = f"r_{uuid.uuid4().hex[:12]}"
+    sa.event.listen(store.engine.sync_engine, "before_cursor_execute", count)
+    try:
+        *_, created = await asyncio.gather(
+            *(store.append_events(r, 1, [NewEvent(1, delta(1))]) for r in runs),
+            store.create_run(
+                run_id=created_id,
+                thread_id=f"t_{created_id}",
+                owner="a",
+                events=[NewEvent(1, started, durable=True)],
+            ),
+        )
+    finally:
+        sa.event.remove(store.engine.sync_engine, "before_cursor_execute", count)
+    assert statements.count("INSERT INTO events") == 1
+    assert created.last_seq == 1 and created.status == "running"
+    stored = await store.read_events(created_id)
+    assert [(e.cursor.seq, e.event, e.durable) for e in stored] == [(1, started, True)]
+    for run_id in runs:
+        assert [e.cursor.seq for e in await store.read_events(run_id)] == [1]
+
+
 async def test_a_stored_seq_fails_only_its_own_append(store: SqlRunStore) -> None:
     """An event row already at the batch's seq (the insert conflicts, which aborts the group's
     transaction): the group is rerun one by one and only that run's append fails."""

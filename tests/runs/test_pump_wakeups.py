@@ -167,6 +167,56 @@ async def test_a_cancelled_wait_leaves_the_subscription_usable() -> None:
         assert [m.cursor for m in await sub.receive(30.0)] == [Cursor(1, 1)]
 
 
+@settings(deadline=None, max_examples=30)
+@given(
+    waits=st.lists(
+        st.tuples(st.sampled_from([0.01, 0.03, 0.6]), st.booleans()), min_size=1, max_size=8
+    )
+)
+async def test_each_wait_times_out_at_its_own_deadline_with_one_timer_per_subscription(
+    waits: list[tuple[float, bool]],
+) -> None:
+    """The subscription keeps one timer across waits (armed for an earlier deadline, it
+    re-arms for the current one): a wait with nothing published still returns ``[]`` no
+    sooner than its own timeout and not at an older wait's (longer or shorter) deadline; a
+    wait that gets a message returns it; and no timer is made per wait that a message ends."""
+    broker = InProcessBroker()
+    seq = 0
+    loop = asyncio.get_running_loop()
+    async with broker.subscribe("r") as sub:
+        for timeout, publish in waits:
+            waiting = asyncio.create_task(sub.receive(timeout))
+            await asyncio.sleep(0)
+            started = loop.time()
+            if publish:
+                seq += 1
+                assert await broker.publish("r", Cursor(1, seq), delta(seq))
+                assert [m.cursor.seq for m in await waiting] == [seq]
+            else:
+                assert await waiting == []
+                assert loop.time() - started >= timeout * 0.9  # its own deadline, not sooner
+                assert loop.time() - started < timeout + 0.3  # nor at an older, later one
+        made = 0
+        call_at = loop.call_at
+
+        def counted(*args: Any, **kwargs: Any) -> Any:
+            nonlocal made
+            made += 1
+            return call_at(*args, **kwargs)
+
+        loop.call_at = counted  # type: ignore[method-assign]
+        try:
+            for _ in range(20):  # a reader woken by every event: the armed timer stays
+                waiting = asyncio.create_task(sub.receive(30.0))
+                await asyncio.sleep(0)
+                seq += 1
+                assert await broker.publish("r", Cursor(1, seq), delta(seq))
+                assert len(await waiting) == 1
+        finally:
+            del loop.call_at
+        assert made <= 1
+
+
 # -- the reader's replay -------------------------------------------------------------------
 
 
