@@ -13,7 +13,8 @@ Run: ``python bench/open_streams.py -n 1000 --hold 15 [--store sqlite|off|postgr
 [--variant NAME:key=value,...]`` (variants as in ``bench/added_latency.py``). ``--json PATH``
 keeps the figures; ``--tracemalloc PATH`` runs the gateway under ``tracemalloc`` and writes its
 live allocations by source line with the streams open (``PATH.<variant>``; the RSS figures are
-then inflated by tracemalloc's own bookkeeping).
+then inflated by tracemalloc's own bookkeeping). ``--idle-profile PATH`` (``server=serve``
+variants): a cProfile of the gateway during the hold only, written to ``PATH.<variant>``.
 """
 
 from __future__ import annotations
@@ -22,7 +23,9 @@ import argparse
 import asyncio
 import collections
 import json
+import os
 import resource
+import signal
 import sys
 import time
 import uuid
@@ -70,6 +73,7 @@ async def hold(
     mock: Child,
     open_timeout: float,
     trace: bool = False,
+    idle_profile: bool = False,
 ) -> dict[str, object]:
     loop = asyncio.get_running_loop()
     holders: list[_Holder] = []
@@ -113,15 +117,16 @@ async def hold(
     opened = len(holders)
     await asyncio.sleep(1.0)  # let the opening burst settle before measuring idle CPU
     rss_open = gw.rss_bytes()
+    if idle_profile:
+        os.kill(gw.pid, signal.SIGUSR2)  # start (the figures below include its overhead)
     cpu_gw, cpu_mock = gw.cpu_seconds(), mock.cpu_seconds()
     await asyncio.sleep(hold_s)
     cpu_gw, cpu_mock = gw.cpu_seconds() - cpu_gw, mock.cpu_seconds() - cpu_mock
+    if idle_profile:
+        os.kill(gw.pid, signal.SIGUSR2)  # stop and write
     alive = sum(h.alive for h in holders)
     rss_end = gw.rss_bytes()
     if trace:
-        import os
-        import signal
-
         os.kill(gw.pid, signal.SIGUSR1)
         await asyncio.sleep(5.0)  # the snapshot is taken while the streams are still open
     for h in holders:
@@ -156,6 +161,7 @@ def main() -> int:
     parser.add_argument("--route", default="slow", choices=("slow", "idle"))
     parser.add_argument("--json", default=None, help="write the figures here")
     parser.add_argument("--tracemalloc", default=None, help="see the docstring")
+    parser.add_argument("--idle-profile", default=None, help="see the docstring")
     args = parser.parse_args()
     _soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
@@ -169,6 +175,8 @@ def main() -> int:
         for v in variants:
             if args.tracemalloc:
                 v.env["BENCH_TRACEMALLOC"] = f"{args.tracemalloc}.{v.name}"
+            if args.idle_profile:
+                v.env["BENCH_IDLE_PROFILE"] = f"{args.idle_profile}.{v.name}"
             with start_gateway(v, args.store, mock.port, args.pg, args.redis) as gw:
                 time.sleep(0.5)
                 result = run(
@@ -182,6 +190,7 @@ def main() -> int:
                         mock,
                         args.open_timeout,
                         bool(args.tracemalloc),
+                        bool(args.idle_profile),
                     )
                 )
             print(f"{v.name} {args.store}: {json.dumps(result)}", flush=True)

@@ -98,7 +98,13 @@ class _Topic:
 
 
 class _MemorySubscription:
-    """Subscription of :class:`InProcessBroker` (see :class:`.protocol.Subscription`)."""
+    """Subscription of :class:`InProcessBroker` (see :class:`.protocol.Subscription`).
+
+    ``waits_free``: a :meth:`receive` costs one future and one timer whatever its timeout, so
+    an idle reader, watched by the store re-check meanwhile, waits with a long one instead of
+    waking every ``reader_idle_recheck`` (:mod:`gateway.runs.reader`, issue 13 item 5)."""
+
+    waits_free = True
 
     def __init__(self, broker: InProcessBroker, run_id: str, after: Cursor | None) -> None:
         self._broker = broker
