@@ -129,15 +129,20 @@ class RunReader:
 
     def __init__(self, pages: AsyncGenerator[list[RunEvent], None]) -> None:
         self._pages = pages
-        self._buffer: deque[RunEvent] = deque()
+        # made by the first __anext__ only: the HTTP path takes batches() (a deque is 760 bytes
+        # per open stream, issue 13 item 5)
+        self._buffer: deque[RunEvent] | None = None
 
     def __aiter__(self) -> RunReader:
         return self
 
     async def __anext__(self) -> RunEvent:
-        while not self._buffer:
-            self._buffer.extend(await anext(self._pages))
-        return self._buffer.popleft()
+        buffer = self._buffer
+        if buffer is None:
+            buffer = self._buffer = deque()
+        while not buffer:
+            buffer.extend(await anext(self._pages))
+        return buffer.popleft()
 
     async def batches(self) -> AsyncIterator[list[RunEvent]]:
         """The events not delivered yet, as non-empty lists in order (the store's pages of
@@ -145,7 +150,7 @@ class RunReader:
         event. Raises what :func:`read_run` documents."""
         if self._buffer:
             held = list(self._buffer)
-            self._buffer.clear()
+            self._buffer = None
             yield held
         async for page in self._pages:
             if page:
@@ -153,7 +158,7 @@ class RunReader:
 
     async def aclose(self) -> None:
         """Stop reading: releases the broker subscription (idempotent)."""
-        self._buffer.clear()
+        self._buffer = None
         await self._pages.aclose()
 
 
