@@ -22,9 +22,11 @@ HTTP/1.1 only, ``--loop`` its event loop (``auto``: uvloop when installed), the 
 with lifespan (``asginl`` with ``--store off``). ``PORT <n>`` is printed once ``GET /healthz``
 answers (granian binds a port given to it: a free one is picked first).
 
-``BENCH_TRACEMALLOC=PATH`` (uvicorn only): ``tracemalloc`` runs from the start, and each
+``BENCH_TRACEMALLOC=PATH`` (uvicorn and ``serve``): ``tracemalloc`` runs from the start, and each
 ``SIGUSR1`` writes the live allocations grouped by source line, largest first (top 40), to
 ``PATH`` (``bench/open_streams.py --tracemalloc PATH`` sends it with the streams open).
+``BENCH_IDLE_PROFILE=PATH`` (``serve`` only): two ``SIGUSR2`` start and write a cProfile
+(``bench/open_streams.py --idle-profile PATH``: the hold only).
 """
 
 from __future__ import annotations
@@ -188,6 +190,12 @@ def _serve_as_shipped(store: str) -> None:
     from gateway.config import Settings
     from gateway.server import build_server
 
+    trace_path = os.environ.get("BENCH_TRACEMALLOC")
+    if trace_path:
+        _install_tracemalloc(trace_path)
+    idle_path = os.environ.get("BENCH_IDLE_PROFILE")
+    if idle_path:
+        _install_idle_profile(idle_path)
     server = build_server(create_app(Settings()), "127.0.0.1", 0, log_level="warning")
     if store == "off":
         server.config.lifespan = "off"
@@ -205,7 +213,13 @@ def _serve_as_shipped(store: str) -> None:
         server._captured_signals.clear()
 
     server.shutdown = quiet_shutdown  # type: ignore[method-assign]
-    server.run()
+    profile_path = os.environ.get("BENCH_PROFILE")
+    if profile_path:  # cProfile of the whole process, written at exit (pstats format)
+        import cProfile
+
+        cProfile.runctx("server.run()", globals(), {"server": server}, profile_path)
+    else:
+        server.run()
 
 
 def _serve_uvicorn(store: str, loop: str, http: str) -> None:
@@ -267,6 +281,28 @@ def _serve_uvicorn(store: str, loop: str, http: str) -> None:
         cProfile.runctx("server.run()", globals(), {"server": server}, profile_path)
     else:
         server.run()
+
+
+def _install_idle_profile(path: str) -> None:
+    """``BENCH_IDLE_PROFILE=PATH``: the first ``SIGUSR2`` starts a cProfile of the process, the
+    second writes it to ``PATH`` (pstats format): the hold of ``bench/open_streams.py
+    --idle-profile PATH`` alone, not the opening burst."""
+    import cProfile
+    import signal
+
+    profile = cProfile.Profile()
+    running = [False]
+
+    def toggle(_signum: int, _frame: object) -> None:
+        if not running[0]:
+            running[0] = True
+            profile.enable()
+        else:
+            profile.disable()
+            running[0] = False
+            profile.dump_stats(path)
+
+    signal.signal(signal.SIGUSR2, toggle)
 
 
 def _install_tracemalloc(path: str) -> None:

@@ -4,7 +4,8 @@ N clients each POST ``/v1/agui/<--route>`` (``slow``: the mock upstream sends a 
 so the streams sit nearly idle, though N = 10,000 of them still make 2,000 deltas a second;
 ``idle``: every 60 s, 167 a second at N = 10,000), at most ``--connect-concurrency`` opening at once; a stream counts as open at its
 first byte of body. They are held for ``--hold`` seconds, then closed. Reported: opened, still
-alive at the end of the hold, errors by kind; the gateway's RSS before, with all streams open
+alive at the end of the hold, errors by kind; the gateway's CPU per opened stream during the
+opening burst (ms; less sensitive to other load than its wall time); the gateway's RSS before, with all streams open
 and per open stream; the gateway's CPU during the hold (% of one core: near 0 is the goal
 for idle streams); the same for the mock (the anchor: a bare asyncio server holding the same
 streams). A fresh gateway process per run (RSS "before" is its footprint at rest).
@@ -13,7 +14,9 @@ Run: ``python bench/open_streams.py -n 1000 --hold 15 [--store sqlite|off|postgr
 [--variant NAME:key=value,...]`` (variants as in ``bench/added_latency.py``). ``--json PATH``
 keeps the figures; ``--tracemalloc PATH`` runs the gateway under ``tracemalloc`` and writes its
 live allocations by source line with the streams open (``PATH.<variant>``; the RSS figures are
-then inflated by tracemalloc's own bookkeeping).
+then inflated by tracemalloc's own bookkeeping). ``--idle-profile PATH`` (``server=serve``
+variants): a cProfile of the gateway during the hold only, written to ``PATH.<variant>``;
+``--open-profile PATH`` the same of the opening burst only (one of the two).
 """
 
 from __future__ import annotations
@@ -22,7 +25,9 @@ import argparse
 import asyncio
 import collections
 import json
+import os
 import resource
+import signal
 import sys
 import time
 import uuid
@@ -70,12 +75,15 @@ async def hold(
     mock: Child,
     open_timeout: float,
     trace: bool = False,
+    idle_profile: bool = False,
+    open_profile: bool = False,
 ) -> dict[str, object]:
     loop = asyncio.get_running_loop()
     holders: list[_Holder] = []
     errors: collections.Counter[str] = collections.Counter()
     gate = asyncio.Semaphore(conc)
     rss0 = gw.rss_bytes()
+    cpu_open = gw.cpu_seconds()
     t0 = time.monotonic()
 
     async def one() -> None:
@@ -108,20 +116,26 @@ async def hold(
                 return
             holders.append(proto)
 
+    if open_profile:
+        os.kill(gw.pid, signal.SIGUSR2)  # start
     await asyncio.gather(*(one() for _ in range(n)))
     open_s = time.monotonic() - t0
+    cpu_open = gw.cpu_seconds() - cpu_open
+    if open_profile:
+        os.kill(gw.pid, signal.SIGUSR2)  # stop and write
     opened = len(holders)
     await asyncio.sleep(1.0)  # let the opening burst settle before measuring idle CPU
     rss_open = gw.rss_bytes()
+    if idle_profile:
+        os.kill(gw.pid, signal.SIGUSR2)  # start (the figures below include its overhead)
     cpu_gw, cpu_mock = gw.cpu_seconds(), mock.cpu_seconds()
     await asyncio.sleep(hold_s)
     cpu_gw, cpu_mock = gw.cpu_seconds() - cpu_gw, mock.cpu_seconds() - cpu_mock
+    if idle_profile:
+        os.kill(gw.pid, signal.SIGUSR2)  # stop and write
     alive = sum(h.alive for h in holders)
     rss_end = gw.rss_bytes()
     if trace:
-        import os
-        import signal
-
         os.kill(gw.pid, signal.SIGUSR1)
         await asyncio.sleep(5.0)  # the snapshot is taken while the streams are still open
     for h in holders:
@@ -133,6 +147,7 @@ async def hold(
         "alive_at_end": alive,
         "errors": dict(errors),
         "open_seconds": round(open_s, 2),
+        "gateway_cpu_ms_per_open": round(cpu_open * 1000 / max(opened, 1), 2),
         "rss_before_mib": round(rss0 / 2**20, 1),
         "rss_open_mib": round(rss_open / 2**20, 1),
         "rss_end_mib": round(rss_end / 2**20, 1),
@@ -156,6 +171,8 @@ def main() -> int:
     parser.add_argument("--route", default="slow", choices=("slow", "idle"))
     parser.add_argument("--json", default=None, help="write the figures here")
     parser.add_argument("--tracemalloc", default=None, help="see the docstring")
+    parser.add_argument("--idle-profile", default=None, help="see the docstring")
+    parser.add_argument("--open-profile", default=None, help="see the docstring")
     args = parser.parse_args()
     _soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
@@ -169,6 +186,9 @@ def main() -> int:
         for v in variants:
             if args.tracemalloc:
                 v.env["BENCH_TRACEMALLOC"] = f"{args.tracemalloc}.{v.name}"
+            if args.idle_profile or args.open_profile:
+                path = args.idle_profile or args.open_profile
+                v.env["BENCH_IDLE_PROFILE"] = f"{path}.{v.name}"
             with start_gateway(v, args.store, mock.port, args.pg, args.redis) as gw:
                 time.sleep(0.5)
                 result = run(
@@ -182,6 +202,8 @@ def main() -> int:
                         mock,
                         args.open_timeout,
                         bool(args.tracemalloc),
+                        bool(args.idle_profile),
+                        bool(args.open_profile),
                     )
                 )
             print(f"{v.name} {args.store}: {json.dumps(result)}", flush=True)

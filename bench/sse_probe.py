@@ -269,7 +269,7 @@ class Child:
         if self.proc.poll() is None:
             self.proc.terminate()
             try:
-                self.proc.wait(10)
+                self.proc.wait(float(os.environ.get("BENCH_STOP_WAIT", "10")))
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()

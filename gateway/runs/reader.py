@@ -39,12 +39,19 @@ from ..store.protocol import RunStore
 from .recheck import IdleRechecker, IdleWatch
 from .settings import RunSettings
 
-__all__ = ["PAGE_BYTES", "PAGE_GROWTH", "RunReader", "read_run"]
+__all__ = ["IDLE_RECEIVE", "PAGE_BYTES", "PAGE_GROWTH", "RunReader", "read_run"]
 
 _GAP_POLL = 0.02  # seconds between store reads while waiting for a same-epoch gap to fill
 
 PAGE_GROWTH = 8
 """A replay's store reads double from ``read_page_size`` up to this many times it."""
+
+IDLE_RECEIVE = 3600.0
+"""Seconds an idle reader's broker receive waits when the subscription says waiting costs
+nothing (``waits_free``, the in-process broker's): the batched re-check watches it meanwhile,
+so it need not wake every ``reader_idle_recheck`` to look (issue 13 item 5: 10,000 idle
+streams made 2,000 wake-ups a second). Other brokers' receives keep ``reader_idle_recheck``
+(a Redis ``XREAD BLOCK`` holds a connection for its whole timeout)."""
 
 PAGE_BYTES = 1024 * 1024
 """A replay's page grows only while twice the last page's JSON stays within this many bytes,
@@ -122,15 +129,20 @@ class RunReader:
 
     def __init__(self, pages: AsyncGenerator[list[RunEvent], None]) -> None:
         self._pages = pages
-        self._buffer: deque[RunEvent] = deque()
+        # made by the first __anext__ only: the HTTP path takes batches() (a deque is 760 bytes
+        # per open stream, issue 13 item 5)
+        self._buffer: deque[RunEvent] | None = None
 
     def __aiter__(self) -> RunReader:
         return self
 
     async def __anext__(self) -> RunEvent:
-        while not self._buffer:
-            self._buffer.extend(await anext(self._pages))
-        return self._buffer.popleft()
+        buffer = self._buffer
+        if buffer is None:
+            buffer = self._buffer = deque()
+        while not buffer:
+            buffer.extend(await anext(self._pages))
+        return buffer.popleft()
 
     async def batches(self) -> AsyncIterator[list[RunEvent]]:
         """The events not delivered yet, as non-empty lists in order (the store's pages of
@@ -138,7 +150,7 @@ class RunReader:
         event. Raises what :func:`read_run` documents."""
         if self._buffer:
             held = list(self._buffer)
-            self._buffer.clear()
+            self._buffer = None
             yield held
         async for page in self._pages:
             if page:
@@ -146,7 +158,7 @@ class RunReader:
 
     async def aclose(self) -> None:
         """Stop reading: releases the broker subscription (idempotent)."""
-        self._buffer.clear()
+        self._buffer = None
         await self._pages.aclose()
 
 
@@ -225,6 +237,7 @@ async def _read(
         if last is not None:
             subscription.skip_to(last)
         interval = settings.reader_idle_recheck
+        idle = IDLE_RECEIVE if getattr(subscription, "waits_free", False) else interval
         carried: _Receive | None = None  # a broker receive left running by a re-check wake-up
         try:
             while True:
@@ -236,11 +249,11 @@ async def _read(
                         woken = _read_now(run_id, last)  # the broker dropped its queue
                     elif not messages:  # idle: the batched re-check watches it from now on
                         messages, woken, carried = await _wait_idle(
-                            subscription, rechecker, run_id, last, interval, None
+                            subscription, rechecker, run_id, last, idle, None
                         )
                 else:
                     messages, woken, carried = await _wait_idle(
-                        subscription, rechecker, run_id, last, interval, carried
+                        subscription, rechecker, run_id, last, idle, carried
                     )
                 out: list[RunEvent] = []  # this batch's events, delivered together
                 for message in messages:
@@ -317,7 +330,9 @@ async def _wait_idle(
     ``([], watch, receive)`` when the re-check woke it while the broker receive still runs:
     that receive is not cancelled (a cancelled ``XREAD`` costs a connection, and may lose the
     cancellation to its own timeout), but carried into the next call (``receive``), so no
-    message is lost and the reader replays the store meanwhile."""
+    message is lost and the reader replays the store meanwhile. ``timeout``: of each broker
+    receive (:data:`IDLE_RECEIVE` when waiting costs nothing); an empty answer before half of
+    it means the broker dropped the reader's queue."""
     loop = asyncio.get_running_loop()
     watch = rechecker.watch(run_id, last)
     try:

@@ -186,3 +186,55 @@ async def test_watched_readers_deliver_everything_once_whatever_the_broker_loses
         await asyncio.gather(*(task for *_, task in readers), return_exceptions=True)
         await rechecker.aclose()
     assert rechecker.watching == 0
+
+
+async def test_an_idle_in_process_reader_waits_on_one_receive(memory_stack: Stack) -> None:
+    """Over the in-process broker (``waits_free``), a watched idle reader keeps one broker
+    receive (``IDLE_RECEIVE``) instead of one per ``reader_idle_recheck``; it is re-checked
+    about once per interval, and still gets the next event from the broker at once and the
+    run's end from the store (``docs/runs.md`` §3)."""
+    store, broker = memory_stack.store, memory_stack.broker
+    interval = FAST.reader_idle_recheck
+    counting = CountingStore(store)
+    rechecker = IdleRechecker(counting, interval=interval)  # type: ignore[arg-type]
+    run_id = f"run-{next(IDS)}"
+    await store.create_run(run_id=run_id, thread_id="thread-1", owner="a")
+    await store.append_events(run_id, 1, [NewEvent(1, started(run_id))])
+    receives = 0
+    subscribe = broker.subscribe
+
+    def counted_subscribe(*args: Any, **kwargs: Any) -> Any:
+        subscription = subscribe(*args, **kwargs)
+        receive = subscription.receive
+
+        async def counted(timeout: float) -> Any:
+            nonlocal receives
+            receives += 1
+            return await receive(timeout)
+
+        subscription.receive = counted  # type: ignore[method-assign]
+        return subscription
+
+    broker.subscribe = counted_subscribe  # type: ignore[method-assign]
+    reader = read_run(store, broker, run_id, settings=FAST, rechecker=rechecker)
+    got: list[RunEvent] = []
+    task = asyncio.ensure_future(consume(reader, got))
+    try:
+        await wait_until(lambda: rechecker.watching == 1)
+        await asyncio.sleep(interval / 5)  # its receive has started
+        before, checks = receives, len(counting.calls)
+        await asyncio.sleep(10 * interval)
+        assert receives == before  # no wake-up for the receive's timeout
+        assert 5 <= len(counting.calls) - checks <= 12  # about one re-check per interval
+        await store.append_events(run_id, 1, [NewEvent(2, delta(2))])
+        await broker.publish(run_id, Cursor(1, 2), delta(2))
+        await wait_until(lambda: len(got) == 2)  # from the broker, not a re-check
+        await store.append_events(
+            run_id, 1, [NewEvent(3, finished(run_id))], final=RunFinal(status="completed")
+        )  # the terminal event lost by the broker: the re-check finds it
+        await asyncio.wait_for(task, 10)
+        assert [e.event for e in got] == [started(run_id), delta(2), finished(run_id)]
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        await rechecker.aclose()
