@@ -22,7 +22,7 @@ from starlette.routing import Route
 from gateway.app import create_app
 from gateway.bounds_settings import DEFAULT_GC_THRESHOLD
 from gateway.config import Settings
-from gateway.server import GatewayServer, build_server, gc_policy, gc_policy_end
+from gateway.server import GatewayServer, build_server, gc_policy, gc_policy_end, runtime_lines
 
 STARTUP_DEADLINE_S = 30.0
 
@@ -159,3 +159,13 @@ def test_cycles_made_per_request_are_collected_under_the_default_policy(tmp_path
         freed = sum(ref() is None for ref in made)
     assert len(made) == requests
     assert freed >= requests // 2  # collected while serving, not only at the end
+
+
+def test_the_start_up_lines_name_the_policy(tmp_path: Path) -> None:
+    on = runtime_lines(settings(tmp_path, gc_threshold=4321), {})
+    assert any(
+        line.startswith("  gc:") and "start-up frozen" in line and "threshold 4321" in line
+        for line in on
+    )
+    off = runtime_lines(settings(tmp_path, gc_freeze=False, gc_threshold=0), {})
+    assert any("nothing frozen" in line and "the interpreter's" in line for line in off)
