@@ -29,6 +29,14 @@ Connections (``agui-gateway serve``: uvicorn settings and :mod:`gateway.http_pro
     GATEWAY_HTTP_PROTOCOL              uvicorn's HTTP/1.1 parser, both with the bounds above:
                                        auto (default: httptools when importable, else h11),
                                        httptools or h11
+
+The cyclic garbage collector of ``agui-gateway serve`` (:func:`gateway.server.gc_policy`)::
+
+    GATEWAY_GC_FREEZE                  once started, collect then ``gc.freeze()`` what the
+                                       start-up made (default on; 0/false: off)
+    GATEWAY_GC_THRESHOLD               generation-0 threshold, net container allocations
+                                       between young collections (default 50,000; Python's
+                                       is 700; 0: the interpreter's left as it is)
 """
 
 from __future__ import annotations
@@ -47,7 +55,11 @@ from .broker import (
     DEFAULT_TTL,
 )
 
-__all__ = ["BoundsSettings"]
+__all__ = ["DEFAULT_GC_THRESHOLD", "BoundsSettings"]
+
+DEFAULT_GC_THRESHOLD = 50_000
+"""``serve``'s generation-0 threshold (``GATEWAY_GC_THRESHOLD``; measured in README
+Performance, "The garbage collector of serve")."""
 
 
 class BoundsSettings(BaseSettings):
@@ -70,6 +82,8 @@ class BoundsSettings(BaseSettings):
         body_timeout_seconds: seconds for a whole request body (408 ``REQUEST_TIMEOUT``).
         http_protocol: ``auto``, ``httptools`` or ``h11``
             (:func:`gateway.http_protocol.resolve_http_parser`).
+        gc_freeze: ``serve`` freezes the objects its start-up made (``gc.freeze``).
+        gc_threshold: ``serve``'s generation-0 threshold (``gc.set_threshold``; 0: unchanged).
     """
 
     broker_max_events: int = Field(default=DEFAULT_MAXLEN, ge=1)
@@ -87,6 +101,8 @@ class BoundsSettings(BaseSettings):
     socket_send_buffer_bytes: int = Field(default=0, ge=0)
     body_timeout_seconds: float = Field(default=30.0, gt=0)
     http_protocol: Literal["auto", "httptools", "h11"] = "auto"
+    gc_freeze: bool = True
+    gc_threshold: int = Field(default=DEFAULT_GC_THRESHOLD, ge=0)
 
     def broker_bounds(self) -> dict[str, Any]:
         """The keyword arguments of :func:`gateway.broker.open_broker` these settings name."""
