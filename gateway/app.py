@@ -64,7 +64,6 @@ from .config import SELF_SCHEME, RouteConfig, Settings
 from .demo import DEMO_MOUNT, create_demo_app
 from .deployments import local_pool
 from .deployments_redis import redis_pools
-from .gc_tuning import tune_gc
 from .metrics import mark_process_dead
 from .pipeline import RunPipeline
 from .routes import EXCEPTION_HANDLERS, AccessLog, endpoints
@@ -218,7 +217,6 @@ def create_app(
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        tune_gc(settings.gc_young_threshold)  # many open streams (issue 13 item 5)
         async with contextlib.AsyncExitStack() as stack:
             stack.callback(mark_process_dead)  # multi-process metrics: this worker's gauges go
             for client in owned:

@@ -388,11 +388,6 @@ class Settings(SecuritySettings, BoundsSettings):
         cors_origins: comma-separated browser origins allowed to call the gateway
             cross-origin (``https://app.example.com,http://localhost:3000``, or ``*``); empty
             (default): no CORS headers, so browsers only let same-origin pages read replies.
-        gc_young_threshold: the cyclic garbage collector's young-generation threshold set at
-            lifespan start, with the start-up objects frozen (:mod:`gateway.gc_tuning`:
-            thousands of streams opening at once cost a third less CPU); 0 leaves the
-            interpreter's collector as it is (``GATEWAY_GC_YOUNG_THRESHOLD``, >= 0, default
-            20,000).
         demo: mount the scripted demo upstream (:mod:`gateway.demo`) at ``/demo/openai``
             even when no route's ``upstream_url`` is ``self:/demo/openai...`` (it is mounted
             for such a route, as in the embedded default routes, whatever this says).
@@ -421,7 +416,6 @@ class Settings(SecuritySettings, BoundsSettings):
     store_outage_grace: float = Field(default=_RUN_DEFAULTS.store_outage_grace, ge=0)
     on_disconnect: OnDisconnect = "continue"
     cors_origins: str = ""
-    gc_young_threshold: int = Field(default=20_000, ge=0)
     demo: bool = False
 
     @field_validator("cors_origins")
