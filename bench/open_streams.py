@@ -8,7 +8,12 @@ alive at the end of the hold, errors by kind; the gateway's CPU per opened strea
 opening burst (ms; less sensitive to other load than its wall time); the gateway's RSS before, with all streams open
 and per open stream; the gateway's CPU during the hold (% of one core: near 0 is the goal
 for idle streams); the same for the mock (the anchor: a bare asyncio server holding the same
-streams). A fresh gateway process per run (RSS "before" is its footprint at rest).
+streams). A fresh gateway process per run (RSS "before" is its footprint at rest). Each stream
+that ends during the hold is listed with how it ended (``ended_how``: when, the transport's
+exception, the terminal chunk, its last event's type and code; the first five are printed with
+the gateway's log path, all go to ``--json``). The gateway needs two descriptors per stream:
+under a hard ``RLIMIT_NOFILE`` below 2 n + 256, ``serve`` answers the excess ``503`` (counted
+in errors).
 
 Run: ``python bench/open_streams.py -n 1000 --hold 15 [--store sqlite|off|postgres]
 [--variant NAME:key=value,...]`` (variants as in ``bench/added_latency.py``). ``--json PATH``
