@@ -8,7 +8,12 @@ alive at the end of the hold, errors by kind; the gateway's CPU per opened strea
 opening burst (ms; less sensitive to other load than its wall time); the gateway's RSS before, with all streams open
 and per open stream; the gateway's CPU during the hold (% of one core: near 0 is the goal
 for idle streams); the same for the mock (the anchor: a bare asyncio server holding the same
-streams). A fresh gateway process per run (RSS "before" is its footprint at rest).
+streams). A fresh gateway process per run (RSS "before" is its footprint at rest). Each stream
+that ends during the hold is listed with how it ended (``ended_how``: when, the transport's
+exception, the terminal chunk, its last event's type and code; the first five are printed with
+the gateway's log path, all go to ``--json``). The gateway needs two descriptors per stream:
+under a hard ``RLIMIT_NOFILE`` below 2 n + 256, ``serve`` answers the excess ``503`` (counted
+in errors).
 
 Run: ``python bench/open_streams.py -n 1000 --hold 15 [--store sqlite|off|postgres]
 [--variant NAME:key=value,...]`` (variants as in ``bench/added_latency.py``). ``--json PATH``
@@ -35,6 +40,39 @@ import uuid
 from added_latency import Variant, start_gateway
 from sse_probe import Child, loadavg, post, run
 
+_TAIL = 8192
+
+
+def ended_how(h: _Holder, t0: float) -> dict[str, object]:
+    """How one held stream ended: when (s from the burst's start), the exception its transport
+    reported, whether the body's last chunk was the terminal ``0`` chunk, its last SSE event's
+    ``type`` and ``code`` (a ``RUN_ERROR``'s) and its first 400 characters."""
+    events = [e for e in h.tail.split(b"\n\n") if b"data:" in e]
+    last = events[-1].split(b"data:", 1)[1].strip().decode(errors="replace") if events else ""
+    try:
+        parsed = json.loads(last)
+    except ValueError:
+        parsed = {}
+    return {
+        "opened_s": round(h.t_open - t0, 2),
+        "ended_s": round(h.t_end - t0, 2),
+        "exc": h.exc,
+        "terminal_chunk": h.tail.endswith(b"0\r\n\r\n"),
+        "events": h.events,
+        "last_type": parsed.get("type") if isinstance(parsed, dict) else None,
+        "last_code": parsed.get("code") if isinstance(parsed, dict) else None,
+        "last_event": last[:400],
+    }
+
+
+def ended_kinds(ended: list[dict[str, object]]) -> dict[str, int]:
+    """The ended streams counted by (exception, terminal chunk, last event's type and code)."""
+    kinds: collections.Counter[str] = collections.Counter()
+    for e in ended:
+        what = f"{e['last_type']} {e['last_code'] or ''}".strip()
+        kinds[f"{e['exc']} | terminal={e['terminal_chunk']} | {what}"] += 1
+    return dict(kinds)
+
 
 class _Holder(asyncio.Protocol):
     def __init__(self, opened: asyncio.Future[None]) -> None:
@@ -43,6 +81,10 @@ class _Holder(asyncio.Protocol):
         self.transport: asyncio.Transport | None = None
         self.alive = True
         self.events = 0
+        self.tail = b""  # the last bytes received (how an ended stream ended)
+        self.t_open = 0.0
+        self.t_end = 0.0
+        self.exc: str | None = None
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport  # type: ignore[assignment]
@@ -58,9 +100,12 @@ class _Holder(asyncio.Protocol):
                 elif len(self.buf) > end + 4:
                     self.opened.set_result(None)
         self.events += data.count(b"\n\n")
+        self.tail = (self.tail + data)[-_TAIL:]
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.alive = False
+        self.t_end = time.monotonic()
+        self.exc = None if exc is None else f"{type(exc).__name__}: {exc}"
         if not self.opened.done():
             self.opened.set_exception(RuntimeError("closed before the first byte"))
 
@@ -114,6 +159,7 @@ async def hold(
                 errors[str(exc) or type(exc).__name__] += 1
                 proto.transport.close()
                 return
+            proto.t_open = time.monotonic()
             holders.append(proto)
 
     if open_profile:
@@ -134,6 +180,7 @@ async def hold(
     if idle_profile:
         os.kill(gw.pid, signal.SIGUSR2)  # stop and write
     alive = sum(h.alive for h in holders)
+    ended = [ended_how(h, t0) for h in holders if not h.alive]
     rss_end = gw.rss_bytes()
     if trace:
         os.kill(gw.pid, signal.SIGUSR1)
@@ -155,6 +202,7 @@ async def hold(
         "gateway_cpu_pct_idle": round(cpu_gw / hold_s * 100, 1),
         "mock_cpu_pct_idle": round(cpu_mock / hold_s * 100, 1),
         "loadavg_end": loadavg(),
+        "ended": ended,
     }
 
 
@@ -206,7 +254,14 @@ def main() -> int:
                         bool(args.open_profile),
                     )
                 )
+            ended = result.pop("ended")
             print(f"{v.name} {args.store}: {json.dumps(result)}", flush=True)
+            if ended:
+                print(f"  ended during the hold, by kind: {json.dumps(ended_kinds(ended))}")
+                for e in ended[:5]:
+                    print(f"  e.g. {json.dumps(e)}")
+                print(f"  the gateway's log: {gw.log.name}", flush=True)
+            result["ended"] = ended
             results.append({"variant": v.name, "store": args.store, "route": args.route, **result})
     print(f"loadavg after: {loadavg()}", flush=True)
     if args.json:

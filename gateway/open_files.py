@@ -6,7 +6,11 @@ shells start with (1024) caps a process near 500 streams, far below the default
 hard limit (an unprivileged process may; ``setrlimit(2)``), logs what it did on the
 ``gateway.server`` logger, and warns when the limit is still below what the connection bound
 needs: :func:`needed_open_files`, two descriptors per connection plus :data:`FD_MARGIN` for
-the listening socket, the store, the broker, logs and imports.
+the listening socket, the store, the broker, logs and imports. When the limit stays short,
+:func:`bounded_connections` lowers the connection bound to what fits, so a connection beyond
+it is answered ``503`` before its run starts, instead of a stream that starts and then ends
+with ``RUN_ERROR UPSTREAM_UNAVAILABLE`` because its upstream connect fails with ``EMFILE``
+(what 10,000 streams under a hard limit of 20,000 did: issue 13 item 5).
 
 Source: POSIX ``getrlimit``/``setrlimit`` (Python stdlib :mod:`resource`); Linux refuses a soft
 limit above ``/proc/sys/fs/nr_open`` (the usual ``RLIM_INFINITY`` hard limit cannot be taken
@@ -24,6 +28,8 @@ __all__ = [
     "FALLBACK_LIMITS",
     "FD_MARGIN",
     "OpenFilesLimit",
+    "bounded_connections",
+    "connections_that_fit",
     "needed_open_files",
     "raise_open_files_limit",
 ]
@@ -70,6 +76,49 @@ def needed_open_files(max_connections: int) -> int | None:
     if max_connections <= 0:
         return None
     return 2 * max_connections + FD_MARGIN
+
+
+def connections_that_fit(max_connections: int, soft: int) -> int:
+    """The connection bound ``soft`` descriptors can serve: ``max_connections`` when its
+    :func:`needed_open_files` fits (or ``soft`` is ``resource.RLIM_INFINITY``, or there is no
+    bound, ``0``), else ``(soft - FD_MARGIN) // 2``, at least 1."""
+    import resource
+
+    needed = needed_open_files(max_connections)
+    if needed is None or soft == resource.RLIM_INFINITY or soft >= needed:
+        return max_connections
+    return max(1, (soft - FD_MARGIN) // 2)
+
+
+def bounded_connections(max_connections: int, *, getrlimit: GetLimit | None = None) -> int:
+    """``GATEWAY_MAX_CONNECTIONS`` lowered to what the current soft ``RLIMIT_NOFILE`` serves
+    (:func:`connections_that_fit`; a warning on the ``gateway.server`` logger when lowered).
+
+    Args:
+        max_connections: ``GATEWAY_MAX_CONNECTIONS`` (``0``: no bound, returned as is).
+        getrlimit: :func:`resource.getrlimit` (tests pass a fake).
+
+    Returns:
+        The bound uvicorn's ``limit_concurrency`` gets (``0``: none). Unchanged where
+        :mod:`resource` does not exist (Windows).
+    """
+    try:
+        import resource
+    except ImportError:  # pragma: no cover - Windows
+        return max_connections
+    soft, _hard = (getrlimit or resource.getrlimit)(resource.RLIMIT_NOFILE)
+    bound = connections_that_fit(max_connections, soft)
+    if bound != max_connections:
+        logger.warning(
+            "open files limit (RLIMIT_NOFILE) %d serves %d connections (2 sockets per stream + "
+            "%d), not GATEWAY_MAX_CONNECTIONS=%d: connections beyond %d are answered 503",
+            soft,
+            bound,
+            FD_MARGIN,
+            max_connections,
+            bound,
+        )
+    return bound
 
 
 def raise_open_files_limit(

@@ -38,7 +38,7 @@ from .config import RouteConfig, Settings
 from .errors import ConfigError
 from .http_protocol import guarded_protocol, resolve_http_parser
 from .logs import configure_logging
-from .open_files import raise_open_files_limit
+from .open_files import bounded_connections, raise_open_files_limit
 from .store.engine import normalize_url, sqlite_path
 
 __all__ = [
@@ -297,7 +297,8 @@ def build_server(
     GuardedH11Protocol` (``h11``), both with head and send timeouts and a write-buffer
     high-water mark; uvicorn's ``timeout_keep_alive``, ``h11_max_incomplete_event_size``
     and ``limit_concurrency`` come from ``GATEWAY_KEEP_ALIVE_SECONDS``,
-    ``GATEWAY_MAX_HEADER_BYTES`` and ``GATEWAY_MAX_CONNECTIONS``; the event loop is uvicorn's
+    ``GATEWAY_MAX_HEADER_BYTES`` and ``GATEWAY_MAX_CONNECTIONS`` (lowered to what the open-files
+    limit serves, :func:`gateway.open_files.bounded_connections`); the event loop is uvicorn's
     ``auto`` (uvloop when installed).
     """
     settings: Settings = app.state.services.settings
@@ -320,7 +321,7 @@ def build_server(
         ),
         timeout_keep_alive=settings.keep_alive_seconds,
         h11_max_incomplete_event_size=settings.max_header_bytes,
-        limit_concurrency=settings.max_connections or None,
+        limit_concurrency=bounded_connections(settings.max_connections) or None,
     )
     services = app.state.services
     return GatewayServer(config, routes=services.routes, out=out, settings=services.settings)

@@ -20,7 +20,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gateway.open_files import FD_MARGIN, needed_open_files, raise_open_files_limit
+from gateway.open_files import (
+    FD_MARGIN,
+    bounded_connections,
+    connections_that_fit,
+    needed_open_files,
+    raise_open_files_limit,
+)
 
 INF = resource.RLIM_INFINITY
 
@@ -109,6 +115,36 @@ def test_it_logs_the_raise_and_warns_when_short(
     assert ("GATEWAY_MAX_CONNECTIONS" in text) == short
     if short:
         assert str(needed_open_files(max_connections)) in text
+
+
+@given(max_connections=st.integers(0, 200_000), soft=st.integers(1, 2_000_000))
+def test_the_connection_bound_is_the_largest_that_fits(max_connections: int, soft: int) -> None:
+    bound = connections_that_fit(max_connections, soft)
+    if max_connections == 0:
+        assert bound == 0, "no bound stays no bound"
+        return
+    assert 1 <= bound <= max_connections
+    needed = needed_open_files(bound)
+    assert needed is not None
+    assert needed <= soft or bound == 1, "what is kept fits (1 at least)"
+    if bound < max_connections:
+        assert (needed_open_files(bound + 1) or 0) > soft, "and one more would not"
+    assert connections_that_fit(max_connections, INF) == max_connections
+
+
+def test_the_server_bound_is_lowered_with_a_warning(caplog: pytest.LogCaptureFixture) -> None:
+    """The bench's case: a hard limit of 20,000 cannot serve 10,000 two-socket streams, so
+    uvicorn's bound becomes 9,872 (each beyond answered 503 before its run starts)."""
+    kernel = FakeKernel(20_000, 20_000, 1_048_576, frozenset())
+    with caplog.at_level(logging.WARNING, logger="gateway.server"):
+        assert bounded_connections(10_000, getrlimit=kernel.get) == (20_000 - FD_MARGIN) // 2
+    assert "GATEWAY_MAX_CONNECTIONS=10000" in caplog.text and "503" in caplog.text
+    caplog.clear()
+    roomy = FakeKernel(65_536, 65_536, 1_048_576, frozenset())
+    with caplog.at_level(logging.WARNING, logger="gateway.server"):
+        assert bounded_connections(10_000, getrlimit=roomy.get) == 10_000
+        assert bounded_connections(0, getrlimit=kernel.get) == 0
+    assert caplog.text == ""
 
 
 def test_serve_raises_the_real_limit_before_listening() -> None:
