@@ -321,10 +321,20 @@ def build_server(
         ),
         timeout_keep_alive=settings.keep_alive_seconds,
         h11_max_incomplete_event_size=settings.max_header_bytes,
-        limit_concurrency=bounded_connections(settings.max_connections) or None,
+        limit_concurrency=_uvicorn_limit(bounded_connections(settings.max_connections)),
     )
     services = app.state.services
     return GatewayServer(config, routes=services.routes, out=out, settings=services.settings)
+
+
+def _uvicorn_limit(connections: int) -> int | None:
+    """uvicorn's ``limit_concurrency`` that serves ``connections`` at once (``0``: no bound).
+
+    uvicorn (0.30 to 0.54, ``protocols/http/*_impl.py`` ``handle_events`` / ``on_url``) answers
+    503 when ``len(connections) >= limit_concurrency`` at a request's start, a count that
+    includes the connection asking: a limit of ``L`` serves ``L - 1``. The one refused beyond
+    the bound costs one descriptor (no upstream), within :mod:`gateway.open_files`' margin."""
+    return connections + 1 if connections > 0 else None
 
 
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})

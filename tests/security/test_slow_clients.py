@@ -157,17 +157,25 @@ def test_a_head_within_the_bound_passes_with_its_body(tmp_path: Path, http_proto
 
 
 def test_connections_past_the_limit_get_503(tmp_path: Path, http_protocol: str) -> None:
+    """``GATEWAY_MAX_CONNECTIONS=3`` serves three connections at once; a fourth gets 503."""
     with live_gateway(
         tmp_path, refuse_upstream(), http_protocol=http_protocol, max_connections=3
     ) as server:
         idle = [connect(server), connect(server)]
         wait_for(lambda: len(server.server_state.connections) == 2)
-        sock = connect(server)
+        third = connect(server)
         wait_for(lambda: len(server.server_state.connections) == 3)
+        third.sendall(b"GET /healthz HTTP/1.1\r\nHost: gateway.test\r\nconnection: close\r\n\r\n")
+        served, _ = status_and_body(read_until_closed(third))
+        idle.append(connect(server))  # the third closed: three open again
+        wait_for(lambda: len(server.server_state.connections) == 3)
+        sock = connect(server)
+        wait_for(lambda: len(server.server_state.connections) == 4)
         sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: gateway.test\r\n\r\n")
         status, _ = status_and_body(read_until_closed(sock))
         for s in idle:
             s.close()
+    assert served == 200
     assert status == 503  # uvicorn's limit_concurrency answer
 
 
