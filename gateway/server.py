@@ -118,12 +118,13 @@ def _broker_line(settings: Settings) -> str:
     parts = urlsplit(settings.redis_url)
     host = parts.hostname or parts.path or "?"
     port = f":{parts.port}" if parts.port else ""
-    return f"redis {parts.scheme}://{host}{port}{parts.path if parts.hostname else ''}"
+    shown = f"{parts.scheme}://{host}{port}{parts.path if parts.hostname else ''}"
+    return f"redis {shown} (prefix {settings.redis_prefix})"  # replicas must share it
 
 
 def runtime_lines(settings: Settings, routes: Mapping[str, RouteConfig]) -> list[str]:
     """What the process runs on: store (the SQLite file's absolute path; URLs without their
-    password), broker, auth mode, routes, HTTP parser, logs, traces."""
+    password), broker (Redis: with its key prefix), auth mode, routes, HTTP parser, logs, traces."""
     auth: str = settings.auth
     if auth == "required" and settings.jwt_enabled:
         auth = "required (API keys, JWT)"
