@@ -257,7 +257,8 @@ def serve(config_path: str | None, host: str = "127.0.0.1", port: int = 8000) ->
     Raises:
         SystemExit: the routes file or a ``GATEWAY_*`` setting is invalid (the message, on
             stderr, names the file, route and field, or the variable; never its value, since
-            database URLs hold passwords); uvicorn could not bind or the app's lifespan could
+            database URLs hold passwords; ``GATEWAY_HTTP_PROTOCOL=httptools`` without an
+            importable ``httptools``); uvicorn could not bind or the app's lifespan could
             not open the run store (exit status 3).
     """
     try:
@@ -281,4 +282,14 @@ def serve(config_path: str | None, host: str = "127.0.0.1", port: int = 8000) ->
         raise SystemExit(f"agui-gateway: invalid GATEWAY_* setting:\n{exc}") from None
     raise_open_files_limit(settings.max_connections)
     level = logging.getLevelName(logging.getLogger().getEffectiveLevel()).lower()
-    build_server(app, host, port, out=sys.stdout, log_level=level).run()
+    try:
+        server = build_server(app, host, port, out=sys.stdout, log_level=level)
+    except ImportError as exc:  # GATEWAY_HTTP_PROTOCOL's httptools, not importable
+        if resolve_http_parser(settings.http_protocol) != "httptools":
+            raise
+        raise SystemExit(
+            "agui-gateway: invalid GATEWAY_* setting:\nGATEWAY_HTTP_PROTOCOL: "
+            f"{settings.http_protocol} needs the httptools package, which cannot be imported "
+            f"({exc}): install it or set h11"
+        ) from None
+    server.run()
