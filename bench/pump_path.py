@@ -190,6 +190,11 @@ async def _child(args: argparse.Namespace) -> None:
                 await _drop_schema(args.pg, schema)
 
 
+def _loadavg() -> str:
+    """The 1/5/15-minute load average as the other benches print it (``0.52 0.58 0.59``)."""
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
 async def _drop_schema(url: str, schema: str) -> None:
     import asyncpg
 
@@ -246,7 +251,7 @@ def main() -> int:
             if child.stdout.readline().strip() != "READY":
                 raise SystemExit(f"variant {name} did not start")
             children[name] = child
-    print(f"loadavg before: {os.getloadavg()}  C={args.c} events={args.events}", flush=True)
+    print(f"loadavg before: {_loadavg()}  C={args.c} events={args.events}", flush=True)
     figures: dict[str, list[float]] = {name: [] for name in children}
     counted: dict[str, dict[str, list[float]]] = {name: {} for name in children}
     for _ in range(args.rounds):
@@ -279,7 +284,7 @@ def main() -> int:
                         f"  on/off {on / off:5.2f}",
                         flush=True,
                     )
-    print(f"loadavg after: {os.getloadavg()}", flush=True)
+    print(f"loadavg after: {_loadavg()}", flush=True)
     return 0
 
 

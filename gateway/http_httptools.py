@@ -64,4 +64,4 @@ class GuardedHttpToolsProtocol(SlowClientGuards, HttpToolsProtocol):
     def on_response_complete(self) -> None:
         super().on_response_complete()
         if not self.transport.is_closing() and self._awaiting_head():
-            self._arm_head_timer()
+            self._await_head_after_response()

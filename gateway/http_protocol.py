@@ -120,6 +120,15 @@ class SlowClientGuards(asyncio.Protocol):
         self._cancel_head_timer()
         self._head_timer = self.loop.call_later(self.header_timeout, self._head_timed_out)
 
+    def _await_head_after_response(self) -> None:
+        """Arm the head timer after a response; when a pipelined head has already begun, the
+        connection is not idle: uvicorn's keep-alive close (armed by its own
+        ``on_response_complete``, cancelled only by bytes received) is cancelled, so the
+        head gets the 408 of the head timeout, not a silent close."""
+        self._arm_head_timer()
+        if self._head_started:
+            self._unset_keepalive_if_required()  # type: ignore[attr-defined]
+
     def _cancel_head_timer(self) -> None:
         if self._head_timer is not None:
             self._head_timer.cancel()
@@ -223,7 +232,7 @@ class GuardedH11Protocol(SlowClientGuards, H11Protocol):
             self._head_started = bool(buffered)
             self._head_size = len(buffered)
             self._head_tail = bytes(buffered[-3:])
-            self._arm_head_timer()
+            self._await_head_after_response()
 
 
 def resolve_http_parser(choice: HttpParser) -> Literal["httptools", "h11"]:

@@ -124,13 +124,14 @@ def _broker_line(settings: Settings) -> str:
     parts = urlsplit(settings.redis_url)
     host = parts.hostname or parts.path or "?"
     port = f":{parts.port}" if parts.port else ""
-    return f"redis {parts.scheme}://{host}{port}{parts.path if parts.hostname else ''}"
+    shown = f"{parts.scheme}://{host}{port}{parts.path if parts.hostname else ''}"
+    return f"redis {shown} (prefix {settings.redis_prefix})"  # replicas must share it
 
 
 def runtime_lines(settings: Settings, routes: Mapping[str, RouteConfig]) -> list[str]:
     """What the process runs on: store (the SQLite file's absolute path; URLs without their
-    password), broker, auth mode, routes, HTTP parser, logs, traces, the collector policy
-    (:func:`gc_policy`)."""
+    password), broker (Redis: with its key prefix), auth mode, routes, HTTP parser, logs,
+    traces, the collector policy (:func:`gc_policy`)."""
     auth: str = settings.auth
     if auth == "required" and settings.jwt_enabled:
         auth = "required (API keys, JWT)"
@@ -363,7 +364,8 @@ def serve(config_path: str | None, host: str = "127.0.0.1", port: int = 8000) ->
     Raises:
         SystemExit: the routes file or a ``GATEWAY_*`` setting is invalid (the message, on
             stderr, names the file, route and field, or the variable; never its value, since
-            database URLs hold passwords); uvicorn could not bind or the app's lifespan could
+            database URLs hold passwords; ``GATEWAY_HTTP_PROTOCOL=httptools`` without an
+            importable ``httptools``); uvicorn could not bind or the app's lifespan could
             not open the run store (exit status 3).
     """
     try:
@@ -387,4 +389,14 @@ def serve(config_path: str | None, host: str = "127.0.0.1", port: int = 8000) ->
         raise SystemExit(f"agui-gateway: invalid GATEWAY_* setting:\n{exc}") from None
     raise_open_files_limit(settings.max_connections)
     level = logging.getLevelName(logging.getLogger().getEffectiveLevel()).lower()
-    build_server(app, host, port, out=sys.stdout, log_level=level).run()
+    try:
+        server = build_server(app, host, port, out=sys.stdout, log_level=level)
+    except ImportError as exc:  # GATEWAY_HTTP_PROTOCOL's httptools, not importable
+        if resolve_http_parser(settings.http_protocol) != "httptools":
+            raise
+        raise SystemExit(
+            "agui-gateway: invalid GATEWAY_* setting:\nGATEWAY_HTTP_PROTOCOL: "
+            f"{settings.http_protocol} needs the httptools package, which cannot be imported "
+            f"({exc}): install it or set h11"
+        ) from None
+    server.run()

@@ -18,7 +18,10 @@
   issue 13 item 1). Each call's commands stay contiguous and in order, and a caller returns
   when its own replies are in, so what a run publishes is ordered and fenced as before.
 * Readers ``XREAD BLOCK`` from their last cursor, so a subscription replays the retained tail
-  by itself (https://redis.io/docs/latest/commands/xread/).
+  by itself (https://redis.io/docs/latest/commands/xread/). One ``BLOCK`` lasts at most
+  :func:`max_block` of the client's socket timeout (redis-py 8 reads with a 5 s timeout by
+  default, blocking commands included: a 5 s ``BLOCK`` raced it, dropped the connection and
+  paused the reader 1 s); a longer wait is several of them.
 * A run produced in this process is read without ``XREAD`` (issue 13 item 1: one round trip
   per event and reader): the entries this broker's publishes added to a run's stream are also
   handed to the run's subscriptions here (bounded by ``read_count``), in stream order. A
@@ -58,7 +61,7 @@ from .protocol import (
     BrokerUnavailableError,
 )
 
-__all__ = ["DEFAULT_PREFIX", "LOCAL_WINDOW", "RedisStreamsBroker"]
+__all__ = ["DEFAULT_PREFIX", "LOCAL_WINDOW", "RedisStreamsBroker", "max_block"]
 
 DEFAULT_PREFIX = "agui:"
 """Key prefix of the run streams."""
@@ -104,6 +107,18 @@ class _Sender:
     queue: list[_Publish] = field(default_factory=list)
     wake: asyncio.Event = field(default_factory=asyncio.Event)
     task: asyncio.Task[None] | None = None
+
+
+def max_block(client: aioredis.Redis) -> float | None:
+    """Seconds one ``XREAD BLOCK`` may last on ``client``: below its connections' socket
+    timeout (``socket_timeout``, else redis-py's default: None before redis-py 8, 5 s since),
+    by 1 s or half of it, whichever is longer; None when reads have no timeout."""
+    pool = client.connection_pool
+    # a connection as the pool would make one (no I/O: it connects on its first command)
+    timeout = pool.connection_class(**pool.connection_kwargs).socket_timeout
+    if timeout is None:
+        return None
+    return max(float(timeout) / 2, float(timeout) - 1.0)
 
 
 class _RedisSubscription:
@@ -193,17 +208,29 @@ class _RedisSubscription:
         return await self._xread(max(0.001, deadline - loop.time()))
 
     async def _xread(self, timeout: float) -> list[RunEvent]:
-        """``XREAD BLOCK`` up to ``timeout`` seconds from the last position."""
+        """``XREAD BLOCK`` up to ``timeout`` seconds from the last position (in blocks of at
+        most the broker's :func:`max_block`)."""
         start = _stream_id(self._position) if self._position is not None else "0-0"
-        try:
-            reply: Any = await self._broker.client.xread(
-                {self._key: start}, count=self._broker.read_count, block=max(1, int(timeout * 1000))
-            )
-        except (RedisError, OSError) as exc:
-            metrics.BROKER_ERRORS.labels("read").inc()
-            _log.warning("redis XREAD failed on %s: %s", self._key, exc)
-            await asyncio.sleep(min(timeout, 1.0))
-            return []
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        longest = self._broker.max_block
+        while True:
+            block = deadline - loop.time()
+            if longest is not None:
+                block = min(block, longest)
+            try:
+                reply: Any = await self._broker.client.xread(
+                    {self._key: start},
+                    count=self._broker.read_count,
+                    block=max(1, int(block * 1000)),
+                )
+            except (RedisError, OSError) as exc:
+                metrics.BROKER_ERRORS.labels("read").inc()
+                _log.warning("redis XREAD failed on %s: %s", self._key, exc)
+                await asyncio.sleep(min(timeout, 1.0))
+                return []
+            if reply or deadline - loop.time() <= 0.001:
+                break
         out: list[RunEvent] = []
         streams = reply.items() if isinstance(reply, dict) else (reply or [])
         for _key, entries in streams:
@@ -248,6 +275,8 @@ class RedisStreamsBroker:
         if min(maxlen, read_count) < 1:
             raise ValueError("maxlen and read_count must be >= 1")
         self.client = client
+        self.max_block = max_block(client)
+        """Seconds one ``XREAD BLOCK`` lasts at most (:func:`max_block`; None: no bound)."""
         self.prefix = prefix
         self.maxlen = maxlen
         self.ttl = max(1, int(ttl))

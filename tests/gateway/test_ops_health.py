@@ -124,5 +124,7 @@ def test_banner_names_store_broker_auth_and_routes(tmp_path: Path) -> None:
     assert "http:    h11 (GATEWAY_HTTP_PROTOCOL=h11)" in text
     assert "s3cret" not in text and "hunter2" not in text  # passwords never printed
     assert "postgresql://agui:***@db.internal:5432/agui" in text
-    assert "broker:  redis redis://cache.internal:6379/0" in text
+    assert "broker:  redis redis://cache.internal:6379/0 (prefix agui:)" in text
+    prefixed = pg.model_copy(update={"redis_prefix": "tenant-a:"})
+    assert "(prefix tenant-a:)" in "\n".join(runtime_lines(prefixed, routes))
     assert "auth:    required (API keys)" in text

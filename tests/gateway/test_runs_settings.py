@@ -4,6 +4,7 @@ echoing a URL that may hold a password)."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
@@ -99,3 +100,21 @@ def test_bad_settings_stop_serve_naming_the_variable_not_its_value(
     assert message.startswith("agui-gateway: invalid GATEWAY_* setting:")
     assert f"{variable}:" in message and fragment in message
     assert "secret" not in message
+
+
+def test_httptools_asked_for_but_not_importable_stops_serve_with_a_line(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """No traceback: ``GATEWAY_HTTP_PROTOCOL=httptools`` where httptools cannot be imported
+    (a broken install, PyPy) stops ``serve`` with the variable and what to do."""
+    monkeypatch.setenv("GATEWAY_DATA_DIR", str(tmp_path))
+    monkeypatch.setenv("GATEWAY_HTTP_PROTOCOL", "httptools")
+    monkeypatch.setitem(sys.modules, "httptools", None)  # import httptools -> ImportError
+    monkeypatch.delitem(sys.modules, "gateway.http_httptools", raising=False)
+    monkeypatch.delitem(sys.modules, "uvicorn.protocols.http.httptools_impl", raising=False)
+    with pytest.raises(SystemExit) as info:
+        serve(None, "127.0.0.1", 0)
+    message = str(info.value.code)
+    assert message.startswith("agui-gateway: invalid GATEWAY_* setting:")
+    assert "GATEWAY_HTTP_PROTOCOL: httptools needs the httptools package" in message
+    assert "set h11" in message

@@ -8,6 +8,7 @@ from __future__ import annotations
 import importlib.util
 import itertools
 import socket
+import time
 from pathlib import Path
 from typing import Any
 
@@ -185,6 +186,40 @@ def test_pipelined_requests_are_answered_in_order_then_the_head_timer_runs(
     assert raw.index(b"HTTP/1.1 408") > raw.rindex(b"HTTP/1.1 200 OK")
     status, body = status_and_body(raw[raw.index(b"HTTP/1.1 408") :])
     assert (status, body["error"]["code"]) == (408, "HEADER_TIMEOUT")
+
+
+def test_a_pipelined_head_begun_gets_the_head_timeout_not_the_keep_alive_close(
+    tmp_path: Path, http_protocol: str
+) -> None:
+    """The defaults close an idle kept-alive connection (5 s) before a head times out (10 s):
+    a connection holding the start of a pipelined head is not idle, it gets the 408."""
+    settings = {"header_timeout_seconds": 2.5, "keep_alive_seconds": 1}
+    with live_gateway(
+        tmp_path, refuse_upstream(), http_protocol=http_protocol, **settings
+    ) as server:
+        sock = connect(server)
+        sock.sendall(
+            b"GET /healthz HTTP/1.1\r\nHost: gateway.test\r\n\r\nGET /healthz HTTP/1.1\r\n"
+        )
+        raw = read_until_closed(sock)
+    assert raw.count(b"HTTP/1.1 200 OK") == 1
+    status, body = status_and_body(raw[raw.index(b"HTTP/1.1 408") :])
+    assert (status, body["error"]["code"]) == (408, "HEADER_TIMEOUT")
+
+
+def test_an_idle_kept_alive_connection_still_closes_silently(
+    tmp_path: Path, http_protocol: str
+) -> None:
+    settings = {"header_timeout_seconds": 6.0, "keep_alive_seconds": 1}
+    with live_gateway(
+        tmp_path, refuse_upstream(), http_protocol=http_protocol, **settings
+    ) as server:
+        sock = connect(server)
+        sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: gateway.test\r\n\r\n")
+        started = time.monotonic()
+        raw = read_until_closed(sock)
+    assert raw.count(b"HTTP/1.1 200 OK") == 1 and b"408" not in raw
+    assert time.monotonic() - started < 4  # the keep-alive close, not the head timer
 
 
 def test_an_oversized_head_behind_a_body_is_refused(tmp_path: Path, http_protocol: str) -> None:
