@@ -287,10 +287,10 @@ async def _read(
                         return
                 if woken is None:
                     continue
-                run = woken.run if woken.run is not None else await store.get_run(run_id)
-                durable_end = run.last_cursor
+                mark = woken.run if woken.run is not None else await store.get_run(run_id)
+                durable_end = mark.last_cursor
                 if durable_end is None or (last is not None and durable_end <= last):
-                    if run.is_terminal:
+                    if mark.is_terminal:
                         return
                     continue  # nothing stored after the cursor
                 async with aclosing(_replay(store, run_id, last, page)) as pages:
@@ -299,7 +299,7 @@ async def _read(
                         last = events[-1].cursor
                         if events[-1].terminal:
                             return
-                if run.is_terminal:
+                if mark.is_terminal:
                     return
 
         finally:

@@ -7,11 +7,12 @@ run is terminal with nothing after its cursor. Done by each reader, that is one
 1,000 idle SQLite streams cost 17.9 % of a core, 200 reads a second). An
 :class:`IdleRechecker` does it for all of them: an idle reader registers its run id and
 cursor (:meth:`IdleRechecker.watch`); every ``tick`` the re-checker reads the rows of the
-watched runs that are due in one :meth:`~gateway.store.protocol.RunStore.get_runs` (chunks of
-``GET_RUNS_CHUNK`` ids) and wakes only the readers whose run's durable end moved past their
-cursor or whose run is terminal (or missing, or whose read failed: those read the store
-themselves, as before). A reader the broker woke meanwhile has left (:meth:`unwatch`) and is
-not touched.
+watched runs that are due in one :meth:`~gateway.store.protocol.RunStore.get_run_marks`
+(chunks of ``GET_RUNS_CHUNK`` ids; only each run's status and durable end, not its whole row:
+building 10,000 full records per interval was over half of an idle gateway's CPU) and wakes
+only the readers whose run's durable end moved past their cursor or whose run is terminal (or
+missing, or whose read failed: those read the store themselves, as before). A reader the
+broker woke meanwhile has left (:meth:`unwatch`) and is not touched.
 
 Timing: a watch is due when registered (checked at the next tick) and then every
 ``interval`` seconds; a tick also takes the watches due before the next tick (within
@@ -33,7 +34,7 @@ from dataclasses import dataclass, field
 
 from ..lean_event import LeanEvent
 from ..store.cursor import Cursor
-from ..store.models import RunRecord
+from ..store.models import RunMark
 from ..store.protocol import RunStore
 
 __all__ = ["IdleRechecker", "IdleWatch"]
@@ -50,8 +51,9 @@ class IdleWatch:
         after: the reader's last delivered cursor (None: nothing delivered yet).
         due: set by the re-checker when the reader must look at the store; ``woken`` is set
             with it.
-        run: the run's row as the re-check read it, when ``due`` (None: the run is missing
-            from the answer or the read failed; the reader reads it itself).
+        run: the run's status and durable end as the re-check read them, when ``due`` (None:
+            the run is missing from the answer or the read failed; the reader reads it
+            itself).
         woken: set when ``due`` (the reader may set it too: its broker receive ended).
         next_check: loop time of the watch's next re-check.
     """
@@ -61,10 +63,10 @@ class IdleWatch:
     next_check: float
     woken: LeanEvent = field(default_factory=LeanEvent)
     due: bool = False
-    run: RunRecord | None = None
+    run: RunMark | None = None
 
 
-def _moved(run: RunRecord, after: Cursor | None) -> bool:
+def _moved(run: RunMark, after: Cursor | None) -> bool:
     """The reader at ``after`` has something to do: its run is terminal, or the run's durable
     end is past ``after``."""
     if run.is_terminal:
@@ -77,7 +79,7 @@ class IdleRechecker:
     """The batched idle re-check of one store (one per :class:`~gateway.runs.RunManager`).
 
     Args:
-        store: the run store whose rows are read (:meth:`RunStore.get_runs`).
+        store: the run store whose rows are read (:meth:`RunStore.get_run_marks`).
         interval: seconds between two re-checks of a watch (``reader_idle_recheck``).
         tick: seconds between the re-checker's looks at its watches (default a fifth of
             ``interval``).
@@ -147,10 +149,10 @@ class IdleRechecker:
         due = [watch for watch in self._watches if watch.next_check <= horizon]
         if not due:
             return 0
-        rows: dict[str, RunRecord] | None
+        rows: dict[str, RunMark] | None
         try:
             self.reads += 1
-            rows = await self.store.get_runs({watch.run_id for watch in due})
+            rows = await self.store.get_run_marks({watch.run_id for watch in due})
         except Exception as exc:  # each reader reads the store itself (and meets the error)
             _log.warning("idle re-check failed (%r): %d readers read the store", exc, len(due))
             rows = None

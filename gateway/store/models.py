@@ -30,6 +30,7 @@ __all__ = [
     "PurgeResult",
     "RunEvent",
     "RunFinal",
+    "RunMark",
     "RunRecord",
     "RunStatus",
     "StoredEvent",
@@ -299,6 +300,33 @@ class RunRecord:
                 f"event id {cursor} does not belong to run {self.public_run_id!r} "
                 "(past its last event)"
             )
+
+
+@dataclass(frozen=True, slots=True)
+class RunMark:
+    """What the idle re-check compares of a run row (:meth:`RunStore.get_run_marks`): its
+    status and durable end, as in the run's :class:`RunRecord`.
+
+    Attributes:
+        id: the run's store key.
+        status: see :data:`RunStatus`.
+        last_epoch, last_seq: epoch and seq of the last durable event (0, 0 when none).
+    """
+
+    id: str
+    status: RunStatus
+    last_epoch: int
+    last_seq: int
+
+    @property
+    def is_terminal(self) -> bool:
+        """True when the run ended (as :attr:`RunRecord.is_terminal`)."""
+        return self.status in TERMINAL_STATUSES
+
+    @property
+    def last_cursor(self) -> Cursor | None:
+        """Cursor of the last durable event, or None (as :attr:`RunRecord.last_cursor`)."""
+        return Cursor(self.last_epoch, self.last_seq) if self.last_seq else None
 
 
 @dataclass(frozen=True, slots=True)

@@ -30,6 +30,7 @@ from .models import (
     ReplicaDigest,
     RunEvent,
     RunFinal,
+    RunMark,
     RunRecord,
     RunStatus,
     StoredEvent,
@@ -131,6 +132,17 @@ class RunStore(Protocol):
         left out, never an error; repeated ids count once): the batched re-check of idle
         readers (:mod:`gateway.runs.recheck`, issue 13 item 5), a few queries for any number
         of ids instead of one :meth:`get_run` each.
+
+        Raises:
+            RunStoreError: the read failed.
+        """
+        ...
+
+    async def get_run_marks(self, run_ids: Collection[str]) -> dict[str, RunMark]:
+        """``{run id: mark}`` for those of ``run_ids`` that exist, as :meth:`get_runs` (unknown
+        ids left out, repeats once) but only each run's status and durable end
+        (:class:`RunMark`, equal to its record's): what the batched idle re-check compares
+        (:mod:`gateway.runs.recheck`), without building whole records.
 
         Raises:
             RunStoreError: the read failed.

@@ -14,7 +14,8 @@ single conditional UPDATEs, never read-then-write. Driver errors are translated 
 Layout: this module holds the store class (reads and the rare writes); the hot writes
 (appends, heartbeats) are steps in :mod:`gateway.store.sql_writes`, committed for all runs
 together by :mod:`gateway.store.group_commit` (issue 13 item 1); the prebuilt statements are
-in :mod:`gateway.store.sql_statements`.
+in :mod:`gateway.store.sql_statements`; the batched row reads of the idle re-check in
+:mod:`gateway.store.run_marks_sql`, retention in :mod:`gateway.store.purge_sql`.
 """
 
 from __future__ import annotations
@@ -43,7 +44,6 @@ from .history_sql import add_input, history_page
 from .keys_sql import get_key, insert_key, list_keys, revoke_key, tenant_usage
 from .models import (
     ACTIVE_STATUSES,
-    TERMINAL_STATUSES,
     ApiKey,
     HistoryPage,
     JsonObject,
@@ -55,6 +55,7 @@ from .models import (
     ReplicaDigest,
     RunEvent,
     RunFinal,
+    RunMark,
     RunRecord,
     RunStatus,
     StoredEvent,
@@ -62,22 +63,15 @@ from .models import (
     ThreadSummary,
 )
 from .protocol import HISTORY_DEFAULT_LIMIT
+from .purge_sql import purge_in
 from .replicas_sql import drop_replica_in, replica_beat_in, stale_clause
+from .run_marks_sql import GET_RUNS_CHUNK, fetch_marks, fetch_runs
 from .schema import events as events_t
-from .schema import (
-    interrupt_answers,
-    message_aliases,
-    messages,
-    replicas,
-    runs,
-    threads,
-    upstream_ids,
-)
+from .schema import runs
 from .sql_errors import connection, is_database_error, transaction, translate_error
 from .sql_statements import (
     CREATE_RUN,
     GET_RUN,
-    GET_RUNS,
     json_size,
     run_from_row,
 )
@@ -87,10 +81,6 @@ from .upstream_ids_sql import keep_originals, originals_of
 from .wire_read import fetch_wire
 
 __all__ = ["GET_RUNS_CHUNK", "SqlRunStore", "open_store"]
-
-GET_RUNS_CHUNK = 500
-"""Run ids per ``IN (...)`` list of :meth:`SqlRunStore.get_runs` (well under SQLite's 32,766
-and PostgreSQL's 32,767 bound parameters per statement)."""
 
 
 async def open_store(
@@ -341,17 +331,17 @@ class SqlRunStore:
     async def get_runs(self, run_ids: Collection[str]) -> dict[str, RunRecord]:
         """See :meth:`RunStore.get_runs`: one ``SELECT ... WHERE id IN (...)`` per
         :data:`GET_RUNS_CHUNK` ids, on one read connection."""
-        ids = list(dict.fromkeys(run_ids))
-        found: dict[str, RunRecord] = {}
-        if not ids:
-            return found
+        if not run_ids:
+            return {}
         async with self._read() as conn:
-            for start in range(0, len(ids), GET_RUNS_CHUNK):
-                chunk = ids[start : start + GET_RUNS_CHUNK]
-                for row in (await conn.execute(GET_RUNS, {"p_run_ids": chunk})).all():
-                    record = run_from_row(row)
-                    found[record.id] = record
-        return found
+            return await fetch_runs(conn, run_ids)
+
+    async def get_run_marks(self, run_ids: Collection[str]) -> dict[str, RunMark]:
+        """See :meth:`RunStore.get_run_marks` (:mod:`gateway.store.run_marks_sql`)."""
+        if not run_ids:
+            return {}
+        async with self._read() as conn:
+            return await fetch_marks(conn, run_ids)
 
     async def list_runs(
         self, thread_id: str, *, active_only: bool = False, limit: int = 100
@@ -564,38 +554,6 @@ class SqlRunStore:
 
     # -- retention ------------------------------------------------------------------------
     async def purge(self, before: datetime) -> PurgeResult:
-        """See :meth:`RunStore.purge`."""
-        ended = sa.select(runs.c.id).where(
-            runs.c.status.in_(TERMINAL_STATUSES), runs.c.finished_at < before
-        )
+        """See :meth:`RunStore.purge` (:func:`gateway.store.purge_sql.purge_in`)."""
         async with self._tx() as conn:
-            n_events = (
-                await conn.execute(sa.delete(events_t).where(events_t.c.run_id.in_(ended)))
-            ).rowcount
-            n_runs = (await conn.execute(sa.delete(runs).where(runs.c.id.in_(ended)))).rowcount
-            idle = sa.select(threads.c.id).where(
-                threads.c.updated_at < before,
-                ~sa.exists().where(runs.c.thread_id == threads.c.id),
-            )
-            await conn.execute(
-                sa.delete(message_aliases).where(message_aliases.c.thread_id.in_(idle))
-            )
-            await conn.execute(
-                sa.delete(interrupt_answers).where(interrupt_answers.c.thread_id.in_(idle))
-            )
-            await conn.execute(sa.delete(upstream_ids).where(upstream_ids.c.thread_id.in_(idle)))
-            n_messages = (
-                await conn.execute(sa.delete(messages).where(messages.c.thread_id.in_(idle)))
-            ).rowcount
-            n_threads = (
-                await conn.execute(sa.delete(threads).where(threads.c.id.in_(idle)))
-            ).rowcount
-            # replicas gone for the whole retention period (their runs fall back on their own
-            # heartbeat, long expired too)
-            await conn.execute(sa.delete(replicas).where(replicas.c.heartbeat_at < before))
-        return PurgeResult(
-            runs=max(n_runs, 0),
-            events=max(n_events, 0),
-            threads=max(n_threads, 0),
-            messages=max(n_messages, 0),
-        )
+            return await purge_in(conn, before)

@@ -21,6 +21,7 @@ from gateway.store import (
     RunEvent,
     RunExistsError,
     RunFinal,
+    RunMark,
     RunNotFoundError,
     SequenceError,
     SqlRunStore,
@@ -500,7 +501,7 @@ async def test_purge_drops_the_answers_of_purged_threads(
 async def test_get_runs_answers_the_known_ids_in_one_call(store: SqlRunStore) -> None:
     """``RunStore.get_runs`` (the batched idle re-check, issue 13 item 5): every known id's
     record as ``get_run`` gives it, unknown ids left out, repeats once, over more ids than one
-    ``IN`` list holds."""
+    ``IN`` list holds; ``get_run_marks`` the same runs' status and durable end."""
     from gateway.store.sql import GET_RUNS_CHUNK
 
     await new_run(store, "run-a")
@@ -524,3 +525,9 @@ async def test_get_runs_answers_the_known_ids_in_one_call(store: SqlRunStore) ->
     assert (got["run-c"].last_cursor, got["run-c"].is_terminal) == (Cursor(1, 2), True)
     assert got["run-a"].last_cursor is None
     assert await store.get_runs({"nope"}) == {}
+    marks = await store.get_run_marks(ids)  # the light read: status and durable end only
+    assert marks == {
+        run_id: RunMark(run_id, run.status, run.last_epoch, run.last_seq)
+        for run_id, run in got.items()
+    }
+    assert await store.get_run_marks([]) == {} == await store.get_run_marks({"nope"})

@@ -5,6 +5,7 @@ and the in-process transport streaming rather than buffering."""
 from __future__ import annotations
 
 import asyncio
+import itertools
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -127,6 +128,50 @@ async def test_sse_response_headers() -> None:
     assert result.headers["x-extra"] == "1"
     assert "content-encoding" not in result.headers
     assert result.body == b"data: 1\n\n"
+
+
+async def test_keepalives_fill_each_silence_with_one_timer_and_no_early_comment() -> None:
+    """A keep-alive after each ``keepalive_seconds`` without output, counted from the last
+    write (data or keep-alive), re-armed by data; the stream's one timer is called about once
+    per write (never one timer per chunk, nor a process-wide scan)."""
+    interval = 0.05
+    loop = asyncio.get_running_loop()
+    sent: list[tuple[float, bytes]] = []
+    calls = 0
+    call_at = loop.call_at
+
+    def counted(when: float, callback: Any, *args: Any, **kwargs: Any) -> Any:
+        nonlocal calls
+        calls += getattr(callback, "__name__", "") == "tick"  # the keep-alive timer's
+        return call_at(when, callback, *args, **kwargs)
+
+    async def source() -> AsyncIterator[bytes]:
+        for part in (b"data: 1\n\n", b"data: 2\n\n"):
+            yield part
+            await asyncio.sleep(8 * interval)
+
+    async def receive() -> Any:
+        await asyncio.Event().wait()  # the client stays
+
+    async def send(message: Any) -> None:
+        if message["type"] == "http.response.body" and message.get("body"):
+            sent.append((loop.time(), message["body"]))
+
+    scope = {"type": "http", "asgi": {"spec_version": "2.3"}, "method": "GET", "path": "/"}
+    loop.call_at = counted  # type: ignore[method-assign]
+    try:
+        await SSEResponse(source(), keepalive_seconds=interval)(scope, receive, send)
+    finally:
+        del loop.call_at  # type: ignore[method-assign]
+    bodies = [body for _, body in sent]
+    assert [b for b in bodies if b != KEEPALIVE] == [b"data: 1\n\n", b"data: 2\n\n"]
+    second = bodies.index(b"data: 2\n\n")
+    assert bodies[1:second].count(KEEPALIVE) >= 3  # each silence gets keep-alives
+    assert bodies[second + 1 :].count(KEEPALIVE) >= 3
+    for (before, _), (at, body) in itertools.pairwise(sent):
+        if body == KEEPALIVE:
+            assert at - before >= interval * 0.99  # never before a whole interval of silence
+    assert 0 < calls <= len(bodies) + 2  # about one per write, and the first
 
 
 def test_sse_response_rejects_a_non_positive_keepalive() -> None:

@@ -8,6 +8,7 @@ import asyncio
 import itertools
 from collections.abc import Sequence
 from contextlib import aclosing
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -43,6 +44,10 @@ class CountingStore:
         self.calls.append(("get_runs", sorted(run_ids)))
         return await self.inner.get_runs(run_ids)
 
+    async def get_run_marks(self, run_ids: Any) -> Any:
+        self.calls.append(("get_run_marks", sorted(run_ids)))
+        return await self.inner.get_run_marks(run_ids)
+
 
 def started(run_id: str) -> dict[str, Any]:
     return {"type": "RUN_STARTED", "threadId": "thread-1", "runId": run_id}
@@ -57,7 +62,7 @@ def delta(n: int) -> dict[str, Any]:
 
 
 async def test_idle_readers_share_one_batched_read_per_interval(stack: Stack) -> None:
-    """N idle readers: one ``get_runs`` naming all of them per interval, no ``get_run``; a
+    """N idle readers: one ``get_run_marks`` naming all of them per interval, no ``get_run``; a
     run that moved in the store wakes its readers only (they replay and end), the others stay
     watched. (Per reader, as before issue 13 item 5, it was N ``get_run`` per interval.)"""
     n = 12
@@ -75,9 +80,9 @@ async def test_idle_readers_share_one_batched_read_per_interval(stack: Stack) ->
         await wait_until(lambda: rechecker.watching == n)
         store.calls.clear()
         assert await rechecker.check_due() == 0  # nothing moved
-        assert store.calls == [("get_runs", sorted(ids))]
+        assert store.calls == [("get_run_marks", sorted(ids))]
         assert await rechecker.check_due() == 0  # checked within the interval: no read
-        assert store.calls == [("get_runs", sorted(ids))]
+        assert store.calls == [("get_run_marks", sorted(ids))]
         await asyncio.sleep(FAST.reader_idle_recheck)
         ended = ids[:3]
         for run_id in ended:  # ends in the store only: no broker message
@@ -86,7 +91,7 @@ async def test_idle_readers_share_one_batched_read_per_interval(stack: Stack) ->
             )
         store.calls.clear()
         assert await rechecker.check_due() == len(ended)
-        assert store.calls == [("get_runs", sorted(ids))]
+        assert store.calls == [("get_run_marks", sorted(ids))]
         for index in range(len(ended)):
             assert [e.event for e in await readers[index]] == [finished(ids[index])]
         assert rechecker.watching == n - len(ended)
@@ -237,4 +242,93 @@ async def test_an_idle_in_process_reader_waits_on_one_receive(memory_stack: Stac
     finally:
         task.cancel()
         await asyncio.gather(task, return_exceptions=True)
+        await rechecker.aclose()
+
+
+# A run's row: events stored in epoch 1, then (None: no takeover) events stored after a
+# takeover in epoch 2, and the terminal status it ends with (None: still running).
+rows = st.lists(
+    st.tuples(
+        st.integers(0, 3),
+        st.none() | st.integers(0, 2),
+        st.none() | st.sampled_from(["completed", "failed", "cancelled", "interrupted"]),
+    ),
+    min_size=1,
+    max_size=5,
+)
+afters = st.none() | st.builds(Cursor, st.integers(1, 3), st.integers(0, 6))
+
+
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(plan=rows, cursors=st.lists(afters, min_size=1, max_size=6))
+async def test_the_marks_make_the_wake_up_decisions_the_rows_made(
+    stack: Stack, plan: Sequence[tuple[int, int | None, str | None]], cursors: list[Any]
+) -> None:
+    """``get_run_marks`` (the light re-check read) against ``get_runs`` (the whole rows the
+    re-check read before): the same runs, each mark equal to its record's status and durable
+    end, and a re-check over the marks wakes exactly the watches the rows' rule
+    (``run.is_terminal`` or its ``last_cursor`` past the watch's cursor, or the run missing)
+    woke, with that mark, whatever the epochs, seqs and terminal status."""
+    store = stack.store
+    ids: list[str] = []
+    for in_first, in_second, status in plan:
+        run_id = f"run-{next(IDS)}"
+        ids.append(run_id)
+        await store.create_run(run_id=run_id, thread_id="thread-1", owner="a")
+        seq = 0
+        for epoch, count in ((1, in_first), (2, in_second)):
+            if count is None:
+                continue
+            if epoch == 2:
+                await store.take_over(
+                    run_id,
+                    owner="b",
+                    expected_epoch=1,
+                    stale_before=store.now() + timedelta(hours=1),
+                )
+            events = [NewEvent(seq + i + 1, delta(seq + i + 1)) for i in range(count)]
+            seq += count
+            if events:
+                await store.append_events(run_id, epoch, events)
+        if status is not None:
+            end = [NewEvent(seq + 1, finished(run_id))]
+            last_epoch = 1 if in_second is None else 2
+            final = RunFinal(status=status)  # type: ignore[arg-type]
+            await store.append_events(run_id, last_epoch, end, final=final)
+    missing = f"run-{next(IDS)}"
+    records = await store.get_runs([*ids, missing])
+    marks = await store.get_run_marks([*ids, missing, ids[0]])
+    assert set(marks) == set(records) == set(ids)
+    for run_id, record in records.items():
+        mark = marks[run_id]
+        assert (mark.status, mark.last_epoch, mark.last_seq) == (
+            record.status,
+            record.last_epoch,
+            record.last_seq,
+        )
+        assert (mark.is_terminal, mark.last_cursor) == (record.is_terminal, record.last_cursor)
+
+    def woke_before(run_id: str, after: Cursor | None) -> bool:  # the rows' rule
+        run = records.get(run_id)
+        if run is None or run.is_terminal:
+            return True
+        end = run.last_cursor
+        return end is not None and (after is None or end > after)
+
+    rechecker = IdleRechecker(store, interval=60.0, tick=3600.0)
+    try:
+        watches = [
+            rechecker.watch(run_id, after) for run_id in [*ids, missing] for after in cursors
+        ]
+        woken = await rechecker.check_due()
+        expected = [woke_before(w.run_id, w.after) for w in watches]
+        assert [w.due for w in watches] == expected
+        assert [w.woken.is_set() for w in watches] == expected
+        assert woken == sum(expected)
+        for watch in watches:
+            assert watch.run == (marks.get(watch.run_id) if watch.due else None)
+        assert rechecker.watching == len(watches) - woken
+    finally:
         await rechecker.aclose()

@@ -40,6 +40,7 @@ PUBLIC = {
         "RunEvent",
         "RunExistsError",
         "RunFinal",
+        "RunMark",
         "RunNotFoundError",
         "RunRecord",
         "RunStatus",

@@ -233,8 +233,8 @@ async def test_reader_started_before_the_run_has_events(stack: Stack) -> None:
 
 async def test_an_idle_reader_rechecks_with_one_run_read_and_no_replay(stack: Stack) -> None:
     """Issue 13: an idle stream costs the store one row read per re-check (a batched
-    ``get_runs``, gateway/runs/recheck.py); the events are read only when the run's durable end
-    moved past the reader's cursor (docs/runs.md §3)."""
+    ``get_run_marks``, gateway/runs/recheck.py); the events are read only when the run's
+    durable end moved past the reader's cursor (docs/runs.md §3)."""
     run = await stack.store.create_run(run_id="run-1", thread_id="thread-1", owner="a")
     await stack.store.append_events(
         run.id, 1, [NewEvent(1, {"type": "RUN_STARTED", "threadId": "t", "runId": "r"})]
@@ -253,7 +253,7 @@ async def test_an_idle_reader_rechecks_with_one_run_read_and_no_replay(stack: St
     pending = asyncio.ensure_future(anext(reader))
     await asyncio.sleep(FAST.reader_idle_recheck * 5)
     assert not pending.done()
-    assert calls and set(calls) == {"get_runs"}
+    assert calls and set(calls) == {"get_run_marks"}
     # the run ends with nothing published: the next re-check replays the terminal event
     finished = {"type": "RUN_FINISHED", "threadId": "t", "runId": "r"}
     await stack.store.append_events(
