@@ -14,6 +14,12 @@ thread row in the locking statement (an upsert), instead of :func:`ensure_thread
 run's creation with its input and its terminal write so cost two statements less each (issue
 13: every statement is ~0.15-0.2 ms of CPU on SQLite, mostly the driver's round trip, not the
 database); what they store is the same (``tests/contracts/test_history_reserve.py``).
+
+The alias lookup is skipped on a thread without messages (its positions start at 1, and no
+alias is stored without a message), so a new thread's input costs no lookup; the items of a
+call are inserted in one multi-row ``INSERT`` into ``messages`` and one into
+``message_aliases`` (not two statements per item), flushed before an item updated in place
+(which may read one inserted just before).
 """
 
 from __future__ import annotations
@@ -217,15 +223,37 @@ async def _insert_new(
     if inserted is None:
         return False
     names = dict.fromkeys((message_id, *(str(a) for a in item.get("aliases") or ())))
-    aliases = _INSERT_ALIASES.get(dialect)
-    if aliases is None:
-        aliases = _INSERT_ALIASES[dialect] = insert_ignore(
-            dialect, message_aliases, ["thread_id", "alias"]
-        )
     await conn.execute(
-        aliases, [{"thread_id": thread_id, "alias": a, "message_id": message_id} for a in names]
+        _insert_aliases(dialect),
+        [{"thread_id": thread_id, "alias": a, "message_id": message_id} for a in names],
     )
     return True
+
+
+async def _flush(
+    conn: AsyncConnection, pending: tuple[list[dict[str, Any]], list[dict[str, Any]]]
+) -> None:
+    """Insert the queued ``messages`` rows, then the queued alias rows (one multi-row
+    statement each; emptied). :func:`add_items` decides on the names it has queued as on
+    those stored, so this stores what one statement per item did (rows of one call collide
+    only where one statement per item failed too: an ``IntegrityError`` either way, the
+    transaction lost)."""
+    rows, names = pending
+    if rows:
+        await conn.execute(_INSERT_MESSAGE, rows)
+        rows.clear()
+    if names:
+        await conn.execute(_insert_aliases(conn.dialect.name), names)
+        names.clear()
+
+
+def _insert_aliases(dialect: str) -> Any:
+    statement = _INSERT_ALIASES.get(dialect)
+    if statement is None:
+        statement = _INSERT_ALIASES[dialect] = insert_ignore(
+            dialect, message_aliases, ["thread_id", "alias"]
+        )
+    return statement
 
 
 async def add_items(
@@ -264,16 +292,15 @@ async def add_items(
         and await _insert_new(conn, thread_id, items[0], run_id, now, position)
     ):
         return 1
-    names: set[str] = set()
-    for item in items:
-        names.add(str(item["id"]))
-        names.update(str(a) for a in item.get("aliases") or ())
-    known = {
-        r.alias: r.message_id
-        for r in (
-            await conn.execute(_KNOWN_ALIASES, {"p_thread_id": thread_id, "p_names": sorted(names)})
-        ).all()
-    }
+    known: dict[str, str] = {}
+    if position > 1:  # a thread without messages (positions start at 1) has no aliases
+        names: set[str] = set()
+        for item in items:
+            names.add(str(item["id"]))
+            names.update(str(a) for a in item.get("aliases") or ())
+        params = {"p_thread_id": thread_id, "p_names": sorted(names)}
+        known = {r.alias: r.message_id for r in (await conn.execute(_KNOWN_ALIASES, params))}
+    pending: tuple[list[dict[str, Any]], list[dict[str, Any]]] = ([], [])  # messages, aliases
     added = 0
     for item in items:
         message_id = str(item["id"])
@@ -282,6 +309,7 @@ async def add_items(
         if known.get(message_id) == message_id:
             if not replace:
                 continue
+            await _flush(conn, pending)  # the update may read a message inserted just before
             await _merge_continuation(conn, thread_id, message_id, row)
             await conn.execute(
                 _UPDATE_MESSAGE,
@@ -297,31 +325,23 @@ async def add_items(
         elif not replace and any(a in known for a in (message_id, *aliases)):
             continue  # the client echoed a message the gateway already recorded
         else:
-            await conn.execute(
-                _INSERT_MESSAGE,
+            pending[0].append(
                 {
                     "thread_id": thread_id,
                     "message_id": message_id,
                     "position": position,
                     "created_at": now,
                     **row,
-                },
+                }
             )
             position += 1
             added += 1
         fresh = [a for a in dict.fromkeys((message_id, *aliases)) if a not in known]
-        if fresh:
-            dialect = conn.dialect.name
-            statement = _INSERT_ALIASES.get(dialect)
-            if statement is None:
-                statement = _INSERT_ALIASES[dialect] = insert_ignore(
-                    dialect, message_aliases, ["thread_id", "alias"]
-                )
-            await conn.execute(
-                statement,
-                [{"thread_id": thread_id, "alias": a, "message_id": message_id} for a in fresh],
-            )
-            known.update(dict.fromkeys(fresh, message_id))
+        pending[1].extend(
+            {"thread_id": thread_id, "alias": a, "message_id": message_id} for a in fresh
+        )
+        known.update(dict.fromkeys(fresh, message_id))
+    await _flush(conn, pending)
     if added != reserve:  # give back the positions of the items not added
         await conn.execute(_SET_NEXT_POSITION, {"p_thread_id": thread_id, "p_position": position})
     return added
