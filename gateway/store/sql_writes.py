@@ -40,7 +40,7 @@ from .errors import (
     WriteRejectedError,
 )
 from .history_sql import add_items
-from .models import ACTIVE_STATUSES, TERMINAL_STATUSES, LeaseState, NewEvent, RunFinal, RunRecord
+from .models import TERMINAL_STATUSES, LeaseState, NewEvent, RunFinal, RunRecord
 from .schema import runs
 from .sql_statements import (
     APPEND_FINAL,
@@ -48,6 +48,7 @@ from .sql_statements import (
     HEARTBEAT,
     INSERT_EVENTS,
     TOUCH_THREAD,
+    is_active,
     json_size,
     run_from_row,
 )
@@ -148,8 +149,6 @@ _SQLITE_UPDATE_FROM = sqlite3.sqlite_version_info >= (3, 35)
 _BATCH_UPDATES: dict[int, Any] = {}
 """:func:`update_runs` statements by number of runs, built once each (cache key memoized)."""
 
-_ACTIVE = sorted(ACTIVE_STATUSES)
-
 
 def _batch_update(count: int) -> Any:
     statement = _BATCH_UPDATES.get(count)
@@ -177,7 +176,7 @@ def _batch_update(count: int) -> Any:
             .where(
                 runs.c.id == v.c.v_id,
                 runs.c.epoch == v.c.v_epoch,
-                runs.c.status.in_(_ACTIVE),
+                is_active(),
                 runs.c.last_seq == v.c.v_prev,
             )
             .values(
