@@ -7,9 +7,9 @@ is queued (at most ``max_requests``, after waiting ``window`` seconds for more) 
 in **one transaction on one connection**: the runs' conditional ``UPDATE runs`` (fence and
 continuity, :mod:`gateway.store.sql_writes`; the non-terminal appends of the group's runs in
 one statement, ``update_runs``, a terminal one on its own), then all their event rows in one
-multi-row ``INSERT``, then the terminal parts. While a group commits, the next one fills, so
-under load a write waits for about one group, and alone it waits for nothing but its own
-transaction.
+multi-row ``INSERT``, then the terminal parts (the history items of runs of distinct threads
+together, ``finish_runs``). While a group commits, the next one fills, so under load a write
+waits for about one group, and alone it waits for nothing but its own transaction.
 
 What ``docs/runs.md`` needs holds unchanged, because a caller's ``append_events`` returns only
 when its group is committed: a control event is published after its group is durable (§2);
@@ -272,8 +272,9 @@ class GroupCommitter:
                     await sql_writes.insert_events(conn, rows)
                 except sa.exc.IntegrityError:
                     raise _Conflict from None
-                for record, append in finals:
-                    await sql_writes.finish_run(conn, record, append.final, now)
+                await sql_writes.finish_runs(
+                    conn, [(record, append.final) for record, append in finals], now
+                )
         except _Conflict:
             await self._one_by_one(group)
             return

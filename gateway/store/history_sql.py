@@ -42,6 +42,7 @@ __all__ = [
     "VISIBILITY_HISTORY",
     "add_input",
     "add_items",
+    "add_own_items",
     "ensure_thread",
     "history_page",
     "insert_ignore",
@@ -292,6 +293,21 @@ async def add_items(
         and await _insert_new(conn, thread_id, items[0], run_id, now, position)
     ):
         return 1
+    return await _add_locked(conn, thread_id, items, run_id, now, replace, position)
+
+
+async def _add_locked(
+    conn: AsyncConnection,
+    thread_id: str,
+    items: Sequence[JsonObject],
+    run_id: str | None,
+    now: datetime,
+    replace: bool,
+    position: int,
+) -> int:
+    """:func:`add_items` once the thread is locked with ``len(items)`` positions reserved
+    from ``position`` on."""
+    reserve = len(items)
     known: dict[str, str] = {}
     if position > 1:  # a thread without messages (positions start at 1) has no aliases
         names: set[str] = set()
@@ -345,6 +361,98 @@ async def add_items(
     if added != reserve:  # give back the positions of the items not added
         await conn.execute(_SET_NEXT_POSITION, {"p_thread_id": thread_id, "p_position": position})
     return added
+
+
+OWN_ITEMS_MAX = 64
+"""Most threads in one :func:`add_own_items` lock statement (one parameter each)."""
+
+_LOCK_THREADS: dict[int, Any] = {}
+""":func:`add_own_items`' lock of ``count`` threads, built once per count."""
+
+_INSERT_OWN: dict[str, Any] = {}
+"""Per dialect: :func:`_insert_new`'s statement returning the key of each row inserted."""
+
+
+def _lock_threads(count: int) -> Any:
+    statement = _LOCK_THREADS.get(count)
+    if statement is None:
+        # the ids as ``(SELECT :t0 AS v_id UNION ALL ...) AS v``, as sql_writes.update_runs
+        v = sa.union_all(
+            *(
+                sa.select(sa.bindparam(f"t{k}", type_=threads.c.id.type).label("v_id"))
+                for k in range(count)
+            )
+        ).subquery("v")
+        statement = _LOCK_THREADS[count] = (
+            sa.update(threads)
+            .where(threads.c.id == v.c.v_id)
+            .values(
+                updated_at=sa.bindparam("p_now", type_=threads.c.updated_at.type),
+                next_position=threads.c.next_position + 1,
+            )
+            .returning(threads.c.id, threads.c.next_position)
+        )
+    return statement
+
+
+async def add_own_items(
+    conn: AsyncConnection, owned: Sequence[tuple[str, JsonObject, str]], now: datetime
+) -> None:
+    """``add_items(conn, thread_id, [item], run_id=run_id, now=now, replace=True)`` for each
+    ``(thread_id, item, run_id)`` of distinct threads (the terminal writes of a group's runs),
+    in three statements per :data:`OWN_ITEMS_MAX` threads: one ``UPDATE threads ... FROM``
+    locking them all with a position each, one multi-row ``INSERT ... ON CONFLICT DO
+    NOTHING`` of the messages, one of their aliases. An item whose id its thread already
+    has is then updated in place as :func:`add_items` does. What it stores is what the calls
+    one by one store (``tests/contracts/test_history_own_items.py``). Needs ``UPDATE ...
+    FROM`` with ``RETURNING`` (PostgreSQL; SQLite 3.35+).
+
+    Raises:
+        ValueError: a thread twice. RunNotFoundError: a thread does not exist.
+    """
+    if len({thread_id for thread_id, _, _ in owned}) != len(owned):
+        raise ValueError("add_own_items takes items of distinct threads")
+    reserved: dict[str, int] = {}
+    for start in range(0, len(owned), OWN_ITEMS_MAX):
+        chunk = owned[start : start + OWN_ITEMS_MAX]
+        params: dict[str, Any] = {"p_now": now}
+        params.update({f"t{k}": thread_id for k, (thread_id, _, _) in enumerate(chunk)})
+        for row in await conn.execute(_lock_threads(len(chunk)), params):
+            reserved[row.id] = int(row.next_position) - 1
+    for thread_id, _, _ in owned:
+        if thread_id not in reserved:
+            raise RunNotFoundError(f"unknown thread {thread_id!r}")
+    dialect = conn.dialect.name
+    statement = _INSERT_OWN.get(dialect)
+    if statement is None:
+        insert: Any = postgresql.insert if dialect == "postgresql" else sqlite.insert
+        statement = _INSERT_OWN[dialect] = (
+            insert(messages)
+            .on_conflict_do_nothing(index_elements=["thread_id", "message_id"])
+            .returning(messages.c.thread_id)
+        )
+    rows = [
+        {
+            "thread_id": thread_id,
+            "message_id": str(item["id"]),
+            "position": reserved[thread_id],
+            "created_at": now,
+            **_row(item, run_id),
+        }
+        for thread_id, item, run_id in owned
+    ]
+    inserted = {row.thread_id for row in await conn.execute(statement, rows)}
+    names = [
+        {"thread_id": thread_id, "alias": alias, "message_id": str(item["id"])}
+        for thread_id, item, _ in owned
+        if thread_id in inserted
+        for alias in dict.fromkeys((str(item["id"]), *(str(a) for a in item.get("aliases") or ())))
+    ]
+    if names:
+        await conn.execute(_insert_aliases(dialect), names)
+    for thread_id, item, run_id in owned:
+        if thread_id not in inserted:  # its id is taken: as add_items after _insert_new
+            await _add_locked(conn, thread_id, [item], run_id, now, True, reserved[thread_id])
 
 
 async def add_input(

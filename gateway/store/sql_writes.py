@@ -17,7 +17,8 @@ share the expensive part:
 3. :func:`insert_events`: the event rows, of one run or of a whole group (one multi-row
    ``INSERT``: SQLAlchemy's "insertmanyvalues" on both SQLite and asyncpg);
 4. :func:`finish_run`: with a terminal update, the run's history item (or the thread's
-   ``updated_at``).
+   ``updated_at``); :func:`finish_runs` for a group's terminal updates, the single items of
+   runs of distinct threads batched (three statements for all of them).
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ from .errors import (
     StaleEpochError,
     WriteRejectedError,
 )
-from .history_sql import add_items
+from .history_sql import add_items, add_own_items
 from .models import TERMINAL_STATUSES, LeaseState, NewEvent, RunFinal, RunRecord
 from .schema import runs
 from .sql_statements import (
@@ -58,6 +59,7 @@ __all__ = [
     "append_in",
     "event_rows",
     "finish_run",
+    "finish_runs",
     "heartbeat_in",
     "insert_events",
     "prepare_append",
@@ -279,6 +281,33 @@ async def finish_run(
         )
     else:
         await conn.execute(TOUCH_THREAD, {"p_thread_id": record.thread_id, "p_now": now})
+
+
+async def finish_runs(
+    conn: AsyncConnection, finished: Sequence[tuple[RunRecord, RunFinal | None]], now: datetime
+) -> None:
+    """:func:`finish_run` for each ``(record, final)``, in order, as a group commits them:
+    the single history items of runs of distinct threads in one batch
+    (:func:`~gateway.store.history_sql.add_own_items`: three statements, not three per run)
+    when there are several and the database runs it, the rest one by one. Threads share no
+    row, so only the order within a thread matters, and a thread of several runs keeps it."""
+    ended = [(record, final) for record, final in finished if final is not None]
+    per_thread: dict[str, int] = {}
+    for record, _ in ended:
+        per_thread[record.thread_id] = per_thread.get(record.thread_id, 0) + 1
+    batch = [
+        (record.thread_id, final.messages[0], record.id)
+        for record, final in ended
+        if len(final.messages) == 1 and per_thread[record.thread_id] == 1
+    ]
+    if len(batch) < 2 or not batches_updates(conn):
+        batch = []
+    batched = {thread_id for thread_id, _, _ in batch}
+    if batch:
+        await add_own_items(conn, batch, now)
+    for record, final in ended:
+        if record.thread_id not in batched:
+            await finish_run(conn, record, final, now)
 
 
 async def append_in(conn: AsyncConnection, append: PreparedAppend, now: datetime) -> RunRecord:
