@@ -13,7 +13,8 @@ share the expensive part:
    conditional update for the non-terminal appends of several runs in **one** statement
    (``UPDATE runs ... FROM (SELECT ... UNION ALL ...) AS v``: each run's row matches only on
    its own epoch and previous seq), so a group of flushes costs one UPDATE, not one per run
-   (issue 13: on SQLite every statement is a round trip to the driver's thread);
+   (issue 13: on SQLite every statement is a round trip to the driver's thread), and the
+   same for a group's terminal appends (their status, usage, error and model in ``v`` too);
 3. :func:`insert_events`: the event rows, of one run or of a whole group (one multi-row
    ``INSERT``: SQLAlchemy's "insertmanyvalues" on both SQLite and asyncpg);
 4. :func:`finish_run`: with a terminal update, the run's history item (or the thread's
