@@ -6,10 +6,10 @@ Here every append and heartbeat of the process goes into one queue; one task tak
 is queued (at most ``max_requests``, after waiting ``window`` seconds for more) and commits it
 in **one transaction on one connection**: the runs' conditional ``UPDATE runs`` (fence and
 continuity, :mod:`gateway.store.sql_writes`; the non-terminal appends of the group's runs in
-one statement, ``update_runs``, a terminal one on its own), then all their event rows in one
-multi-row ``INSERT``, then the terminal parts. While a group commits, the next one fills, so
-under load a write waits for about one group, and alone it waits for nothing but its own
-transaction.
+one statement, ``update_runs``, and its terminal ones in another), then all their event rows
+in one multi-row ``INSERT``, then the terminal parts (the history items of runs of distinct
+threads together, ``finish_runs``). While a group commits, the next one fills, so under load
+a write waits for about one group, and alone it waits for nothing but its own transaction.
 
 What ``docs/runs.md`` needs holds unchanged, because a caller's ``append_events`` returns only
 when its group is committed: a control event is published after its group is durable (§2);
@@ -242,6 +242,7 @@ class GroupCommitter:
                 rows: list[dict[str, Any]] = []
                 finals: list[tuple[RunRecord, sql_writes.PreparedAppend]] = []
                 batched: dict[str, _Request] = {}  # non-terminal appends, one per run
+                ended: dict[str, _Request] = {}  # terminal ones, one per run
                 later: list[_Request] = []
                 for request in group:
                     request.result = request.error = None
@@ -259,21 +260,29 @@ class GroupCommitter:
                         request.result = out
                         continue
                     assert request.append is not None
-                    if request.append.run_id in batched:
+                    run_id = request.append.run_id
+                    if run_id in batched or run_id in ended:
                         later.append(request)  # after that run's batched update: in order
                     elif request.append.final is None:
-                        batched[request.append.run_id] = request
+                        batched[run_id] = request
                     else:
-                        await self._update_one(conn, request, now, rows, finals)
+                        ended[run_id] = request
                 rows += await self._update_batched(conn, list(batched.values()), now)
+                rows += await self._update_batched(conn, list(ended.values()), now)
+                finals += [
+                    (r.result, r.append)
+                    for r in ended.values()
+                    if isinstance(r.result, RunRecord) and r.append is not None
+                ]
                 for request in later:
                     await self._update_one(conn, request, now, rows, finals)
                 try:
                     await sql_writes.insert_events(conn, rows)
                 except sa.exc.IntegrityError:
                     raise _Conflict from None
-                for record, append in finals:
-                    await sql_writes.finish_run(conn, record, append.final, now)
+                await sql_writes.finish_runs(
+                    conn, [(record, append.final) for record, append in finals], now
+                )
         except _Conflict:
             await self._one_by_one(group)
             return
@@ -299,8 +308,8 @@ class GroupCommitter:
         rows: list[dict[str, Any]],
         finals: list[tuple[RunRecord, sql_writes.PreparedAppend]],
     ) -> None:
-        """One append's conditional run update (a terminal one, or a run's second append of
-        the group); its rows and terminal part join the group's when it is accepted."""
+        """One append's conditional run update (a run's second append of the group); its rows
+        and terminal part join the group's when it is accepted."""
         assert request.append is not None
         try:
             record = await sql_writes.update_run(conn, request.append, now)
@@ -315,10 +324,10 @@ class GroupCommitter:
     async def _update_batched(
         conn: AsyncConnection, requests: list[_Request], now: datetime
     ) -> list[dict[str, Any]]:
-        """The conditional run updates of a group's non-terminal appends (one run each): one
-        statement (:func:`~gateway.store.sql_writes.update_runs`) when there are several and
-        the database runs it, else one each. Sets each request's result or error; returns
-        the event rows of the accepted ones, in request order."""
+        """The conditional run updates of a group's non-terminal appends, or of its terminal
+        ones (one run each): one statement (:func:`~gateway.store.sql_writes.update_runs`)
+        when there are several and the database runs it, else one each. Sets each request's
+        result or error; returns the event rows of the accepted ones, in request order."""
         rows: list[dict[str, Any]] = []
         appends = [r.append for r in requests if r.append is not None]
         if len(appends) > 1 and sql_writes.batches_updates(conn):

@@ -14,6 +14,12 @@ thread row in the locking statement (an upsert), instead of :func:`ensure_thread
 run's creation with its input and its terminal write so cost two statements less each (issue
 13: every statement is ~0.15-0.2 ms of CPU on SQLite, mostly the driver's round trip, not the
 database); what they store is the same (``tests/contracts/test_history_reserve.py``).
+
+The alias lookup is skipped on a thread without messages (its positions start at 1, and no
+alias is stored without a message), so a new thread's input costs no lookup; the items of a
+call are inserted in one multi-row ``INSERT`` into ``messages`` and one into
+``message_aliases`` (not two statements per item), flushed before an item updated in place
+(which may read one inserted just before).
 """
 
 from __future__ import annotations
@@ -36,6 +42,7 @@ __all__ = [
     "VISIBILITY_HISTORY",
     "add_input",
     "add_items",
+    "add_own_items",
     "ensure_thread",
     "history_page",
     "insert_ignore",
@@ -217,15 +224,37 @@ async def _insert_new(
     if inserted is None:
         return False
     names = dict.fromkeys((message_id, *(str(a) for a in item.get("aliases") or ())))
-    aliases = _INSERT_ALIASES.get(dialect)
-    if aliases is None:
-        aliases = _INSERT_ALIASES[dialect] = insert_ignore(
-            dialect, message_aliases, ["thread_id", "alias"]
-        )
     await conn.execute(
-        aliases, [{"thread_id": thread_id, "alias": a, "message_id": message_id} for a in names]
+        _insert_aliases(dialect),
+        [{"thread_id": thread_id, "alias": a, "message_id": message_id} for a in names],
     )
     return True
+
+
+async def _flush(
+    conn: AsyncConnection, pending: tuple[list[dict[str, Any]], list[dict[str, Any]]]
+) -> None:
+    """Insert the queued ``messages`` rows, then the queued alias rows (one multi-row
+    statement each; emptied). :func:`add_items` decides on the names it has queued as on
+    those stored, so this stores what one statement per item did (rows of one call collide
+    only where one statement per item failed too: an ``IntegrityError`` either way, the
+    transaction lost)."""
+    rows, names = pending
+    if rows:
+        await conn.execute(_INSERT_MESSAGE, rows)
+        rows.clear()
+    if names:
+        await conn.execute(_insert_aliases(conn.dialect.name), names)
+        names.clear()
+
+
+def _insert_aliases(dialect: str) -> Any:
+    statement = _INSERT_ALIASES.get(dialect)
+    if statement is None:
+        statement = _INSERT_ALIASES[dialect] = insert_ignore(
+            dialect, message_aliases, ["thread_id", "alias"]
+        )
+    return statement
 
 
 async def add_items(
@@ -264,16 +293,30 @@ async def add_items(
         and await _insert_new(conn, thread_id, items[0], run_id, now, position)
     ):
         return 1
-    names: set[str] = set()
-    for item in items:
-        names.add(str(item["id"]))
-        names.update(str(a) for a in item.get("aliases") or ())
-    known = {
-        r.alias: r.message_id
-        for r in (
-            await conn.execute(_KNOWN_ALIASES, {"p_thread_id": thread_id, "p_names": sorted(names)})
-        ).all()
-    }
+    return await _add_locked(conn, thread_id, items, run_id, now, replace, position)
+
+
+async def _add_locked(
+    conn: AsyncConnection,
+    thread_id: str,
+    items: Sequence[JsonObject],
+    run_id: str | None,
+    now: datetime,
+    replace: bool,
+    position: int,
+) -> int:
+    """:func:`add_items` once the thread is locked with ``len(items)`` positions reserved
+    from ``position`` on."""
+    reserve = len(items)
+    known: dict[str, str] = {}
+    if position > 1:  # a thread without messages (positions start at 1) has no aliases
+        names: set[str] = set()
+        for item in items:
+            names.add(str(item["id"]))
+            names.update(str(a) for a in item.get("aliases") or ())
+        params = {"p_thread_id": thread_id, "p_names": sorted(names)}
+        known = {r.alias: r.message_id for r in (await conn.execute(_KNOWN_ALIASES, params))}
+    pending: tuple[list[dict[str, Any]], list[dict[str, Any]]] = ([], [])  # messages, aliases
     added = 0
     for item in items:
         message_id = str(item["id"])
@@ -282,6 +325,7 @@ async def add_items(
         if known.get(message_id) == message_id:
             if not replace:
                 continue
+            await _flush(conn, pending)  # the update may read a message inserted just before
             await _merge_continuation(conn, thread_id, message_id, row)
             await conn.execute(
                 _UPDATE_MESSAGE,
@@ -297,34 +341,118 @@ async def add_items(
         elif not replace and any(a in known for a in (message_id, *aliases)):
             continue  # the client echoed a message the gateway already recorded
         else:
-            await conn.execute(
-                _INSERT_MESSAGE,
+            pending[0].append(
                 {
                     "thread_id": thread_id,
                     "message_id": message_id,
                     "position": position,
                     "created_at": now,
                     **row,
-                },
+                }
             )
             position += 1
             added += 1
         fresh = [a for a in dict.fromkeys((message_id, *aliases)) if a not in known]
-        if fresh:
-            dialect = conn.dialect.name
-            statement = _INSERT_ALIASES.get(dialect)
-            if statement is None:
-                statement = _INSERT_ALIASES[dialect] = insert_ignore(
-                    dialect, message_aliases, ["thread_id", "alias"]
-                )
-            await conn.execute(
-                statement,
-                [{"thread_id": thread_id, "alias": a, "message_id": message_id} for a in fresh],
-            )
-            known.update(dict.fromkeys(fresh, message_id))
+        pending[1].extend(
+            {"thread_id": thread_id, "alias": a, "message_id": message_id} for a in fresh
+        )
+        known.update(dict.fromkeys(fresh, message_id))
+    await _flush(conn, pending)
     if added != reserve:  # give back the positions of the items not added
         await conn.execute(_SET_NEXT_POSITION, {"p_thread_id": thread_id, "p_position": position})
     return added
+
+
+OWN_ITEMS_MAX = 64
+"""Most threads in one :func:`add_own_items` lock statement (one parameter each)."""
+
+_LOCK_THREADS: dict[int, Any] = {}
+""":func:`add_own_items`' lock of ``count`` threads, built once per count."""
+
+_INSERT_OWN: dict[str, Any] = {}
+"""Per dialect: :func:`_insert_new`'s statement returning the key of each row inserted."""
+
+
+def _lock_threads(count: int) -> Any:
+    statement = _LOCK_THREADS.get(count)
+    if statement is None:
+        # the ids as ``(SELECT :t0 AS v_id UNION ALL ...) AS v``, as sql_writes.update_runs
+        v = sa.union_all(
+            *(
+                sa.select(sa.bindparam(f"t{k}", type_=threads.c.id.type).label("v_id"))
+                for k in range(count)
+            )
+        ).subquery("v")
+        statement = _LOCK_THREADS[count] = (
+            sa.update(threads)
+            .where(threads.c.id == v.c.v_id)
+            .values(
+                updated_at=sa.bindparam("p_now", type_=threads.c.updated_at.type),
+                next_position=threads.c.next_position + 1,
+            )
+            .returning(threads.c.id, threads.c.next_position)
+        )
+    return statement
+
+
+async def add_own_items(
+    conn: AsyncConnection, owned: Sequence[tuple[str, JsonObject, str]], now: datetime
+) -> None:
+    """``add_items(conn, thread_id, [item], run_id=run_id, now=now, replace=True)`` for each
+    ``(thread_id, item, run_id)`` of distinct threads (the terminal writes of a group's runs),
+    in three statements per :data:`OWN_ITEMS_MAX` threads: one ``UPDATE threads ... FROM``
+    locking them all with a position each, one multi-row ``INSERT ... ON CONFLICT DO
+    NOTHING`` of the messages, one of their aliases. An item whose id its thread already
+    has is then updated in place as :func:`add_items` does. What it stores is what the calls
+    one by one store (``tests/contracts/test_history_own_items.py``). Needs ``UPDATE ...
+    FROM`` with ``RETURNING`` (PostgreSQL; SQLite 3.35+).
+
+    Raises:
+        ValueError: a thread twice. RunNotFoundError: a thread does not exist.
+    """
+    if len({thread_id for thread_id, _, _ in owned}) != len(owned):
+        raise ValueError("add_own_items takes items of distinct threads")
+    reserved: dict[str, int] = {}
+    for start in range(0, len(owned), OWN_ITEMS_MAX):
+        chunk = owned[start : start + OWN_ITEMS_MAX]
+        params: dict[str, Any] = {"p_now": now}
+        params.update({f"t{k}": thread_id for k, (thread_id, _, _) in enumerate(chunk)})
+        for row in await conn.execute(_lock_threads(len(chunk)), params):
+            reserved[row.id] = int(row.next_position) - 1
+    for thread_id, _, _ in owned:
+        if thread_id not in reserved:
+            raise RunNotFoundError(f"unknown thread {thread_id!r}")
+    dialect = conn.dialect.name
+    statement = _INSERT_OWN.get(dialect)
+    if statement is None:
+        insert: Any = postgresql.insert if dialect == "postgresql" else sqlite.insert
+        statement = _INSERT_OWN[dialect] = (
+            insert(messages)
+            .on_conflict_do_nothing(index_elements=["thread_id", "message_id"])
+            .returning(messages.c.thread_id)
+        )
+    rows = [
+        {
+            "thread_id": thread_id,
+            "message_id": str(item["id"]),
+            "position": reserved[thread_id],
+            "created_at": now,
+            **_row(item, run_id),
+        }
+        for thread_id, item, run_id in owned
+    ]
+    inserted = {row.thread_id for row in await conn.execute(statement, rows)}
+    names = [
+        {"thread_id": thread_id, "alias": alias, "message_id": str(item["id"])}
+        for thread_id, item, _ in owned
+        if thread_id in inserted
+        for alias in dict.fromkeys((str(item["id"]), *(str(a) for a in item.get("aliases") or ())))
+    ]
+    if names:
+        await conn.execute(_insert_aliases(dialect), names)
+    for thread_id, item, run_id in owned:
+        if thread_id not in inserted:  # its id is taken: as add_items after _insert_new
+            await _add_locked(conn, thread_id, [item], run_id, now, True, reserved[thread_id])
 
 
 async def add_input(

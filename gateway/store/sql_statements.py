@@ -26,6 +26,7 @@ __all__ = [
     "HEARTBEAT",
     "INSERT_EVENTS",
     "TOUCH_THREAD",
+    "is_active",
     "json_size",
     "run_from_row",
 ]
@@ -71,6 +72,15 @@ def json_size(values: Sequence[Any]) -> int:
 _ACTIVE = sorted(ACTIVE_STATUSES)
 
 
+def is_active() -> sa.ColumnElement[bool]:
+    """``runs.status IN ('queued', 'running')`` (:data:`~gateway.store.models.ACTIVE_STATUSES`)
+    with the statuses inline: ``status.in_(list)`` is an expanding parameter, whose SQL
+    SQLAlchemy renders again on every execution (~0.05 ms of CPU per statement on a small
+    machine); the rows it matches are the same."""
+    assert all(status.isalpha() for status in _ACTIVE)  # safe to inline
+    return runs.c.status.in_([sa.literal_column(f"'{s}'", runs.c.status.type) for s in _ACTIVE])
+
+
 def _param(name: str, column: sa.Column[Any]) -> sa.BindParameter[Any]:
     return sa.bindparam(name, type_=column.type)
 
@@ -97,7 +107,7 @@ def _append_update(*, final: bool) -> Any:
         .where(
             runs.c.id == _param("p_run_id", runs.c.id),
             runs.c.epoch == _param("p_epoch", runs.c.epoch),
-            runs.c.status.in_(_ACTIVE),
+            is_active(),
             runs.c.last_seq == _param("p_prev_seq", runs.c.last_seq),
         )
         .values(**values)
@@ -121,7 +131,7 @@ HEARTBEAT = (
     .where(
         runs.c.id == _param("p_run_id", runs.c.id),
         runs.c.epoch == _param("p_epoch", runs.c.epoch),
-        runs.c.status.in_(_ACTIVE),
+        is_active(),
     )
     .values(heartbeat_at=_param("p_now", runs.c.heartbeat_at))
     .returning(runs.c.cancel_requested)

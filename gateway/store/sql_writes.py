@@ -13,11 +13,13 @@ share the expensive part:
    conditional update for the non-terminal appends of several runs in **one** statement
    (``UPDATE runs ... FROM (SELECT ... UNION ALL ...) AS v``: each run's row matches only on
    its own epoch and previous seq), so a group of flushes costs one UPDATE, not one per run
-   (issue 13: on SQLite every statement is a round trip to the driver's thread);
+   (issue 13: on SQLite every statement is a round trip to the driver's thread), and the
+   same for a group's terminal appends (their status, usage, error and model in ``v`` too);
 3. :func:`insert_events`: the event rows, of one run or of a whole group (one multi-row
    ``INSERT``: SQLAlchemy's "insertmanyvalues" on both SQLite and asyncpg);
 4. :func:`finish_run`: with a terminal update, the run's history item (or the thread's
-   ``updated_at``).
+   ``updated_at``); :func:`finish_runs` for a group's terminal updates, the single items of
+   runs of distinct threads batched (three statements for all of them).
 """
 
 from __future__ import annotations
@@ -39,8 +41,8 @@ from .errors import (
     StaleEpochError,
     WriteRejectedError,
 )
-from .history_sql import add_items
-from .models import ACTIVE_STATUSES, TERMINAL_STATUSES, LeaseState, NewEvent, RunFinal, RunRecord
+from .history_sql import add_items, add_own_items
+from .models import TERMINAL_STATUSES, LeaseState, NewEvent, RunFinal, RunRecord
 from .schema import runs
 from .sql_statements import (
     APPEND_FINAL,
@@ -48,6 +50,7 @@ from .sql_statements import (
     HEARTBEAT,
     INSERT_EVENTS,
     TOUCH_THREAD,
+    is_active,
     json_size,
     run_from_row,
 )
@@ -57,6 +60,7 @@ __all__ = [
     "append_in",
     "event_rows",
     "finish_run",
+    "finish_runs",
     "heartbeat_in",
     "insert_events",
     "prepare_append",
@@ -139,20 +143,19 @@ async def update_run(conn: AsyncConnection, append: PreparedAppend, now: datetim
 
 
 BATCH_UPDATE_MAX = 64
-"""Most runs in one :func:`update_runs` statement (5 parameters each: SQLite allows 32,766
-since 3.32, PostgreSQL 32,767); a bigger group takes several."""
+"""Most runs in one :func:`update_runs` statement (5 parameters each, 9 terminal: SQLite
+allows 32,766 since 3.32, PostgreSQL 32,767); a bigger group takes several."""
 
 _SQLITE_UPDATE_FROM = sqlite3.sqlite_version_info >= (3, 35)
 """SQLite runs ``UPDATE ... FROM`` (3.33) with ``RETURNING`` (3.35); older: one per run."""
 
-_BATCH_UPDATES: dict[int, Any] = {}
-""":func:`update_runs` statements by number of runs, built once each (cache key memoized)."""
+_BATCH_UPDATES: dict[tuple[int, bool], Any] = {}
+""":func:`update_runs` statements by number of runs and terminal or not, built once each
+(cache key memoized)."""
 
-_ACTIVE = sorted(ACTIVE_STATUSES)
 
-
-def _batch_update(count: int) -> Any:
-    statement = _BATCH_UPDATES.get(count)
+def _batch_update(count: int, final: bool = False) -> Any:
+    statement = _BATCH_UPDATES.get((count, final))
     if statement is None:
         # the runs' parameters as ``(SELECT :i0 AS v_id, ... UNION ALL SELECT ...) AS v``: an
         # ``UPDATE`` first (Python's sqlite3 opens its implicit transaction only before a
@@ -167,17 +170,37 @@ def _batch_update(count: int) -> Any:
                     sa.bindparam(f"p{k}", type_=seq).label("v_prev"),
                     sa.bindparam(f"l{k}", type_=seq).label("v_last"),
                     sa.bindparam(f"b{k}", type_=runs.c.stored_bytes.type).label("v_bytes"),
+                    *(
+                        (
+                            sa.bindparam(f"s{k}", type_=runs.c.status.type).label("v_status"),
+                            sa.bindparam(f"u{k}", type_=runs.c.usage.type).label("v_usage"),
+                            sa.bindparam(f"x{k}", type_=runs.c.error.type).label("v_error"),
+                            sa.bindparam(f"m{k}", type_=runs.c.model.type).label("v_model"),
+                        )
+                        if final
+                        else ()
+                    ),
                 )
                 for k in range(count)
             )
         ).subquery("v")
         now = sa.bindparam("p_now", type_=runs.c.updated_at.type)
-        statement = _BATCH_UPDATES[count] = (
+        values: dict[str, Any] = {"status": "running"}
+        if final:  # as APPEND_FINAL's
+            values = {
+                "status": v.c.v_status,
+                "usage": v.c.v_usage,
+                "error": v.c.v_error,
+                "finished_at": now,
+                "cancel_requested": sa.false(),
+                "model": sa.func.coalesce(v.c.v_model, runs.c.model),
+            }
+        statement = _BATCH_UPDATES[count, final] = (
             sa.update(runs)
             .where(
                 runs.c.id == v.c.v_id,
                 runs.c.epoch == v.c.v_epoch,
-                runs.c.status.in_(_ACTIVE),
+                is_active(),
                 runs.c.last_seq == v.c.v_prev,
             )
             .values(
@@ -185,8 +208,8 @@ def _batch_update(count: int) -> Any:
                 last_epoch=v.c.v_epoch,
                 updated_at=now,
                 heartbeat_at=now,
-                status="running",
                 stored_bytes=runs.c.stored_bytes + v.c.v_bytes,
+                **values,
             )
             .returning(*runs.c)
         )
@@ -202,16 +225,19 @@ def batches_updates(conn: AsyncConnection) -> bool:
 async def update_runs(
     conn: AsyncConnection, appends: Sequence[PreparedAppend], now: datetime
 ) -> list[RunRecord | WriteRejectedError | RunNotFoundError]:
-    """:func:`update_run` for non-terminal appends of distinct runs, in one statement per
-    :data:`BATCH_UPDATE_MAX` runs: for each append (in order) the updated run (its
-    ``rows`` filled), or the error :func:`update_run` would have raised (that run wrote
-    nothing; the others are not affected).
+    """:func:`update_run` for appends of distinct runs, all non-terminal or all terminal, in
+    one statement per :data:`BATCH_UPDATE_MAX` runs: for each append (in order) the updated
+    run (its ``rows`` filled), or the error :func:`update_run` would have raised (that run
+    wrote nothing; the others are not affected).
 
     Raises:
-        ValueError: an append with ``final``, or a run twice.
+        ValueError: terminal and non-terminal appends mixed, or a run twice.
     """
-    if len({a.run_id for a in appends}) != len(appends) or any(a.final for a in appends):
-        raise ValueError("update_runs takes non-terminal appends of distinct runs")
+    final = bool(appends) and appends[0].final is not None
+    if len({a.run_id for a in appends}) != len(appends) or any(
+        (a.final is not None) != final for a in appends
+    ):
+        raise ValueError("update_runs takes appends of distinct runs, all terminal or none")
     updated: dict[str, Any] = {}
     for start in range(0, len(appends), BATCH_UPDATE_MAX):
         chunk = appends[start : start + BATCH_UPDATE_MAX]
@@ -223,7 +249,13 @@ async def update_runs(
             params[f"p{k}"] = first - 1
             params[f"l{k}"] = append.events[-1].seq
             params[f"b{k}"] = append.bytes
-        for returned in (await conn.execute(_batch_update(len(chunk)), params)).all():
+            if append.final is not None:
+                params[f"s{k}"] = append.final.status
+                params[f"u{k}"] = append.final.usage
+                params[f"x{k}"] = append.final.error
+                params[f"m{k}"] = append.final.model
+        statement = _batch_update(len(chunk), final)
+        for returned in (await conn.execute(statement, params)).all():
             updated[returned._mapping["id"]] = returned
     out: list[RunRecord | WriteRejectedError | RunNotFoundError] = []
     for append in appends:
@@ -280,6 +312,33 @@ async def finish_run(
         )
     else:
         await conn.execute(TOUCH_THREAD, {"p_thread_id": record.thread_id, "p_now": now})
+
+
+async def finish_runs(
+    conn: AsyncConnection, finished: Sequence[tuple[RunRecord, RunFinal | None]], now: datetime
+) -> None:
+    """:func:`finish_run` for each ``(record, final)``, in order, as a group commits them:
+    the single history items of runs of distinct threads in one batch
+    (:func:`~gateway.store.history_sql.add_own_items`: three statements, not three per run)
+    when there are several and the database runs it, the rest one by one. Threads share no
+    row, so only the order within a thread matters, and a thread of several runs keeps it."""
+    ended = [(record, final) for record, final in finished if final is not None]
+    per_thread: dict[str, int] = {}
+    for record, _ in ended:
+        per_thread[record.thread_id] = per_thread.get(record.thread_id, 0) + 1
+    batch = [
+        (record.thread_id, final.messages[0], record.id)
+        for record, final in ended
+        if len(final.messages) == 1 and per_thread[record.thread_id] == 1
+    ]
+    if len(batch) < 2 or not batches_updates(conn):
+        batch = []
+    batched = {thread_id for thread_id, _, _ in batch}
+    if batch:
+        await add_own_items(conn, batch, now)
+    for record, final in ended:
+        if record.thread_id not in batched:
+            await finish_run(conn, record, final, now)
 
 
 async def append_in(conn: AsyncConnection, append: PreparedAppend, now: datetime) -> RunRecord:

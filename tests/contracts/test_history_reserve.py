@@ -4,7 +4,8 @@ added (issue 13: one statement less per run creation and per terminal write). Pr
 over random calls on SQLite and PostgreSQL, to the algorithm it replaced (kept below as the
 reference: ``ensure_thread``, lock, look up the aliases, insert / update / skip, then set
 ``next_position`` when something was added): the same rows, positions, aliases, return
-values and errors.
+values and errors. The same reference proves the later cuts: no alias lookup on a thread
+without messages, and one multi-row insert of a call's messages and one of its aliases.
 """
 
 from __future__ import annotations
@@ -134,7 +135,7 @@ _ITEM = st.fixed_dictionaries(
     },
 )
 _CALL = st.tuples(
-    st.lists(_ITEM, min_size=1, max_size=4),
+    st.lists(_ITEM, min_size=1, max_size=6),
     st.booleans(),  # replace
     st.sampled_from([None, "r1", "r2"]),  # run_id
     st.booleans(),  # create (else ensure_thread first)
@@ -225,9 +226,10 @@ def test_the_statements_of_new_echoed_and_own_items(
     backend: tuple[asyncio.AbstractEventLoop, Any],
 ) -> None:
     """What the change is for: the thread created, locked and its position reserved in one
-    statement, then the alias lookup, the message and its alias; no statement setting
-    ``next_position`` when every item was added (six before). A skipped item sets it back. A
-    run's own new item: lock, message, alias (five before)."""
+    statement, then (a new thread: no alias lookup) the message and its alias; no statement
+    setting ``next_position`` when every item was added (six before). A skipped item sets it
+    back. A run's own new item: lock, message, alias (five before). Several new items: one
+    insert of their messages and one of their aliases (two per item before)."""
     loop, store = backend
     thread_id = f"s{uuid.uuid4().hex}"
     statements: list[str] = []
@@ -241,7 +243,7 @@ def test_the_statements_of_new_echoed_and_own_items(
             first = await add_items(
                 conn, thread_id, [item], run_id=None, now=store.now(), replace=False, create=True
             )
-        assert statements == ["INSERT", "SELECT", "INSERT", "INSERT"]
+        assert statements == ["INSERT", "INSERT", "INSERT"]
         statements.clear()
         async with store.engine.begin() as conn:  # the echo is skipped: its position given back
             again = await add_items(
@@ -258,6 +260,14 @@ def test_the_statements_of_new_echoed_and_own_items(
             )
         assert own == 1
         assert statements == ["UPDATE", "INSERT", "INSERT"]
+        statements.clear()
+        many = [{"id": f"x{k}", "role": "user", "aliases": [f"y{k}"]} for k in range(5)]
+        async with store.engine.begin() as conn:
+            several = await add_items(
+                conn, thread_id, many, run_id=None, now=store.now(), replace=False, create=True
+            )
+        assert several == 5
+        assert statements == ["INSERT", "SELECT", "INSERT", "INSERT"]
         return first, again
 
     sa.event.listen(store.engine.sync_engine, "before_cursor_execute", count)

@@ -12,7 +12,14 @@ import sqlalchemy as sa
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gateway.store import NewEvent, RunExistsError, SequenceError, SqlRunStore, StaleEpochError
+from gateway.store import (
+    NewEvent,
+    RunExistsError,
+    RunFinal,
+    SequenceError,
+    SqlRunStore,
+    StaleEpochError,
+)
 from gateway.store.schema import events as events_t
 
 # One op per step of a run's writer: a good append of n events, an append that skips a seq
@@ -245,3 +252,46 @@ async def test_a_taken_run_id_fails_only_its_own_create(store: SqlRunStore) -> N
     assert (await store.get_run(existing)).lease_owner == "a"
     assert (await store.get_run(fresh)).lease_owner == "b"
     assert [e.cursor.seq for e in await store.read_events(other)] == [1]
+
+
+async def test_a_groups_terminal_writes_share_their_statements(store: SqlRunStore) -> None:
+    """The terminal appends of a group's runs are one conditional UPDATE, and their history
+    items (runs of distinct threads) one lock of the threads, one insert of the messages and
+    one of the aliases (issue 13); a fenced run among them still fails alone."""
+    assert store.group is not None
+    runs = [await new_run(store) for _ in range(4)]
+    stale = await new_run(store, epoch=2)
+    statements: list[str] = []
+
+    def count(_conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
+        statements.append(" ".join(statement.split()[:3]))
+
+    def final(run_id: str) -> RunFinal:
+        item = {"id": f"m_{run_id}", "role": "assistant", "content": "done"}
+        return RunFinal("completed", usage=[{"inputTokens": 1}], messages=[item])
+
+    sa.event.listen(store.engine.sync_engine, "before_cursor_execute", count)
+    try:
+        results = await asyncio.gather(
+            *(store.append_events(r, 1, [NewEvent(1, delta(1))], final=final(r)) for r in runs),
+            store.append_events(stale, 1, [NewEvent(1, delta(1))], final=final(stale)),
+            return_exceptions=True,
+        )
+    finally:
+        sa.event.remove(store.engine.sync_engine, "before_cursor_execute", count)
+    assert [r.status for r in results[:4]] == ["completed"] * 4  # type: ignore[union-attr]
+    assert isinstance(results[4], StaleEpochError)
+    assert statements.count("UPDATE runs SET") == 1
+    assert statements.count("UPDATE threads SET") == 1
+    assert statements.count("INSERT INTO messages") == 1
+    assert statements.count("INSERT INTO message_aliases") == 1
+    for run_id in runs:
+        record = await store.get_run(run_id)
+        assert (record.status, record.last_seq, record.usage) == (
+            "completed",
+            1,
+            [{"inputTokens": 1}],
+        )
+        page = await store.history(record.thread_id)
+        assert [(i["id"], i["sequence"]) for i in page.items] == [(f"m_{run_id}", 1)]
+    assert (await store.get_run(stale)).status == "queued"  # untouched
