@@ -22,7 +22,9 @@
   batch_max_events``), and hands the writer every event already available as one chunk
   (:meth:`~gateway.runs.writer.RunWriter.commit`): events that arrive together (one network
   chunk decodes to several events) cost one transaction and one broker round trip instead of
-  one each, and none waits for an event that has not arrived;
+  one each, and none waits for an event that has not arrived; while the pump waits for an
+  empty inbox the feeder stages the event itself and, for a lone delta the broker publishes
+  without I/O (the in-process broker), publishes it too, sparing the pump a wake-up;
 * writes its pending deltas at the process-wide flush ticks (:func:`next_flush_tick`, every
   ``batch_interval`` on the loop clock), so concurrent runs' flushes commit as one group;
 * heartbeats its lease; stops silently when fenced (another replica took the run over);
