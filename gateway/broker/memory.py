@@ -308,7 +308,7 @@ class InProcessBroker:
         if last is not None and (cursor.epoch, cursor.seq) <= (last.epoch, last.seq):
             return False
         topic.last = cursor
-        if message.event.get("type") in TERMINAL_EVENT_TYPES:
+        if message.type in TERMINAL_EVENT_TYPES:
             topic.ended = True  # all durable now: readers come from the store
             topic.buffer.clear()
             topic.bytes = 0
@@ -338,6 +338,12 @@ class InProcessBroker:
 
     async def publish_many(self, run_id: str, events: Sequence[RunEvent]) -> int:
         """:meth:`publish` each of ``events`` in order; returns how many were accepted."""
+        return self.publish_nowait(run_id, events)
+
+    def publish_nowait(self, run_id: str, events: Sequence[RunEvent]) -> int:
+        """:meth:`publish_many` without awaiting (it does no I/O): a producer may publish from
+        a callback or a task that must not suspend (the pump's feeder, ``gateway/runs/
+        pump.py``). Returns how many were accepted."""
         topic = self._topic(run_id)
         accepted = 0
         for message in events:

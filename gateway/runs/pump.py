@@ -22,7 +22,9 @@
   batch_max_events``), and hands the writer every event already available as one chunk
   (:meth:`~gateway.runs.writer.RunWriter.commit`): events that arrive together (one network
   chunk decodes to several events) cost one transaction and one broker round trip instead of
-  one each, and none waits for an event that has not arrived;
+  one each, and none waits for an event that has not arrived; while the pump waits for an
+  empty inbox the feeder stages the event itself and, for a lone delta the broker publishes
+  without I/O (the in-process broker), publishes it too, sparing the pump a wake-up;
 * writes its pending deltas at the process-wide flush ticks (:func:`next_flush_tick`, every
   ``batch_interval`` on the loop clock), so concurrent runs' flushes commit as one group;
 * heartbeats its lease; stops silently when fenced (another replica took the run over);
@@ -120,6 +122,18 @@ _END = object()
 
 _CANCELLED = object()
 """Feeder marker: the upstream raised CancelledError on its own (not a cancel of ours)."""
+
+_STAGED = object()
+"""Feeder marker: the feeder staged this event itself (:meth:`RunPump._stage_now`); the pump
+commits it."""
+
+
+class _Raised:
+    """Feeder marker: staging an event in the feeder raised ``exc`` (re-raised by the pump, as
+    when the pump stages it)."""
+
+    def __init__(self, exc: Exception) -> None:
+        self.exc = exc
 
 
 _PUBLISH_LATENCY = metrics.EVENT_LATENCY.labels("publish")
@@ -290,7 +304,10 @@ class RunPump:
                             marker = item
                             break
                         arrivals.append(arrived)
-                        self._stage(_wire(item))
+                        if isinstance(item, _Raised):
+                            raise item.exc
+                        if item is not _STAGED:
+                            self._stage(_wire(item))
                         if fold.ended:
                             break  # nothing after the terminal event
                     await self._commit()
@@ -384,8 +401,10 @@ class RunPump:
                     self._inbox_space.clear()
                     await self._inbox_space.wait()
                 item = await anext(iterator)
-                inbox.append((time.perf_counter(), item))
-                self._wake_pump()
+                arrived = time.perf_counter()
+                if not self._stage_now(arrived, item):
+                    inbox.append((arrived, item))
+                    self._wake_pump()
         except StopAsyncIteration:
             inbox.append((time.perf_counter(), _END))
         except asyncio.CancelledError:
@@ -397,6 +416,33 @@ class RunPump:
             inbox.append((time.perf_counter(), _UpstreamFailure(exc)))
         finally:
             self._wake_pump()
+
+    def _stage_now(self, arrived: float, item: Any) -> bool:
+        """In the feeder, while the pump waits for an empty inbox (no commit of its own under
+        way): stage ``item`` and, when that needs no I/O (deltas only, the in-process broker:
+        :meth:`~gateway.runs.writer.RunWriter.commit_now`), publish it here, so a lone delta
+        costs no wake-up of the pump task (issue 13: per-event cost); else leave it staged and
+        hand the pump a :data:`_STAGED` marker to commit it, as if it had staged it itself.
+        False (nothing done): the pump is busy or stopping, or the run ended."""
+        waiter = self._inbox_waiter
+        if waiter is None or waiter.done() or self._inbox or self._stop is not None:
+            return False
+        writer = self.writer
+        if writer.fold.ended or writer.pending_commit:
+            return False
+        try:
+            self._stage(_wire(item))
+        except Exception as exc:  # the pump raises it, as from its own staging
+            self._inbox.append((arrived, _Raised(exc)))
+        else:
+            if writer.commit_now(flush_at=self.settings.batch_max_events):
+                if writer.pending:
+                    self._has_pending.set()
+                _PUBLISH_LATENCY.observe(time.perf_counter() - arrived)
+                return True
+            self._inbox.append((arrived, _STAGED))
+        self._wake_pump()
+        return True
 
     async def _take(self, limit: int) -> list[Any]:
         """Up to ``limit`` inbox items: all that are there, or wait for the first one.

@@ -241,9 +241,9 @@ class RunWriter:
         return [m.cursor for m in messages]
 
     def _queue(self, messages: Sequence[RunEvent]) -> None:
-        self.pending.extend(
-            NewEvent(m.cursor.seq, m.event, durable=False, json=m.json) for m in messages
-        )
+        pending = self.pending
+        for m in messages:
+            pending.append(NewEvent(m.cursor.seq, m.event, False, m.json))
 
     async def delta(self, event: JsonObject) -> Cursor:
         """Assign a cursor to a batched event, publish it now, queue it for the next write."""
@@ -300,7 +300,7 @@ class RunWriter:
         if staged:
             first = last = -1
             for index, message in enumerate(staged):
-                if message.event.get("type") not in BATCHED_TYPES:
+                if message.type not in BATCHED_TYPES:
                     if first < 0:
                         first = index
                     last = index
@@ -312,12 +312,7 @@ class RunWriter:
                     self._queue(staged[:first])
                     await self._publish(staged[:first])
                 batch = [
-                    NewEvent(
-                        m.cursor.seq,
-                        m.event,
-                        durable=m.event.get("type") not in BATCHED_TYPES,
-                        json=m.json,
-                    )
+                    NewEvent(m.cursor.seq, m.event, m.type not in BATCHED_TYPES, m.json)
                     for m in staged[first : last + 1]
                 ]
                 final = self._final() if self.fold.ended else None
@@ -326,6 +321,40 @@ class RunWriter:
                 await self._publish(staged[first:])
         if flush_at is not None and len(self.pending) >= flush_at:
             await self._write([], None)
+
+    @property
+    def pending_commit(self) -> bool:
+        """True while events are staged and not committed yet."""
+        return bool(self._staged)
+
+    def commit_now(self, *, flush_at: int) -> bool:
+        """:meth:`commit` (``flush_at``) without awaiting, when it would do no I/O but publish:
+        every staged event is a delta, fewer than ``flush_at`` deltas would then be pending
+        and the broker publishes without I/O (its ``publish_nowait``, the in-process broker's).
+        Returns False, with nothing done, otherwise (the caller then awaits :meth:`commit`).
+        Publishes and queues exactly what :meth:`commit` would, in the same order; only the
+        broker call is synchronous. Call only when no other commit is under way."""
+        staged = self._staged
+        publish = getattr(self.broker, "publish_nowait", None)
+        if publish is None or not staged or len(self.pending) + len(staged) >= flush_at:
+            return False
+        for message in staged:
+            if message.type not in BATCHED_TYPES:
+                return False
+        self._staged = []
+        self._queue(staged)
+        started = time.perf_counter()
+        try:
+            publish(self.run_id, staged)
+        except Exception as exc:  # as _publish: a broker must not fail the run
+            _PUBLISH_SECONDS.observe(time.perf_counter() - started)
+            _PUBLISH_ERRORS.inc()
+            self._broker_failed(exc, staged[0].cursor)
+        else:
+            _PUBLISH_SECONDS.observe(time.perf_counter() - started)
+            self._broker_ok()
+        self.last_published = staged[-1].cursor  # deltas: never the terminal event
+        return True
 
     async def flush(self) -> None:
         """Write the pending deltas (no-op when none); a transient failure keeps them queued.
