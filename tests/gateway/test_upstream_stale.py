@@ -1,0 +1,119 @@
+"""A reused keep-alive upstream connection the upstream closed while idle (no ``connection:
+close``; Node's and uvicorn's keep-alive is 5 s) is sent again at once on a new connection
+when it failed before any response byte (:class:`gateway.upstream_pool._Pool`); a new
+connection's failure, and a failure after a response byte, are raised as before (never resent).
+
+Against a real HTTP/1.1 server on 127.0.0.1 that misbehaves on the n-th request of a connection:
+closes as the request line arrives (it had closed the connection idle: the client's request
+meets a closed socket), closes in the middle of the request body, closes after a partial status
+line, or closes after the whole response head.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+import httpx
+import pytest
+
+from gateway.upstream_pool import ShardedTransport
+
+BODY = b"x" * 4000
+
+
+class Server:
+    """Keep-alive server; on request ``fail_at`` of a connection (1: its first) it does ``mode``."""
+
+    def __init__(self, mode: str, fail_at: int) -> None:
+        self.mode, self.fail_at = mode, fail_at
+        self.answered = 0  # requests answered in full
+        self.connections = 0
+        self.received = 0  # request lines seen
+
+    async def serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.connections += 1
+        n = 0
+        try:
+            while True:
+                line = await reader.readline()
+                if not line:
+                    return
+                n += 1
+                self.received += 1
+                failing = n == self.fail_at and self.connections == 1
+                if failing and self.mode == "on_request":
+                    return
+                head = line + await reader.readuntil(b"\r\n\r\n")
+                length = int(head.lower().split(b"content-length: ")[1].split(b"\r\n")[0])
+                if failing and self.mode == "during_body":
+                    await reader.readexactly(length // 2)
+                    return
+                await reader.readexactly(length)
+                if failing and self.mode == "partial_head":
+                    writer.write(b"HTTP/1.1 20")
+                    await writer.drain()
+                    return
+                writer.write(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\n")
+                if failing and self.mode == "after_head":
+                    await writer.drain()
+                    return
+                writer.write(b"ok")
+                await writer.drain()
+                self.answered += 1
+        except (asyncio.IncompleteReadError, ConnectionError):
+            pass
+        finally:
+            writer.close()
+
+
+@asynccontextmanager
+async def serving(server: Server) -> AsyncIterator[str]:
+    listener = await asyncio.start_server(server.serve, "127.0.0.1", 0)
+    port = listener.sockets[0].getsockname()[1]
+    try:
+        yield f"http://127.0.0.1:{port}/"
+    finally:
+        listener.close()
+
+
+async def two_requests(server: Server) -> list[str]:
+    """Two sequential POSTs on one client: the outcome of each (``ok`` or the error's name)."""
+    transport = ShardedTransport(httpx.Limits(max_connections=4, max_keepalive_connections=4))
+    outcomes = []
+    async with serving(server) as url, httpx.AsyncClient(transport=transport) as client:
+        for _ in range(2):
+            try:
+                response = await client.post(url, content=BODY)
+                outcomes.append(response.text)
+            except httpx.TransportError as exc:
+                outcomes.append(type(exc).__name__)
+    return outcomes
+
+
+@pytest.mark.parametrize("mode", ["on_request", "during_body"])
+async def test_a_stale_reused_connection_is_resent_once_on_a_new_one(mode: str) -> None:
+    server = Server(mode, fail_at=2)
+    assert await two_requests(server) == ["ok", "ok"]
+    assert server.answered == 2  # the second request answered once, on a second connection
+    assert server.connections == 2
+
+
+@pytest.mark.parametrize("mode", ["partial_head", "after_head"])
+async def test_a_failure_after_a_response_byte_is_not_resent(mode: str) -> None:
+    server = Server(mode, fail_at=2)
+    outcomes = await two_requests(server)
+    assert outcomes[0] == "ok"
+    assert outcomes[1] == "RemoteProtocolError"
+    assert server.received == 2  # never sent again
+    assert server.connections == 1
+
+
+@pytest.mark.parametrize("mode", ["on_request", "during_body", "partial_head", "after_head"])
+async def test_a_new_connections_failure_is_not_resent(mode: str) -> None:
+    server = Server(mode, fail_at=1)
+    outcomes = await two_requests(server)
+    assert outcomes[0] != "ok"
+    assert outcomes[1] == "ok"
+    assert server.received == 2  # the first request once, the second once
