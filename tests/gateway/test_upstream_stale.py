@@ -14,10 +14,15 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
+from gwtest import RUN_INPUT, drive
 
+from gateway.app import create_app
+from gateway.config import Settings
 from gateway.upstream_pool import ShardedTransport
 
 BODY = b"x" * 4000
@@ -76,6 +81,7 @@ async def serving(server: Server) -> AsyncIterator[str]:
         yield f"http://127.0.0.1:{port}/"
     finally:
         listener.close()
+        await listener.wait_closed()
 
 
 async def two_requests(server: Server) -> list[str]:
@@ -117,3 +123,77 @@ async def test_a_new_connections_failure_is_not_resent(mode: str) -> None:
     assert outcomes[0] != "ok"
     assert outcomes[1] == "ok"
     assert server.received == 2  # the first request once, the second once
+
+
+class IdleClosingUpstream:
+    """OpenAI-chat SSE upstream that closes a keep-alive connection idle for ``idle_ms`` or
+    more when the next request arrives, unanswered and without ``connection: close`` (its idle
+    timer and the request crossed); counts the requests it answered."""
+
+    def __init__(self, idle_ms: float) -> None:
+        self.idle = idle_ms / 1000
+        self.answered = 0
+
+    async def serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        loop = asyncio.get_running_loop()
+        last: float | None = None
+        try:
+            while True:
+                head = await reader.readuntil(b"\r\n\r\n")
+                if last is not None and loop.time() - last >= self.idle:
+                    return
+                length = int(head.lower().split(b"content-length: ")[1].split(b"\r\n")[0])
+                await reader.readexactly(length)
+                body = (
+                    b'data: {"choices":[{"index":0,"delta":{"role":"assistant","content":"hi"}}]}'
+                    b'\n\ndata: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\n'
+                    b"data: [DONE]\n\n"
+                )
+                writer.write(
+                    b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n"
+                    + f"content-length: {len(body)}\r\n\r\n".encode()
+                    + body
+                )
+                await writer.drain()
+                self.answered += 1
+                last = loop.time()
+        except (asyncio.IncompleteReadError, ConnectionError):
+            pass
+        finally:
+            writer.close()
+
+
+async def test_runs_through_the_gateway_survive_an_idle_closed_upstream_connection(
+    tmp_path: Path,
+) -> None:
+    upstream = IdleClosingUpstream(idle_ms=50)
+    listener = await asyncio.start_server(upstream.serve, "127.0.0.1", 0)
+    port = listener.sockets[0].getsockname()[1]
+    routes = tmp_path / "routes.toml"
+    routes.write_text(
+        f"""
+[[routes]]
+name = "r"
+upstream_url = "http://127.0.0.1:{port}/v1"
+protocol = "openai-chat"
+model = "gpt-4o-mini"
+auth = {{ type = "none" }}
+retry = {{ attempts = 1 }}
+""",
+        encoding="utf-8",
+    )
+    attempts: list[Any] = []
+    app = create_app(Settings(config=routes, database_url="sqlite://"), on_attempt=attempts.append)
+    try:
+        for run in range(3):
+            if run:
+                await asyncio.sleep(0.1)  # idle past the upstream's 50 ms
+            result = await drive(app, "/v1/agui/r", RUN_INPUT)
+            end = [e for e in result.data() if isinstance(e, dict)][-1]
+            assert end["type"] == "RUN_FINISHED", end
+            assert [a["outcome"] for a in end["metadata"]["attempts"]] == ["success"]
+            assert upstream.answered == run + 1  # one upstream request per run
+    finally:
+        await app.state.services.pipeline.upstream.client.aclose()
+        listener.close()
+        await listener.wait_closed()
