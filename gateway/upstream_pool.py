@@ -17,10 +17,12 @@ when all are full the request goes to the least busy shard and waits there for a
 (httpx ``timeouts.pool``, then ``PoolTimeout``: ``UPSTREAM_TIMEOUT``, as with one pool). A
 request is in flight from ``handle_async_request`` until its response stream is closed (or the
 call raised). Each shard keeps ``min(max_keepalive_connections, its size)`` idle connections,
-which expire after httpx's ``keepalive_expiry`` (5 s). The shards' connections run on
+which expire after the limits' ``keepalive_expiry`` (the app's 4 s,
+``gateway.app.UPSTREAM_KEEPALIVE_EXPIRY``). The shards' connections run on
 :class:`gateway.upstream_net.AsyncioBackend` (asyncio protocols instead of anyio's streams:
 less CPU per received chunk, issue 13) unless another httpcore network backend is given, in
-pools whose bookkeeping scan is linear in their connections (:class:`_Pool`).
+pools whose bookkeeping scan is linear in their connections and that resend a request once
+when its reused connection turns out closed by the upstream (:class:`_Pool`).
 
 Source: httpx 0.28.1 ``_transports/default.py`` (``AsyncHTTPTransport``, ``Limits``),
 httpcore 1.0.9 ``_async/connection_pool.py``.

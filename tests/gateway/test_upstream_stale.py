@@ -21,7 +21,7 @@ import httpx
 import pytest
 from gwtest import RUN_INPUT, drive
 
-from gateway.app import create_app
+from gateway.app import UPSTREAM_KEEPALIVE_EXPIRY, create_app
 from gateway.config import Settings
 from gateway.upstream_pool import ShardedTransport
 
@@ -197,3 +197,10 @@ retry = {{ attempts = 1 }}
         await app.state.services.pipeline.upstream.client.aclose()
         listener.close()
         await listener.wait_closed()
+
+
+def test_the_apps_idle_upstream_connections_expire_before_a_5_s_server_close() -> None:
+    app = create_app(Settings(config=None, database_url="sqlite://"))
+    transport = app.state.services.pipeline.upstream.client._transport
+    assert isinstance(transport, ShardedTransport)
+    assert transport._expiry == UPSTREAM_KEEPALIVE_EXPIRY < 5
