@@ -87,6 +87,9 @@ class _Pool(httpcore.AsyncConnectionPool):
         Raises: what httpcore's pool raises; a failure on a new connection, or after a response
         byte arrived, or of the resend itself, is raised as it was.
         """
+        scheme = request.url.scheme.decode()
+        if scheme not in ("http", "https", "ws", "wss"):
+            raise httpcore.UnsupportedProtocol(f"unsupported protocol {scheme!r}")
         timeout = request.extensions.get("timeout", {}).get("pool", None)
         pool_request = AsyncPoolRequest(request)
         self._requests.append(pool_request)
