@@ -130,11 +130,20 @@ def demo_mounted(settings: Settings, routes: Mapping[str, RouteConfig]) -> bool:
 def upstream_limits(settings: Settings) -> httpx.Limits:
     """The upstream client's connection pool limits (``GATEWAY_UPSTREAM_MAX_CONNECTIONS``,
     ``GATEWAY_UPSTREAM_MAX_KEEPALIVE``; :class:`~gateway.config.Settings`), spread over the
-    shards of :class:`~gateway.upstream_pool.ShardedTransport`."""
+    shards of :class:`~gateway.upstream_pool.ShardedTransport`; idle connections expire
+    after :data:`UPSTREAM_KEEPALIVE_EXPIRY` seconds)."""
     return httpx.Limits(
         max_connections=settings.upstream_max_connections,
         max_keepalive_connections=settings.upstream_max_keepalive,
+        keepalive_expiry=UPSTREAM_KEEPALIVE_EXPIRY,
     )
+
+
+UPSTREAM_KEEPALIVE_EXPIRY = 4.0
+"""Seconds an idle upstream connection is kept: below the 5 s idle close of Node's and
+uvicorn's servers (httpx's default is 5 s, the same), so the gateway drops such a connection
+before the upstream closes it instead of racing its close. A reused connection the upstream
+closed anyway is sent again once (:class:`gateway.upstream_pool._Pool`)."""
 
 
 def _local_pools(pipeline: RunPipeline) -> None:

@@ -17,10 +17,12 @@ when all are full the request goes to the least busy shard and waits there for a
 (httpx ``timeouts.pool``, then ``PoolTimeout``: ``UPSTREAM_TIMEOUT``, as with one pool). A
 request is in flight from ``handle_async_request`` until its response stream is closed (or the
 call raised). Each shard keeps ``min(max_keepalive_connections, its size)`` idle connections,
-which expire after httpx's ``keepalive_expiry`` (5 s). The shards' connections run on
+which expire after the limits' ``keepalive_expiry`` (the app's 4 s,
+``gateway.app.UPSTREAM_KEEPALIVE_EXPIRY``). The shards' connections run on
 :class:`gateway.upstream_net.AsyncioBackend` (asyncio protocols instead of anyio's streams:
 less CPU per received chunk, issue 13) unless another httpcore network backend is given, in
-pools whose bookkeeping scan is linear in their connections (:class:`_Pool`).
+pools whose bookkeeping scan is linear in their connections and that resend a request once
+when its reused connection turns out closed by the upstream (:class:`_Pool`).
 
 Source: httpx 0.28.1 ``_transports/default.py`` (``AsyncHTTPTransport``, ``Limits``),
 httpcore 1.0.9 ``_async/connection_pool.py``.
@@ -30,10 +32,15 @@ from __future__ import annotations
 
 import math
 import ssl
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterable, AsyncIterator
+from typing import Any
 
+import h11
 import httpcore
 import httpx
+from httpcore._async.connection import AsyncHTTPConnection
+from httpcore._async.connection_pool import AsyncPoolRequest, PoolByteStream
+from httpcore._async.http11 import AsyncHTTP11Connection
 
 from .upstream_net import AsyncioBackend
 
@@ -62,7 +69,61 @@ class _Pool(httpcore.AsyncConnectionPool):
     queued request where it takes their first. This one decides the same (same connections
     closed, same request on the same connection, in the same order: a hypothesis test runs
     both) with one pass and first-match searches.
+
+    A request whose reused keep-alive connection failed before any response byte (the upstream
+    closed it idle: ``RemoteProtocolError`` "Server disconnected without sending a response",
+    ``ReadError``, ``WriteError``) is sent again at once, once, on a new connection
+    (:meth:`handle_async_request`), as browsers and urllib3 do; not an attempt of
+    :mod:`gateway.attempts` (it never sees it), no backoff.
     """
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._fresh: set[AsyncPoolRequest] = set()  # resent: a new connection only
+
+    async def handle_async_request(self, request: httpcore.Request) -> httpcore.Response:
+        """httpcore 1.0.9's, plus the one resend of a stale reused connection (class docstring).
+
+        Raises: what httpcore's pool raises; a failure on a new connection, or after a response
+        byte arrived, or of the resend itself, is raised as it was.
+        """
+        scheme = request.url.scheme.decode()
+        if scheme not in ("http", "https", "ws", "wss"):
+            raise httpcore.UnsupportedProtocol(f"unsupported protocol {scheme!r}")
+        timeout = request.extensions.get("timeout", {}).get("pool", None)
+        pool_request = AsyncPoolRequest(request)
+        self._requests.append(pool_request)
+        try:
+            while True:
+                closing = self._assign_requests_to_connections()
+                await self._close_connections(closing)
+                connection = await pool_request.wait_for_connection(timeout=timeout)
+                reused = _reused(connection)
+                try:
+                    response = await connection.handle_async_request(pool_request.request)
+                except httpcore.ConnectionNotAvailable:
+                    pool_request.clear_connection()
+                except _STALE:
+                    if not reused or pool_request in self._fresh or not _no_response(connection):
+                        raise
+                    self._fresh.add(pool_request)
+                    pool_request.clear_connection()
+                else:
+                    break
+        except BaseException as exc:
+            self._requests.remove(pool_request)
+            self._fresh.discard(pool_request)
+            closing = self._assign_requests_to_connections()
+            await self._close_connections(closing)
+            raise exc from None
+        self._fresh.discard(pool_request)
+        assert isinstance(response.stream, AsyncIterable)
+        return httpcore.Response(
+            status=response.status,
+            headers=response.headers,
+            content=PoolByteStream(stream=response.stream, pool_request=pool_request, pool=self),
+            extensions=response.extensions,
+        )
 
     def _assign_requests_to_connections(self) -> list[httpcore.AsyncConnectionInterface]:
         closing: list[httpcore.AsyncConnectionInterface] = []
@@ -80,9 +141,13 @@ class _Pool(httpcore.AsyncConnectionPool):
             if not pool_request.is_queued():
                 continue
             origin = pool_request.request.url.origin
-            available = next(
-                (c for c in connections if c.can_handle_request(origin) and c.is_available()),
-                None,
+            available = (
+                None
+                if self._fresh and pool_request in self._fresh
+                else next(
+                    (c for c in connections if c.can_handle_request(origin) and c.is_available()),
+                    None,
+                )
             )
             if available is not None:
                 pool_request.assign_to_connection(available)
@@ -99,6 +164,34 @@ class _Pool(httpcore.AsyncConnectionPool):
             connections.append(connection)
             pool_request.assign_to_connection(connection)
         return closing
+
+
+_STALE = (httpcore.RemoteProtocolError, httpcore.ReadError, httpcore.WriteError)
+"""What a reused connection the upstream closed while idle raises on the next request."""
+
+
+def _http11(connection: httpcore.AsyncConnectionInterface) -> AsyncHTTP11Connection | None:
+    inner = connection._connection if isinstance(connection, AsyncHTTPConnection) else None
+    return inner if isinstance(inner, AsyncHTTP11Connection) else None
+
+
+def _reused(connection: httpcore.AsyncConnectionInterface) -> bool:
+    """The connection carried a request before (checked before this one is sent)."""
+    http11 = _http11(connection)
+    return http11 is not None and http11._request_count > 0
+
+
+def _no_response(connection: httpcore.AsyncConnectionInterface) -> bool:
+    """No byte of the response arrived: h11 still awaits the status line, nothing buffered.
+
+    A 1xx interim answer that h11 already parsed is not seen here; the gateway sends no
+    ``expect: 100-continue``, so an upstream has no reason to send one.
+    """
+    http11 = _http11(connection)
+    if http11 is None:
+        return False
+    state = http11._h11_state
+    return state.their_state is h11.SEND_RESPONSE and not state.trailing_data[0]
 
 
 class _ReleasingStream(httpx.AsyncByteStream):
