@@ -263,9 +263,9 @@ class GatewayServer(uvicorn.Server):
         await super().startup(sockets)
         if not self.started:
             return
-        self.bound_port = self.servers[0].sockets[0].getsockname()[1]
         if self.settings is not None:
             self.gc_applied = gc_policy(self.settings)
+        self.bound_port = self.servers[0].sockets[0].getsockname()[1]
         if self.out is not None:
             lines = []
             if self.settings is not None:

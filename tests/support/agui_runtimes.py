@@ -102,6 +102,9 @@ def serve_gateway(routes_toml: str, workdir: Path) -> Iterator[str]:
     settings = Settings(config=routes, database_url=f"sqlite:///{workdir}/runs.db")
     server = build_server(create_app(settings), "127.0.0.1", 0, log_level="warning")
     with _uvicorn(server):
+        deadline = time.monotonic() + _STARTUP_DEADLINE_S
+        while server.bound_port is None and time.monotonic() < deadline:
+            time.sleep(0.01)  # set once serve's startup is done, after uvicorn's ``started``
         assert server.bound_port is not None
         yield f"http://127.0.0.1:{server.bound_port}"
 
