@@ -100,10 +100,12 @@ def _encode_batch(
             if kind not in content or fold.folds_content:
                 fold.apply_stored(stored)
             json = stored.json
+            cursor = stored.cursor  # its str(), inline: <epoch>.<seq>
+            event_id = f"{cursor.epoch}.{cursor.seq}{suffix}"
             if json is None:
-                data = encoder.encode_wire(stored.event, id=f"{stored.cursor}{suffix}")
+                data = encoder.encode_wire(stored.event, id=event_id)
             else:  # the stored text, parsed only by an encoder that needs the dict
-                data = serialized(kind, json, stored.load, id=f"{stored.cursor}{suffix}")
+                data = serialized(kind, json, stored.load, id=event_id)
             if data:
                 parts.append(data)
                 size += len(data)

@@ -156,7 +156,9 @@ class _MemorySubscription:
         ):
             self._queue.append(message)
             self._queued_bytes = queued
-            self._wake()
+            waiter = self._waiter  # _wake(), inline: once per delivered event
+            if waiter is not None and not waiter.done():
+                waiter.set_result(None)
             return True
         self._drop_queue()
         self.lagging = True
@@ -206,10 +208,14 @@ class _MemorySubscription:
         self._queue = []
         self._queued_bytes = 0
         after = self._after
-        if after is not None:
+        # queued in cursor order (the topic accepts only rising cursors): only a prefix can
+        # be at or before ``after`` (a skip_to past what was queued), so one comparison
+        # settles the usual case, nothing to drop
+        if after is not None and not out[0].cursor > after:
             out = [m for m in out if m.cursor > after]
-        if out:
-            self._after = out[-1].cursor
+            if not out:
+                return out
+        self._after = out[-1].cursor
         return out
 
     def _expire(self, when: float) -> None:

@@ -431,7 +431,10 @@ class RunPump:
         if writer.fold.ended or writer.pending_commit:
             return False
         try:
-            self._stage(_wire(item))
+            # _stage(_wire(item)), inline: once per event
+            wire = item if isinstance(item, dict) else event_to_wire(item)
+            for stored in self.guard.push(wire):
+                writer.stage(stored)
         except Exception as exc:  # the pump raises it, as from its own staging
             self._inbox.append((arrived, _Raised(exc)))
         else:

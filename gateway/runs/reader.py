@@ -36,6 +36,7 @@ from ..broker.protocol import Broker, Subscription
 from ..store.cursor import Cursor
 from ..store.models import RunEvent, RunRecord
 from ..store.protocol import RunStore
+from ..types import TERMINAL_EVENT_TYPES
 from .recheck import IdleRechecker, IdleWatch
 from .settings import RunSettings
 
@@ -144,17 +145,25 @@ class RunReader:
             buffer.extend(await anext(self._pages))
         return buffer.popleft()
 
-    async def batches(self) -> AsyncIterator[list[RunEvent]]:
+    def batches(self) -> AsyncIterator[list[RunEvent]]:
         """The events not delivered yet, as non-empty lists in order (the store's pages of
         ``read_page_size``, the broker's batches), the last one ending with the terminal
-        event. Raises what :func:`read_run` documents."""
-        if self._buffer:
-            held = list(self._buffer)
+        event. Raises what :func:`read_run` documents.
+
+        Without events held back by :meth:`__anext__` this is the reader's own page generator
+        (its pages are never empty), not a generator around it: each batch a live stream gets
+        resumes one frame less (issue 13: per-event cost on the run core)."""
+        if not self._buffer:
             self._buffer = None
-            yield held
+            return self._pages
+        held = list(self._buffer)
+        self._buffer = None
+        return self._held_then_pages(held)
+
+    async def _held_then_pages(self, held: list[RunEvent]) -> AsyncIterator[list[RunEvent]]:
+        yield held
         async for page in self._pages:
-            if page:
-                yield page
+            yield page
 
     async def aclose(self) -> None:
         """Stop reading: releases the broker subscription (idempotent)."""
@@ -195,19 +204,7 @@ def read_run(
     settings = settings or RunSettings()
     if rechecker is None:
         rechecker = IdleRechecker(store, interval=settings.reader_idle_recheck)
-    return RunReader(_counted(_read(store, broker, run_id, after, settings, run, rechecker)))
-
-
-async def _counted(
-    pages: AsyncGenerator[list[RunEvent], None],
-) -> AsyncGenerator[list[RunEvent], None]:
-    metrics.ACTIVE_READERS.inc()
-    try:
-        async with aclosing(pages):  # closed now, not at GC: releases the subscription
-            async for page in pages:
-                yield page
-    finally:
-        metrics.ACTIVE_READERS.dec()
+    return RunReader(_read(store, broker, run_id, after, settings, run, rechecker))
 
 
 async def _read(
@@ -219,48 +216,59 @@ async def _read(
     run: RunRecord | None,
     rechecker: IdleRechecker,
 ) -> AsyncGenerator[list[RunEvent], None]:
-    loop = asyncio.get_running_loop()
-    page = settings.read_page_size
-    if run is None or run.id != run_id:
-        run = await store.get_run(run_id)
-    if after is not None:
-        run.check_cursor(after, slack=settings.cursor_slack)
-    last = after
-    async with broker.subscribe(run_id, after=after) as subscription:
-        if not _tail_follows(subscription, last, run.epoch):
-            async with aclosing(_replay(store, run_id, last, page)) as pages:
-                async for events in pages:
-                    yield events
-                    last = events[-1].cursor
-                    if events[-1].terminal:
-                        return
-        if last is not None:
-            subscription.skip_to(last)
-        interval = settings.reader_idle_recheck
-        idle = IDLE_RECEIVE if getattr(subscription, "waits_free", False) else interval
-        carried: _Receive | None = None  # a broker receive left running by a re-check wake-up
-        try:
-            while True:
-                woken: IdleWatch | None = None
-                if carried is None:
-                    started = loop.time()
-                    messages = await subscription.receive(interval)
-                    if not messages and loop.time() - started < interval / 2:
-                        woken = _read_now(run_id, last)  # the broker dropped its queue
-                    elif not messages:  # idle: the batched re-check watches it from now on
+    # counted from its first step to its close (agui_gateway_active_readers) here, not in a
+    # generator around this one, whose every batch of a live stream would resume one frame
+    # more (issue 13: per-event cost on the run core)
+    metrics.ACTIVE_READERS.inc()
+    try:
+        loop = asyncio.get_running_loop()
+        page = settings.read_page_size
+        if run is None or run.id != run_id:
+            run = await store.get_run(run_id)
+        if after is not None:
+            run.check_cursor(after, slack=settings.cursor_slack)
+        last = after
+        async with broker.subscribe(run_id, after=after) as subscription:
+            if not _tail_follows(subscription, last, run.epoch):
+                async with aclosing(_replay(store, run_id, last, page)) as pages:
+                    async for events in pages:
+                        yield events
+                        last = events[-1].cursor
+                        if events[-1].terminal:
+                            return
+            if last is not None:
+                subscription.skip_to(last)
+            interval = settings.reader_idle_recheck
+            idle = IDLE_RECEIVE if getattr(subscription, "waits_free", False) else interval
+            carried: _Receive | None = None  # a broker receive left running by a re-check wake-up
+            try:
+                while True:
+                    woken: IdleWatch | None = None
+                    if carried is None:
+                        started = loop.time()
+                        messages = await subscription.receive(interval)
+                        if not messages and loop.time() - started < interval / 2:
+                            woken = _read_now(run_id, last)  # the broker dropped its queue
+                        elif not messages:  # idle: the batched re-check watches it from now on
+                            messages, woken, carried = await _wait_idle(
+                                subscription, rechecker, run_id, last, idle, None
+                            )
+                    else:
                         messages, woken, carried = await _wait_idle(
-                            subscription, rechecker, run_id, last, idle, None
+                            subscription, rechecker, run_id, last, idle, carried
                         )
-                else:
-                    messages, woken, carried = await _wait_idle(
-                        subscription, rechecker, run_id, last, idle, carried
-                    )
-                out: list[RunEvent] = []  # this batch's events, delivered together
-                for message in messages:
-                    if last is not None and message.cursor <= last:
-                        continue
-                    if not message.cursor.follows(last):
-                        if out:  # what came before the gap goes out before the gap is waited for
+                    out: list[RunEvent] = []  # this batch's events, delivered together
+                    for message in messages:
+                        if message.cursor.follows(last):  # the usual case: the next event
+                            out.append(message)
+                            last = message.cursor
+                            if message.type in TERMINAL_EVENT_TYPES:
+                                break
+                            continue
+                        if last is not None and message.cursor <= last:
+                            continue
+                        # a gap: what came before it goes out before it is waited for
+                        if out:
                             yield out
                             out = []
                         async with aclosing(
@@ -276,35 +284,38 @@ async def _read(
                         if message.cursor.epoch == (
                             last.epoch if last else message.cursor.epoch
                         ) and (not message.cursor.follows(last)):
-                            continue  # a dead epoch's unwritten event: superseded by the next epoch
-                    out.append(message)
-                    last = message.cursor
-                    if message.terminal:
-                        break
-                if out:
-                    yield out
-                    if out[-1].terminal:
-                        return
-                if woken is None:
-                    continue
-                mark = woken.run if woken.run is not None else await store.get_run(run_id)
-                durable_end = mark.last_cursor
-                if durable_end is None or (last is not None and durable_end <= last):
+                            # a dead epoch's unwritten event: superseded by the next epoch
+                            continue
+                        out.append(message)
+                        last = message.cursor
+                        if message.terminal:
+                            break
+                    if out:
+                        yield out
+                        if out[-1].terminal:
+                            return
+                    if woken is None:
+                        continue
+                    mark = woken.run if woken.run is not None else await store.get_run(run_id)
+                    durable_end = mark.last_cursor
+                    if durable_end is None or (last is not None and durable_end <= last):
+                        if mark.is_terminal:
+                            return
+                        continue  # nothing stored after the cursor
+                    async with aclosing(_replay(store, run_id, last, page)) as pages:
+                        async for events in pages:
+                            yield events
+                            last = events[-1].cursor
+                            if events[-1].terminal:
+                                return
                     if mark.is_terminal:
                         return
-                    continue  # nothing stored after the cursor
-                async with aclosing(_replay(store, run_id, last, page)) as pages:
-                    async for events in pages:
-                        yield events
-                        last = events[-1].cursor
-                        if events[-1].terminal:
-                            return
-                if mark.is_terminal:
-                    return
 
-        finally:
-            if carried is not None:
-                _drop(carried)
+            finally:
+                if carried is not None:
+                    _drop(carried)
+    finally:
+        metrics.ACTIVE_READERS.dec()
 
 
 @dataclass(slots=True)

@@ -152,15 +152,15 @@ class RunWriter:
         self._lock = asyncio.Lock()
         self._unsure = False  # a write failed after it may have committed
 
-    def _assign(self, event: JsonObject) -> Cursor:
+    def _message(self, event: JsonObject) -> RunEvent:
+        """The next cursor for ``event`` (folded) with its one serialization (issue 13 item 3),
+        which the store, the broker and the readers' encoders reuse (:attr:`RunEvent.json`).
+        Once per event: the cursor's step is inline, and ``type`` is given (RunEvent would
+        read it back through its ``event`` property)."""
         self.seq += 1
         self.fold.apply(event)
-        return Cursor(self.epoch, self.seq)
-
-    def _message(self, event: JsonObject) -> RunEvent:
-        """The next cursor for ``event`` with its one serialization (issue 13 item 3), which
-        the store, the broker and the readers' encoders reuse (:attr:`RunEvent.json`)."""
-        return RunEvent(self._assign(event), event, _serialized(event))
+        json = _serialized(event)
+        return RunEvent(Cursor(self.epoch, self.seq), event, json, type=str(event.get("type", "")))
 
     async def _publish(self, messages: Sequence[RunEvent]) -> None:
         """Publish ``messages`` in cursor order: one ``publish_many`` call when the broker has
@@ -352,7 +352,8 @@ class RunWriter:
             self._broker_failed(exc, staged[0].cursor)
         else:
             _PUBLISH_SECONDS.observe(time.perf_counter() - started)
-            self._broker_ok()
+            if self._broker_failing:
+                self._broker_ok()
         self.last_published = staged[-1].cursor  # deltas: never the terminal event
         return True
 
