@@ -42,6 +42,7 @@ from ..store.errors import RunStoreError, WriteRejectedError
 from ..store.models import HistoryPage, JsonObject, NewEvent, ReplicaDigest, RunEvent, RunRecord
 from ..store.protocol import HISTORY_DEFAULT_LIMIT, HISTORY_MAX_LIMIT, RunStore
 from ..tenancy import public_id
+from .flush_ticks import FlushTicks
 from .history import agui_messages_from_parts, history_items_to_agui, input_items
 from .prelude import Prelude, build_snapshot_prelude
 from .pump import RunOutcome, RunPump
@@ -87,6 +88,7 @@ class RunManager:
         self.rechecker = IdleRechecker(store, interval=self.settings.reader_idle_recheck)
         """The batched idle re-check of every reader of this manager (issue 13 item 5)."""
         self._pumps: dict[str, tuple[RunPump, asyncio.Task[RunOutcome]]] = {}
+        self._ticks = FlushTicks()  # the pumps' flush ticks: one timer per tick for all
         # runs whose pump gave up on the store (``store_error``) -> the epoch it held: this
         # replica still owns them and beats for them, so no reaper sees them stale; the next
         # beat that reaches the store closes them here (:meth:`_close_abandoned`)
@@ -183,6 +185,7 @@ class RunManager:
             announce=announce or announced,
             announced=announced,
             replica_lease=True,
+            ticks=self._ticks,
         )
         self._ensure_lease()
         task = asyncio.create_task(pump.run(source), name=f"pump:{run.id}")

@@ -42,7 +42,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import math
 import time
 from collections import deque
 from collections.abc import AsyncIterable, AsyncIterator
@@ -63,6 +62,7 @@ from ..store.cursor import Cursor
 from ..store.errors import RunStoreError, WriteRejectedError
 from ..store.models import JsonObject, RunRecord
 from ..store.protocol import RunStore
+from .flush_ticks import FlushTicks, next_flush_tick
 from .settings import RunSettings
 from .writer import RunWriter, terminal_status
 
@@ -72,6 +72,7 @@ __all__ = [
     "STORE_LOST_MESSAGE",
     "RunOutcome",
     "RunPump",
+    "next_flush_tick",
 ]
 
 _log = logging.getLogger(__name__)
@@ -170,6 +171,8 @@ class RunPump:
             it is folded and published without a write of its own.
         replica_lease: the lease is the replica's (:class:`~gateway.runs.RunManager` beats once
             for all its runs and calls :meth:`fence` / :meth:`cancel`): no per-run heartbeat.
+        ticks: where the flush ticks are booked (:class:`~gateway.runs.flush_ticks.
+            FlushTicks`; a manager's pumps share one: one timer per tick); default: its own.
     """
 
     def __init__(
@@ -183,6 +186,7 @@ class RunPump:
         announce: bool = False,
         announced: bool = False,
         replica_lease: bool = False,
+        ticks: FlushTicks | None = None,
     ) -> None:
         self.settings = settings or RunSettings()
         self.announce = announce
@@ -204,7 +208,10 @@ class RunPump:
         self._inbox_max = 2 * self.settings.batch_max_events
         self._inbox_waiter: asyncio.Future[None] | None = None  # set while the pump waits
         self._inbox_space = LeanEvent()
-        self._has_pending = LeanEvent()
+        self._ticks = ticks if ticks is not None else FlushTicks()
+        self._flush_booked = False  # a flush tick is booked for the pending deltas
+        self._flush_due = False  # that tick came; the flush loop writes them
+        self._flush_wait: asyncio.Future[None] | None = None  # set while the flush loop waits
         self._started = False
         self.guard = StoreGuard(thread_id=run.public_thread_id, run_id=run.public_run_id)
 
@@ -439,8 +446,8 @@ class RunPump:
             self._inbox.append((arrived, _Raised(exc)))
         else:
             if writer.commit_now(flush_at=self.settings.batch_max_events):
-                if writer.pending:
-                    self._has_pending.set()
+                if writer.pending and not self._flush_booked:
+                    self._book_flush()
                 _PUBLISH_LATENCY.observe(time.perf_counter() - arrived)
                 return True
             self._inbox.append((arrived, _STAGED))
@@ -480,8 +487,8 @@ class RunPump:
 
     async def _commit(self) -> None:
         await self.writer.commit(flush_at=self.settings.batch_max_events)
-        if self.writer.pending:
-            self._has_pending.set()
+        if self.writer.pending and not self._flush_booked:
+            self._book_flush()
 
     async def _close(self, code: str, message: str) -> None:
         """Close what is open and append RUN_ERROR (write-ahead, one transaction)."""
@@ -504,15 +511,35 @@ class RunPump:
             if state.cancel_requested:
                 self.cancel()
 
-    async def _flush_loop(self) -> None:
-        """Write the pending deltas at the next flush tick (:func:`next_flush_tick`) after the
-        first of them was staged, and again while some stay pending."""
+    def _book_flush(self) -> None:
+        """Book the next flush tick (:func:`next_flush_tick`) for the pending deltas: the
+        flush loop writes them then (one booking until that tick came)."""
+        self._flush_booked = True
         loop = asyncio.get_running_loop()
-        interval = self.settings.batch_interval
+        self._ticks.book(loop, self.settings.batch_interval, self._flush_tick)
+
+    def _flush_tick(self) -> None:
+        """The booked tick came (the loop's timer, :class:`FlushTicks`): wake the flush loop,
+        or have it write at once when it is still writing the previous batch."""
+        self._flush_due = True
+        waiter = self._flush_wait
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    async def _flush_loop(self) -> None:
+        """Write the pending deltas at the flush tick booked after the first of them was staged
+        (:meth:`_book_flush`), and again at the next one while some stay pending (staged
+        during the write, or kept by a failed one): one wake-up per flush, by the tick."""
+        loop = asyncio.get_running_loop()
         while True:
-            await self._has_pending.wait()
-            await _sleep_until(loop, next_flush_tick(loop.time(), interval))
-            self._has_pending.clear()
+            if not self._flush_due:
+                waiter = self._flush_wait = loop.create_future()
+                try:
+                    await waiter
+                finally:
+                    self._flush_wait = None
+            self._flush_due = False
+            self._flush_booked = False  # deltas staged from now on book the next tick
             try:
                 await self.writer.flush()
             except WriteRejectedError:
@@ -522,32 +549,5 @@ class RunPump:
                 _log.warning(
                     "run %s: batch write failed, will retry (%s)", self.run_id, exc.message
                 )
-                self._has_pending.set()
-
-
-def next_flush_tick(now: float, interval: float) -> float:
-    """The first multiple of ``interval`` (seconds of the event loop's clock) after ``now``.
-
-    Every pump of a process flushes its pending deltas at these ticks, not ``interval`` after
-    its own first delta: the flushes of all its live runs then reach the store's group
-    committer in the same loop iteration and commit as one transaction (``docs/runs.md`` §2,
-    :mod:`gateway.store.group_commit`) instead of one each, and a delta still waits at most
-    ``interval`` before its write begins (issue 3 §4; issue 13: CPU per durable stream).
-    """
-    tick = (math.floor(now / interval) + 1) * interval
-    return tick if tick > now else tick + interval  # a product rounded down to ``now``
-
-
-async def _sleep_until(loop: asyncio.AbstractEventLoop, when: float) -> None:
-    """Sleep until loop time ``when`` (one timer handle; timers due together run together)."""
-    waiter: asyncio.Future[None] = loop.create_future()
-    timer = loop.call_at(when, _resolve, waiter)
-    try:
-        await waiter
-    finally:
-        timer.cancel()
-
-
-def _resolve(waiter: asyncio.Future[None]) -> None:
-    if not waiter.done():
-        waiter.set_result(None)
+            if self.writer.pending and not self._flush_booked:
+                self._book_flush()  # kept by a failed write (staged ones booked their own)
