@@ -209,9 +209,10 @@ class _MemorySubscription:
         self._queued_bytes = 0
         after = self._after
         # queued in cursor order (the topic accepts only rising cursors): only a prefix can
-        # be at or before ``after`` (a skip_to past what was queued), so one comparison
-        # settles the usual case, nothing to drop
-        if after is not None and not out[0].cursor > after:
+        # be at or before ``after`` (a skip_to past what was queued), so one comparison (of
+        # tuples, as _accept's) settles the usual case, nothing to drop
+        head = out[0].cursor
+        if after is not None and (head.epoch, head.seq) <= (after.epoch, after.seq):
             out = [m for m in out if m.cursor > after]
             if not out:
                 return out

@@ -292,7 +292,7 @@ async def _read(
                             break
                     if out:
                         yield out
-                        if out[-1].terminal:
+                        if out[-1].type in TERMINAL_EVENT_TYPES:
                             return
                     if woken is None:
                         continue
