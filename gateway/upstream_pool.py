@@ -20,9 +20,11 @@ call raised). Each shard keeps ``min(max_keepalive_connections, its size)`` idle
 which expire after the limits' ``keepalive_expiry`` (the app's 4 s,
 ``gateway.app.UPSTREAM_KEEPALIVE_EXPIRY``). The shards' connections run on
 :class:`gateway.upstream_net.AsyncioBackend` (asyncio protocols instead of anyio's streams:
-less CPU per received chunk, issue 13) unless another httpcore network backend is given, in
-pools whose bookkeeping scan is linear in their connections and that resend a request once
-when its reused connection turns out closed by the upstream (:class:`_Pool`).
+less CPU per received chunk, issue 13) unless another httpcore network backend is given, and
+speak HTTP/1.1 through :class:`gateway.upstream_h1.H1Connection` (httptools instead of h11:
+less CPU per received chunk again, issue 13) unless ``parser="h11"`` asks for httpcore's own
+connection, in pools whose bookkeeping scan is linear in their connections and that resend a
+request once when its reused connection turns out closed by the upstream (:class:`_Pool`).
 
 Source: httpx 0.28.1 ``_transports/default.py`` (``AsyncHTTPTransport``, ``Limits``),
 httpcore 1.0.9 ``_async/connection_pool.py``.
@@ -33,7 +35,7 @@ from __future__ import annotations
 import math
 import ssl
 from collections.abc import AsyncIterable, AsyncIterator
-from typing import Any
+from typing import Any, Literal
 
 import h11
 import httpcore
@@ -42,9 +44,14 @@ from httpcore._async.connection import AsyncHTTPConnection
 from httpcore._async.connection_pool import AsyncPoolRequest, PoolByteStream
 from httpcore._async.http11 import AsyncHTTP11Connection
 
+from .upstream_h1 import H1Connection
 from .upstream_net import AsyncioBackend
 
-__all__ = ["SHARD_CONNECTIONS", "ShardedTransport"]
+__all__ = ["SHARD_CONNECTIONS", "Parser", "ShardedTransport"]
+
+Parser = Literal["httptools", "h11"]
+"""Which HTTP/1.1 implementation a pool's connections use: :class:`~gateway.upstream_h1.
+H1Connection` (``httptools``, the default) or httpcore's ``AsyncHTTP11Connection`` (``h11``)."""
 
 SHARD_CONNECTIONS = 256
 """Connections one shard (one httpcore pool) holds at most."""
@@ -75,11 +82,32 @@ class _Pool(httpcore.AsyncConnectionPool):
     ``ReadError``, ``WriteError``) is sent again at once, once, on a new connection
     (:meth:`handle_async_request`), as browsers and urllib3 do; not an attempt of
     :mod:`gateway.attempts` (it never sees it), no backoff.
+
+    Its connections are :class:`~gateway.upstream_h1.H1Connection` (``parser="httptools"``,
+    the default) or httpcore's (``parser="h11"``); with a proxy, httpcore's proxy connections.
     """
 
-    def __init__(self, **kwargs: Any) -> None:
+    def __init__(self, *, parser: Parser = "httptools", **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self._fresh: set[AsyncPoolRequest] = set()  # resent: a new connection only
+        self._parser = parser
+
+    def create_connection(self, origin: httpcore.Origin) -> httpcore.AsyncConnectionInterface:
+        """A new connection to ``origin`` (not connected yet: it connects on its first request)."""
+        if self._parser == "h11" or self._proxy is not None or self._http2:
+            return super().create_connection(origin)
+        return H1Connection(
+            origin,
+            ssl_context=self._ssl_context,
+            keepalive_expiry=self._keepalive_expiry,
+            http1=True,
+            http2=False,
+            retries=self._retries,
+            local_address=self._local_address,
+            uds=self._uds,
+            network_backend=self._network_backend,
+            socket_options=self._socket_options,
+        )
 
     async def handle_async_request(self, request: httpcore.Request) -> httpcore.Response:
         """httpcore 1.0.9's, plus the one resend of a stale reused connection (class docstring).
@@ -177,16 +205,21 @@ def _http11(connection: httpcore.AsyncConnectionInterface) -> AsyncHTTP11Connect
 
 def _reused(connection: httpcore.AsyncConnectionInterface) -> bool:
     """The connection carried a request before (checked before this one is sent)."""
+    if isinstance(connection, H1Connection):
+        return connection.requests > 0
     http11 = _http11(connection)
     return http11 is not None and http11._request_count > 0
 
 
 def _no_response(connection: httpcore.AsyncConnectionInterface) -> bool:
-    """No byte of the response arrived: h11 still awaits the status line, nothing buffered.
+    """No byte of the response arrived (:class:`~gateway.upstream_h1.H1Connection`: none was
+    received; h11: it still awaits the status line, nothing buffered).
 
     A 1xx interim answer that h11 already parsed is not seen here; the gateway sends no
     ``expect: 100-continue``, so an upstream has no reason to send one.
     """
+    if isinstance(connection, H1Connection):
+        return connection.awaiting_response()
     http11 = _http11(connection)
     if http11 is None:
         return False
@@ -226,6 +259,7 @@ class ShardedTransport(httpx.AsyncBaseTransport):
         network_backend: the httpcore network backend of every shard's pool (default: one
             :class:`~gateway.upstream_net.AsyncioBackend`; ``httpcore.AnyIOBackend()`` is
             httpcore's own).
+        parser: the connections' HTTP/1.1 (:data:`Parser`; ``"h11"``: httpcore's own).
 
     Attributes:
         shards: the shards created so far (created on demand).
@@ -238,6 +272,7 @@ class ShardedTransport(httpx.AsyncBaseTransport):
         shard_connections: int = SHARD_CONNECTIONS,
         verify: ssl.SSLContext | str | bool = True,
         network_backend: httpcore.AsyncNetworkBackend | None = None,
+        parser: Parser = "httptools",
     ) -> None:
         if shard_connections < 1:
             raise ValueError(f"shard_connections must be >= 1, got {shard_connections}")
@@ -252,6 +287,7 @@ class ShardedTransport(httpx.AsyncBaseTransport):
             verify if isinstance(verify, ssl.SSLContext) else httpx.create_ssl_context(verify)
         )
         self._backend = network_backend if network_backend is not None else AsyncioBackend()
+        self._parser: Parser = parser
         self.shards: list[_Shard] = []
 
     def _new_shard(self) -> _Shard:
@@ -274,6 +310,7 @@ class ShardedTransport(httpx.AsyncBaseTransport):
             http1=True,
             http2=False,
             network_backend=self._backend,
+            parser=self._parser,
         )
         shard = _Shard(transport, size)
         self.shards.append(shard)
