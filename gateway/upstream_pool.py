@@ -84,7 +84,9 @@ class _Pool(httpcore.AsyncConnectionPool):
     :mod:`gateway.attempts` (it never sees it), no backoff.
 
     Its connections are :class:`~gateway.upstream_h1.H1Connection` (``parser="httptools"``,
-    the default) or httpcore's (``parser="h11"``); with a proxy, httpcore's proxy connections.
+    the default) or httpcore's (``parser="h11"``); with a proxy, httpcore's proxy connections;
+    while httpcore's ``AsyncHTTPConnection.handle_async_request`` is patched (``respx.mock``,
+    whose default mocker patches it), httpcore's, so that the mock sees every request.
     """
 
     def __init__(self, *, parser: Parser = "httptools", **kwargs: Any) -> None:
@@ -94,7 +96,12 @@ class _Pool(httpcore.AsyncConnectionPool):
 
     def create_connection(self, origin: httpcore.Origin) -> httpcore.AsyncConnectionInterface:
         """A new connection to ``origin`` (not connected yet: it connects on its first request)."""
-        if self._parser == "h11" or self._proxy is not None or self._http2:
+        if (
+            self._parser == "h11"
+            or self._proxy is not None
+            or self._http2
+            or AsyncHTTPConnection.handle_async_request is not _STOCK_HANDLE
+        ):
             return super().create_connection(origin)
         return H1Connection(
             origin,
@@ -193,6 +200,9 @@ class _Pool(httpcore.AsyncConnectionPool):
             pool_request.assign_to_connection(connection)
         return closing
 
+
+_STOCK_HANDLE = AsyncHTTPConnection.handle_async_request
+"""httpcore's own, to tell when a mock patched it (:meth:`_Pool.create_connection`)."""
 
 _STALE = (httpcore.RemoteProtocolError, httpcore.ReadError, httpcore.WriteError)
 """What a reused connection the upstream closed while idle raises on the next request."""

@@ -16,6 +16,7 @@ from typing import Any
 import httpcore
 import httpx
 import pytest
+import respx
 from httpcore._async.connection import AsyncHTTPConnection
 from httpcore._async.http11 import AsyncHTTP11Connection
 from hypothesis import HealthCheck, given, settings
@@ -303,5 +304,19 @@ def test_the_pool_uses_it_unless_h11_is_asked_for() -> None:
             connection = pool.create_connection(ORIGIN)  # type: ignore[attr-defined]
             assert type(connection) is kind
             await transport.aclose()
+
+    asyncio.run(main())
+
+
+def test_respx_mock_still_sees_the_default_transports_requests() -> None:
+    """respx's default mocker patches httpcore's ``AsyncHTTPConnection``; our connection
+    overrides the patched method, so the pool falls back to httpcore's while it is patched."""
+
+    async def main() -> None:
+        async with httpx.AsyncClient(transport=ShardedTransport(httpx.Limits())) as client:
+            with respx.mock:
+                respx.post("http://upstream.invalid/v1").respond(200, text="mocked")
+                response = await client.post("http://upstream.invalid/v1", content=b"{}")
+        assert (response.status_code, response.text) == (200, "mocked")
 
     asyncio.run(main())
