@@ -65,7 +65,9 @@ _STATE_NAMES = ("NEW", "CONNECTING", "ACTIVE", "IDLE", "CLOSED")
 
 # RFC 9110 §5.1 token, §5.5 field-value (h11 0.16 _abnf.py: field_name, field_value)
 _TOKEN = re.compile(rb"[-!#$%&'*+.^_`|~0-9a-zA-Z]+")
-_FIELD_VALUE = re.compile(rb"(?:[\x21-\x7e\x80-\xff](?:[ \t\x21-\x7e\x80-\xff]*[\x21-\x7e\x80-\xff])?)?")
+_FIELD_VALUE = re.compile(
+    rb"(?:[\x21-\x7e\x80-\xff](?:[ \t\x21-\x7e\x80-\xff]*[\x21-\x7e\x80-\xff])?)?"
+)
 _TARGET = re.compile(rb"[\x21-\x7e\x80-\xff]+")  # h11's request_target: no space, no CTL
 
 
@@ -237,8 +239,7 @@ class H1Connection(AsyncHTTPConnection):
         """
         if not self.can_handle_request(request.url.origin):
             raise RuntimeError(
-                f"Attempted to send request to {request.url.origin} on connection "
-                f"to {self._origin}"
+                f"Attempted to send request to {request.url.origin} on connection to {self._origin}"
             )
         if self._h1_state == _NEW:
             self._h1_state = _CONNECTING

@@ -11,18 +11,21 @@ hundred connections keep each scan short; the total stays ``GATEWAY_UPSTREAM_MAX
 :class:`ShardedTransport` is an ``httpx.AsyncBaseTransport`` over ``httpx.AsyncHTTPTransport``
 shards sharing one SSL context. A request goes to the first shard with fewer than its
 ``max_connections`` requests in flight (so below :data:`SHARD_CONNECTIONS` concurrent requests
-everything is one pool, as before, and keep-alive connections are reused there); a shard is
-created when every existing one is full, up to ``ceil(max_connections / SHARD_CONNECTIONS)``;
-when all are full the request goes to the least busy shard and waits there for a connection
-(httpx ``timeouts.pool``, then ``PoolTimeout``: ``UPSTREAM_TIMEOUT``, as with one pool). A
-request is in flight from ``handle_async_request`` until its response stream is closed (or the
-call raised). Each shard keeps ``min(max_keepalive_connections, its size)`` idle connections,
-which expire after the limits' ``keepalive_expiry`` (the app's 4 s,
-``gateway.app.UPSTREAM_KEEPALIVE_EXPIRY``). The shards' connections run on
-:class:`gateway.upstream_net.AsyncioBackend` (asyncio protocols instead of anyio's streams:
-less CPU per received chunk, issue 13) unless another httpcore network backend is given, and
-speak HTTP/1.1 through :class:`gateway.upstream_h1.H1Connection` (httptools instead of h11:
-less CPU per received chunk again, issue 13) unless ``parser="h11"`` asks for httpcore's own
+everything is one pool, as before, and keep-alive connections are reused there); a shard is created
+when every existing one is full, up to ``ceil(max_connections / SHARD_CONNECTIONS)``; when all are
+full the request goes to the least busy shard and waits there for a connection (httpx
+``timeouts.pool``, then ``PoolTimeout``: ``UPSTREAM_TIMEOUT``, as with one pool). A request is in
+flight from ``handle_async_request`` until its response stream is closed (or the call raised). The
+transport hands requests to the shard's pool itself (what
+``AsyncHTTPTransport.handle_async_request`` does) so that a response body is one chain of
+``__anext__`` calls down to the connection (:class:`_ShardBody`, :class:`_PoolBody`) instead of
+httpx's and httpcore's nested async generators (issue 13: per-chunk CPU). Each shard keeps
+``min(max_keepalive_connections, its size)`` idle connections, which expire after the limits'
+``keepalive_expiry`` (the app's 4 s, ``gateway.app.UPSTREAM_KEEPALIVE_EXPIRY``). The shards'
+connections run on :class:`gateway.upstream_net.AsyncioBackend` (asyncio protocols instead of
+anyio's streams: less CPU per received chunk, issue 13) unless another httpcore network backend is
+given, and speak HTTP/1.1 through :class:`gateway.upstream_h1.H1Connection` (httptools instead of
+h11: less CPU per received chunk again, issue 13) unless ``parser="h11"`` asks for httpcore's own
 connection, in pools whose bookkeeping scan is linear in their connections and that resend a
 request once when its reused connection turns out closed by the upstream (:class:`_Pool`).
 
@@ -41,8 +44,10 @@ import h11
 import httpcore
 import httpx
 from httpcore._async.connection import AsyncHTTPConnection
-from httpcore._async.connection_pool import AsyncPoolRequest, PoolByteStream
+from httpcore._async.connection_pool import AsyncPoolRequest
 from httpcore._async.http11 import AsyncHTTP11Connection
+from httpcore._synchronization import AsyncShieldCancellation
+from httpx._transports.default import map_httpcore_exceptions
 
 from .upstream_h1 import H1Connection
 from .upstream_net import AsyncioBackend
@@ -58,10 +63,11 @@ SHARD_CONNECTIONS = 256
 
 
 class _Shard:
-    __slots__ = ("in_flight", "size", "transport")
+    __slots__ = ("in_flight", "pool", "size", "transport")
 
-    def __init__(self, transport: httpx.AsyncHTTPTransport, size: int) -> None:
-        self.transport = transport
+    def __init__(self, transport: httpx.AsyncHTTPTransport, pool: _Pool, size: int) -> None:
+        self.transport = transport  # owns the pool (closes it)
+        self.pool = pool
         self.size = size
         self.in_flight = 0
 
@@ -156,7 +162,7 @@ class _Pool(httpcore.AsyncConnectionPool):
         return httpcore.Response(
             status=response.status,
             headers=response.headers,
-            content=PoolByteStream(stream=response.stream, pool_request=pool_request, pool=self),
+            content=_PoolBody(response.stream, pool_request, self),
             extensions=response.extensions,
         )
 
@@ -237,23 +243,78 @@ def _no_response(connection: httpcore.AsyncConnectionInterface) -> bool:
     return state.their_state is h11.SEND_RESPONSE and not state.trailing_data[0]
 
 
-class _ReleasingStream(httpx.AsyncByteStream):
-    """A response body that gives its shard's slot back once, when it is closed."""
+class _PoolBody:
+    """httpcore 1.0.9's ``PoolByteStream`` (a response body that gives its request back to the
+    pool when closed, and closes itself when reading fails) with ``__anext__`` instead of an
+    async generator: one coroutine call per chunk rather than a generator resumed per chunk."""
 
-    __slots__ = ("_shard", "_stream")
+    __slots__ = ("_closed", "_iterator", "_pool", "_pool_request", "_stream")
 
-    def __init__(self, stream: httpx.AsyncByteStream, shard: _Shard) -> None:
+    def __init__(self, stream: AsyncIterable[bytes], pool_request: AsyncPoolRequest, pool: _Pool):
         self._stream = stream
+        self._iterator = stream.__aiter__()
+        self._pool_request = pool_request
+        self._pool = pool
+        self._closed = False
+
+    def __aiter__(self) -> AsyncIterator[bytes]:
+        return self
+
+    async def __anext__(self) -> bytes:
+        try:
+            return await self._iterator.__anext__()
+        except StopAsyncIteration:
+            raise
+        except BaseException as exc:
+            await self.aclose()
+            raise exc from None
+
+    async def aclose(self) -> None:
+        """Close the body (its connection is kept or closed) and give the request back."""
+        if not self._closed:
+            self._closed = True
+            with AsyncShieldCancellation():
+                aclose = getattr(self._stream, "aclose", None)
+                if aclose is not None:
+                    await aclose()
+            pool = self._pool
+            with pool._optional_thread_lock:
+                pool._requests.remove(self._pool_request)
+                closing = pool._assign_requests_to_connections()
+            await pool._close_connections(closing)
+
+
+class _ShardBody(httpx.AsyncByteStream):
+    """A response body as httpx's ``AsyncResponseStream`` gives it (httpcore's errors raised as
+    httpx's), that gives its shard's slot back once, when it is closed; ``__anext__`` instead
+    of an async generator (as :class:`_PoolBody`)."""
+
+    __slots__ = ("_iterator", "_shard", "_stream")
+
+    def __init__(self, stream: AsyncIterable[bytes], shard: _Shard) -> None:
+        self._stream = stream
+        self._iterator = stream.__aiter__()
         self._shard: _Shard | None = shard
 
     def __aiter__(self) -> AsyncIterator[bytes]:
-        return self._stream.__aiter__()  # the body's own iterator: no generator per chunk
+        return self
+
+    async def __anext__(self) -> bytes:
+        try:
+            return await self._iterator.__anext__()
+        except StopAsyncIteration:
+            raise
+        except Exception as exc:
+            with map_httpcore_exceptions():
+                raise exc
 
     async def aclose(self) -> None:
         shard, self._shard = self._shard, None
         if shard is not None:
             shard.in_flight -= 1
-        await self._stream.aclose()
+        aclose = getattr(self._stream, "aclose", None)
+        if aclose is not None:
+            await aclose()
 
 
 class ShardedTransport(httpx.AsyncBaseTransport):
@@ -312,7 +373,7 @@ class ShardedTransport(httpx.AsyncBaseTransport):
         transport = httpx.AsyncHTTPTransport(verify=self._ssl, limits=limits)
         # httpx 0.28 builds its httpcore pool with neither a backend nor a pool class to
         # choose: replaced before it made any connection, with httpx's own arguments
-        transport._pool = _Pool(
+        transport._pool = pool = _Pool(
             ssl_context=self._ssl,
             max_connections=size,
             max_keepalive_connections=keepalive,
@@ -322,7 +383,7 @@ class ShardedTransport(httpx.AsyncBaseTransport):
             network_backend=self._backend,
             parser=self._parser,
         )
-        shard = _Shard(transport, size)
+        shard = _Shard(transport, pool, size)
         self.shards.append(shard)
         return shard
 
@@ -342,14 +403,31 @@ class ShardedTransport(httpx.AsyncBaseTransport):
         """
         shard = self._choose()
         shard.in_flight += 1
+        url = request.url
+        assert isinstance(request.stream, httpx.AsyncByteStream)
+        # what httpx 0.28's AsyncHTTPTransport.handle_async_request does, its body stream lean
+        core_request = httpcore.Request(
+            method=request.method,
+            url=httpcore.URL(
+                scheme=url.raw_scheme, host=url.raw_host, port=url.port, target=url.raw_path
+            ),
+            headers=request.headers.raw,
+            content=request.stream,
+            extensions=request.extensions,
+        )
         try:
-            response = await shard.transport.handle_async_request(request)
+            with map_httpcore_exceptions():
+                response = await shard.pool.handle_async_request(core_request)
         except BaseException:
             shard.in_flight -= 1
             raise
-        assert isinstance(response.stream, httpx.AsyncByteStream)
-        response.stream = _ReleasingStream(response.stream, shard)
-        return response
+        assert isinstance(response.stream, AsyncIterable)
+        return httpx.Response(
+            status_code=response.status,
+            headers=response.headers,
+            stream=_ShardBody(response.stream, shard),
+            extensions=response.extensions,
+        )
 
     async def aclose(self) -> None:
         """Close every shard's pool (their connections)."""

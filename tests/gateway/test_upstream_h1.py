@@ -11,6 +11,7 @@ h11 refuses is refused with the same httpcore error class.
 from __future__ import annotations
 
 import asyncio
+import itertools
 from typing import Any
 
 import httpcore
@@ -127,9 +128,14 @@ _reasons = st.from_regex(r"([!-~]([ !-~]{0,15}[!-~])?)?", fullmatch=True).map(st
 
 
 def _head(version: bytes, status: int, reason: bytes, fields: list[tuple[bytes, bytes]]) -> bytes:
-    line = b"HTTP/%b %d %b\r\n" % (version, status, reason) if reason else b"HTTP/%b %d\r\n" % (
-        version,
-        status,
+    line = (
+        b"HTTP/%b %d %b\r\n" % (version, status, reason)
+        if reason
+        else b"HTTP/%b %d\r\n"
+        % (
+            version,
+            status,
+        )
     )
     return line + b"".join(b"%b: %b\r\n" % field for field in fields) + b"\r\n"
 
@@ -175,7 +181,7 @@ def _responses(draw: st.DrawFn) -> tuple[bytes, bytes, bool]:
 
 def _split(data: bytes, cuts: list[int]) -> list[bytes]:
     points = sorted({c % (len(data) + 1) for c in cuts} | {0, len(data)})
-    return [data[a:b] for a, b in zip(points, points[1:], strict=False) if data[a:b]]
+    return [data[a:b] for a, b in itertools.pairwise(points) if data[a:b]]
 
 
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
