@@ -34,7 +34,7 @@ connection), HTTP/2, httpcore's ``trace`` extension.
 
 Source: RFC 9112 (HTTP/1.1), RFC 9110 (HTTP semantics); httpcore 1.0.9 ``_async/http11.py``
 and ``_async/connection.py`` (the behaviour kept); h11 0.16 ``_readers.py``, ``_headers.py``
-(the checks); httptools 0.7 ``parser/parser.pyx`` (the callbacks).
+(the checks); httptools 0.9 ``parser/parser.pyx`` (the callbacks).
 """
 
 from __future__ import annotations

@@ -405,7 +405,7 @@ class ShardedTransport(httpx.AsyncBaseTransport):
         shard.in_flight += 1
         url = request.url
         assert isinstance(request.stream, httpx.AsyncByteStream)
-        # what httpx 0.28's AsyncHTTPTransport.handle_async_request does, its body stream lean
+        # what httpx 0.28.1's AsyncHTTPTransport.handle_async_request does, its body stream lean
         core_request = httpcore.Request(
             method=request.method,
             url=httpcore.URL(

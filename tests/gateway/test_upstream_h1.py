@@ -326,3 +326,47 @@ def test_respx_mock_still_sees_the_default_transports_requests() -> None:
         assert (response.status_code, response.text) == (200, "mocked")
 
     asyncio.run(main())
+
+
+async def _serve_once(answer: bytes) -> tuple[asyncio.Server, int]:
+    """A server on 127.0.0.1 that reads one request head, writes ``answer`` and closes."""
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.readuntil(b"\r\n\r\n")
+        writer.write(answer)
+        await writer.drain()
+        writer.close()
+
+    server = await asyncio.start_server(handle, "127.0.0.1", 0)
+    return server, server.sockets[0].getsockname()[1]
+
+
+@pytest.mark.parametrize(
+    ("answer", "body"),
+    [
+        (b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc", b"abc"),
+        (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n5\r\nde", b"abcde"),
+    ],
+    ids=["content-length", "chunked"],
+)
+def test_a_body_cut_short_is_httpx_remote_protocol_error_and_frees_its_slot(
+    answer: bytes, body: bytes
+) -> None:
+    """Through httpx and the sharded pool over real sockets: the bytes that came are read (a
+    chunk's part too, as h11 gives it), then httpx's error (gateway/upstream.py maps it to
+    UPSTREAM_DISCONNECTED)."""
+
+    async def main() -> None:
+        server, port = await _serve_once(answer)
+        transport = ShardedTransport(httpx.Limits(max_connections=4))
+        async with server, httpx.AsyncClient(transport=transport) as client:
+            got = b""
+            with pytest.raises(httpx.RemoteProtocolError):
+                async with client.stream("POST", f"http://127.0.0.1:{port}/", content=b"{}") as r:
+                    async for chunk in r.aiter_bytes():
+                        got += chunk
+            assert got == body
+            assert [s.in_flight for s in transport.shards] == [0]
+            assert not transport.shards[0].pool.connections
+
+    asyncio.run(main())
