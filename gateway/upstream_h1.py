@@ -122,7 +122,7 @@ class _Exchange:
         try:
             self.parser.feed_data(data)
         except httptools.HttpParserUpgrade:
-            self.complete = True  # a 101 (or an upgrade): the exchange ends here
+            self.headers_done = self.complete = True  # a 101: the exchange ends here
             self.close = True
         except httptools.HttpParserError as exc:
             if not self.complete:

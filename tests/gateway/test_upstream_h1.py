@@ -370,3 +370,16 @@ def test_a_body_cut_short_is_httpx_remote_protocol_error_and_frees_its_slot(
             assert not transport.shards[0].pool.connections
 
     asyncio.run(main())
+
+
+def test_a_101_answer_ends_the_exchange_and_the_connection() -> None:
+    """The gateway upgrades nothing: a 101 is returned as h11 returns it, then closed."""
+    wire = b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: x\r\nConnection: upgrade\r\n\r\nraw"
+
+    async def main() -> None:
+        connection = H1Connection(ORIGIN, network_backend=_Backend(_Stream([wire])))
+        got = await _exchange(connection, _request())
+        assert (got["status"], got["reason"], got["body"]) == (101, b"Switching Protocols", b"")
+        assert connection.is_closed()
+
+    asyncio.run(main())
