@@ -383,3 +383,35 @@ def test_a_101_answer_ends_the_exchange_and_the_connection() -> None:
         assert connection.is_closed()
 
     asyncio.run(main())
+
+
+def test_sequential_requests_share_one_kept_alive_socket() -> None:
+    """Keep-alive through the sharded pool over a real socket (RFC 9112 §9.3): a chunked and
+    a length-framed answer, one TCP connection accepted."""
+    answers = [
+        b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nhi\r\n0\r\n\r\n",
+        b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nyo",
+    ]
+    accepted = 0
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        nonlocal accepted
+        accepted += 1
+        for answer in answers:
+            head = await reader.readuntil(b"\r\n\r\n")
+            length = int(head.lower().split(b"content-length: ")[1].split(b"\r\n")[0])
+            await reader.readexactly(length)
+            writer.write(answer)
+            await writer.drain()
+        writer.close()
+
+    async def main() -> list[bytes]:
+        server = await asyncio.start_server(handle, "127.0.0.1", 0)
+        port = server.sockets[0].getsockname()[1]
+        async with server, httpx.AsyncClient(transport=ShardedTransport(httpx.Limits())) as c:
+            return [
+                (await c.post(f"http://127.0.0.1:{port}/", content=b"{}")).content for _ in "ab"
+            ]
+
+    assert asyncio.run(main()) == [b"hi", b"yo"]
+    assert accepted == 1
