@@ -11,18 +11,23 @@ hundred connections keep each scan short; the total stays ``GATEWAY_UPSTREAM_MAX
 :class:`ShardedTransport` is an ``httpx.AsyncBaseTransport`` over ``httpx.AsyncHTTPTransport``
 shards sharing one SSL context. A request goes to the first shard with fewer than its
 ``max_connections`` requests in flight (so below :data:`SHARD_CONNECTIONS` concurrent requests
-everything is one pool, as before, and keep-alive connections are reused there); a shard is
-created when every existing one is full, up to ``ceil(max_connections / SHARD_CONNECTIONS)``;
-when all are full the request goes to the least busy shard and waits there for a connection
-(httpx ``timeouts.pool``, then ``PoolTimeout``: ``UPSTREAM_TIMEOUT``, as with one pool). A
-request is in flight from ``handle_async_request`` until its response stream is closed (or the
-call raised). Each shard keeps ``min(max_keepalive_connections, its size)`` idle connections,
-which expire after the limits' ``keepalive_expiry`` (the app's 4 s,
-``gateway.app.UPSTREAM_KEEPALIVE_EXPIRY``). The shards' connections run on
-:class:`gateway.upstream_net.AsyncioBackend` (asyncio protocols instead of anyio's streams:
-less CPU per received chunk, issue 13) unless another httpcore network backend is given, in
-pools whose bookkeeping scan is linear in their connections and that resend a request once
-when its reused connection turns out closed by the upstream (:class:`_Pool`).
+everything is one pool, as before, and keep-alive connections are reused there); a shard is created
+when every existing one is full, up to ``ceil(max_connections / SHARD_CONNECTIONS)``; when all are
+full the request goes to the least busy shard and waits there for a connection (httpx
+``timeouts.pool``, then ``PoolTimeout``: ``UPSTREAM_TIMEOUT``, as with one pool). A request is in
+flight from ``handle_async_request`` until its response stream is closed (or the call raised). The
+transport hands requests to the shard's pool itself (what
+``AsyncHTTPTransport.handle_async_request`` does) so that a response body is one chain of
+``__anext__`` calls down to the connection (:class:`_ShardBody`, :class:`_PoolBody`) instead of
+httpx's and httpcore's nested async generators (issue 13: per-chunk CPU). Each shard keeps
+``min(max_keepalive_connections, its size)`` idle connections, which expire after the limits'
+``keepalive_expiry`` (the app's 4 s, ``gateway.app.UPSTREAM_KEEPALIVE_EXPIRY``). The shards'
+connections run on :class:`gateway.upstream_net.AsyncioBackend` (asyncio protocols instead of
+anyio's streams: less CPU per received chunk, issue 13) unless another httpcore network backend is
+given, and speak HTTP/1.1 through :class:`gateway.upstream_h1.H1Connection` (httptools instead of
+h11: less CPU per received chunk again, issue 13) unless ``parser="h11"`` asks for httpcore's own
+connection, in pools whose bookkeeping scan is linear in their connections and that resend a
+request once when its reused connection turns out closed by the upstream (:class:`_Pool`).
 
 Source: httpx 0.28.1 ``_transports/default.py`` (``AsyncHTTPTransport``, ``Limits``),
 httpcore 1.0.9 ``_async/connection_pool.py``.
@@ -33,28 +38,36 @@ from __future__ import annotations
 import math
 import ssl
 from collections.abc import AsyncIterable, AsyncIterator
-from typing import Any
+from typing import Any, Literal
 
 import h11
 import httpcore
 import httpx
 from httpcore._async.connection import AsyncHTTPConnection
-from httpcore._async.connection_pool import AsyncPoolRequest, PoolByteStream
+from httpcore._async.connection_pool import AsyncPoolRequest
 from httpcore._async.http11 import AsyncHTTP11Connection
+from httpcore._synchronization import AsyncShieldCancellation
+from httpx._transports.default import map_httpcore_exceptions
 
+from .upstream_h1 import H1Connection
 from .upstream_net import AsyncioBackend
 
-__all__ = ["SHARD_CONNECTIONS", "ShardedTransport"]
+__all__ = ["SHARD_CONNECTIONS", "Parser", "ShardedTransport"]
+
+Parser = Literal["httptools", "h11"]
+"""Which HTTP/1.1 implementation a pool's connections use: :class:`~gateway.upstream_h1.
+H1Connection` (``httptools``, the default) or httpcore's ``AsyncHTTP11Connection`` (``h11``)."""
 
 SHARD_CONNECTIONS = 256
 """Connections one shard (one httpcore pool) holds at most."""
 
 
 class _Shard:
-    __slots__ = ("in_flight", "size", "transport")
+    __slots__ = ("in_flight", "pool", "size", "transport")
 
-    def __init__(self, transport: httpx.AsyncHTTPTransport, size: int) -> None:
-        self.transport = transport
+    def __init__(self, transport: httpx.AsyncHTTPTransport, pool: _Pool, size: int) -> None:
+        self.transport = transport  # owns the pool (closes it)
+        self.pool = pool
         self.size = size
         self.in_flight = 0
 
@@ -75,11 +88,39 @@ class _Pool(httpcore.AsyncConnectionPool):
     ``ReadError``, ``WriteError``) is sent again at once, once, on a new connection
     (:meth:`handle_async_request`), as browsers and urllib3 do; not an attempt of
     :mod:`gateway.attempts` (it never sees it), no backoff.
+
+    Its connections are :class:`~gateway.upstream_h1.H1Connection` (``parser="httptools"``,
+    the default) or httpcore's (``parser="h11"``); with a proxy, httpcore's proxy connections;
+    while httpcore's ``AsyncHTTPConnection.handle_async_request`` is patched (``respx.mock``,
+    whose default mocker patches it), httpcore's, so that the mock sees every request.
     """
 
-    def __init__(self, **kwargs: Any) -> None:
+    def __init__(self, *, parser: Parser = "httptools", **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self._fresh: set[AsyncPoolRequest] = set()  # resent: a new connection only
+        self._parser = parser
+
+    def create_connection(self, origin: httpcore.Origin) -> httpcore.AsyncConnectionInterface:
+        """A new connection to ``origin`` (not connected yet: it connects on its first request)."""
+        if (
+            self._parser == "h11"
+            or self._proxy is not None
+            or self._http2
+            or AsyncHTTPConnection.handle_async_request is not _STOCK_HANDLE
+        ):
+            return super().create_connection(origin)
+        return H1Connection(
+            origin,
+            ssl_context=self._ssl_context,
+            keepalive_expiry=self._keepalive_expiry,
+            http1=True,
+            http2=False,
+            retries=self._retries,
+            local_address=self._local_address,
+            uds=self._uds,
+            network_backend=self._network_backend,
+            socket_options=self._socket_options,
+        )
 
     async def handle_async_request(self, request: httpcore.Request) -> httpcore.Response:
         """httpcore 1.0.9's, plus the one resend of a stale reused connection (class docstring).
@@ -121,7 +162,7 @@ class _Pool(httpcore.AsyncConnectionPool):
         return httpcore.Response(
             status=response.status,
             headers=response.headers,
-            content=PoolByteStream(stream=response.stream, pool_request=pool_request, pool=self),
+            content=_PoolBody(response.stream, pool_request, self),
             extensions=response.extensions,
         )
 
@@ -166,6 +207,9 @@ class _Pool(httpcore.AsyncConnectionPool):
         return closing
 
 
+_STOCK_HANDLE = AsyncHTTPConnection.handle_async_request
+"""httpcore's own, to tell when a mock patched it (:meth:`_Pool.create_connection`)."""
+
 _STALE = (httpcore.RemoteProtocolError, httpcore.ReadError, httpcore.WriteError)
 """What a reused connection the upstream closed while idle raises on the next request."""
 
@@ -177,16 +221,21 @@ def _http11(connection: httpcore.AsyncConnectionInterface) -> AsyncHTTP11Connect
 
 def _reused(connection: httpcore.AsyncConnectionInterface) -> bool:
     """The connection carried a request before (checked before this one is sent)."""
+    if isinstance(connection, H1Connection):
+        return connection.requests > 0
     http11 = _http11(connection)
     return http11 is not None and http11._request_count > 0
 
 
 def _no_response(connection: httpcore.AsyncConnectionInterface) -> bool:
-    """No byte of the response arrived: h11 still awaits the status line, nothing buffered.
+    """No byte of the response arrived (:class:`~gateway.upstream_h1.H1Connection`: none was
+    received; h11: it still awaits the status line, nothing buffered).
 
     A 1xx interim answer that h11 already parsed is not seen here; the gateway sends no
     ``expect: 100-continue``, so an upstream has no reason to send one.
     """
+    if isinstance(connection, H1Connection):
+        return connection.awaiting_response()
     http11 = _http11(connection)
     if http11 is None:
         return False
@@ -194,23 +243,78 @@ def _no_response(connection: httpcore.AsyncConnectionInterface) -> bool:
     return state.their_state is h11.SEND_RESPONSE and not state.trailing_data[0]
 
 
-class _ReleasingStream(httpx.AsyncByteStream):
-    """A response body that gives its shard's slot back once, when it is closed."""
+class _PoolBody:
+    """httpcore 1.0.9's ``PoolByteStream`` (a response body that gives its request back to the
+    pool when closed, and closes itself when reading fails) with ``__anext__`` instead of an
+    async generator: one coroutine call per chunk rather than a generator resumed per chunk."""
 
-    __slots__ = ("_shard", "_stream")
+    __slots__ = ("_closed", "_iterator", "_pool", "_pool_request", "_stream")
 
-    def __init__(self, stream: httpx.AsyncByteStream, shard: _Shard) -> None:
+    def __init__(self, stream: AsyncIterable[bytes], pool_request: AsyncPoolRequest, pool: _Pool):
         self._stream = stream
+        self._iterator = stream.__aiter__()
+        self._pool_request = pool_request
+        self._pool = pool
+        self._closed = False
+
+    def __aiter__(self) -> AsyncIterator[bytes]:
+        return self
+
+    async def __anext__(self) -> bytes:
+        try:
+            return await self._iterator.__anext__()
+        except StopAsyncIteration:
+            raise
+        except BaseException as exc:
+            await self.aclose()
+            raise exc from None
+
+    async def aclose(self) -> None:
+        """Close the body (its connection is kept or closed) and give the request back."""
+        if not self._closed:
+            self._closed = True
+            with AsyncShieldCancellation():
+                aclose = getattr(self._stream, "aclose", None)
+                if aclose is not None:
+                    await aclose()
+            pool = self._pool
+            with pool._optional_thread_lock:
+                pool._requests.remove(self._pool_request)
+                closing = pool._assign_requests_to_connections()
+            await pool._close_connections(closing)
+
+
+class _ShardBody(httpx.AsyncByteStream):
+    """A response body as httpx's ``AsyncResponseStream`` gives it (httpcore's errors raised as
+    httpx's), that gives its shard's slot back once, when it is closed; ``__anext__`` instead
+    of an async generator (as :class:`_PoolBody`)."""
+
+    __slots__ = ("_iterator", "_shard", "_stream")
+
+    def __init__(self, stream: AsyncIterable[bytes], shard: _Shard) -> None:
+        self._stream = stream
+        self._iterator = stream.__aiter__()
         self._shard: _Shard | None = shard
 
     def __aiter__(self) -> AsyncIterator[bytes]:
-        return self._stream.__aiter__()  # the body's own iterator: no generator per chunk
+        return self
+
+    async def __anext__(self) -> bytes:
+        try:
+            return await self._iterator.__anext__()
+        except StopAsyncIteration:
+            raise
+        except Exception as exc:
+            with map_httpcore_exceptions():
+                raise exc
 
     async def aclose(self) -> None:
         shard, self._shard = self._shard, None
         if shard is not None:
             shard.in_flight -= 1
-        await self._stream.aclose()
+        aclose = getattr(self._stream, "aclose", None)
+        if aclose is not None:
+            await aclose()
 
 
 class ShardedTransport(httpx.AsyncBaseTransport):
@@ -226,6 +330,7 @@ class ShardedTransport(httpx.AsyncBaseTransport):
         network_backend: the httpcore network backend of every shard's pool (default: one
             :class:`~gateway.upstream_net.AsyncioBackend`; ``httpcore.AnyIOBackend()`` is
             httpcore's own).
+        parser: the connections' HTTP/1.1 (:data:`Parser`; ``"h11"``: httpcore's own).
 
     Attributes:
         shards: the shards created so far (created on demand).
@@ -238,6 +343,7 @@ class ShardedTransport(httpx.AsyncBaseTransport):
         shard_connections: int = SHARD_CONNECTIONS,
         verify: ssl.SSLContext | str | bool = True,
         network_backend: httpcore.AsyncNetworkBackend | None = None,
+        parser: Parser = "httptools",
     ) -> None:
         if shard_connections < 1:
             raise ValueError(f"shard_connections must be >= 1, got {shard_connections}")
@@ -252,6 +358,7 @@ class ShardedTransport(httpx.AsyncBaseTransport):
             verify if isinstance(verify, ssl.SSLContext) else httpx.create_ssl_context(verify)
         )
         self._backend = network_backend if network_backend is not None else AsyncioBackend()
+        self._parser: Parser = parser
         self.shards: list[_Shard] = []
 
     def _new_shard(self) -> _Shard:
@@ -266,7 +373,7 @@ class ShardedTransport(httpx.AsyncBaseTransport):
         transport = httpx.AsyncHTTPTransport(verify=self._ssl, limits=limits)
         # httpx 0.28 builds its httpcore pool with neither a backend nor a pool class to
         # choose: replaced before it made any connection, with httpx's own arguments
-        transport._pool = _Pool(
+        transport._pool = pool = _Pool(
             ssl_context=self._ssl,
             max_connections=size,
             max_keepalive_connections=keepalive,
@@ -274,8 +381,9 @@ class ShardedTransport(httpx.AsyncBaseTransport):
             http1=True,
             http2=False,
             network_backend=self._backend,
+            parser=self._parser,
         )
-        shard = _Shard(transport, size)
+        shard = _Shard(transport, pool, size)
         self.shards.append(shard)
         return shard
 
@@ -295,14 +403,31 @@ class ShardedTransport(httpx.AsyncBaseTransport):
         """
         shard = self._choose()
         shard.in_flight += 1
+        url = request.url
+        assert isinstance(request.stream, httpx.AsyncByteStream)
+        # what httpx 0.28.1's AsyncHTTPTransport.handle_async_request does, its body stream lean
+        core_request = httpcore.Request(
+            method=request.method,
+            url=httpcore.URL(
+                scheme=url.raw_scheme, host=url.raw_host, port=url.port, target=url.raw_path
+            ),
+            headers=request.headers.raw,
+            content=request.stream,
+            extensions=request.extensions,
+        )
         try:
-            response = await shard.transport.handle_async_request(request)
+            with map_httpcore_exceptions():
+                response = await shard.pool.handle_async_request(core_request)
         except BaseException:
             shard.in_flight -= 1
             raise
-        assert isinstance(response.stream, httpx.AsyncByteStream)
-        response.stream = _ReleasingStream(response.stream, shard)
-        return response
+        assert isinstance(response.stream, AsyncIterable)
+        return httpx.Response(
+            status_code=response.status,
+            headers=response.headers,
+            stream=_ShardBody(response.stream, shard),
+            extensions=response.extensions,
+        )
 
     async def aclose(self) -> None:
         """Close every shard's pool (their connections)."""
