@@ -411,10 +411,13 @@ def run_transaction(
     ``busy_timeout``), so no statement of the group meets a lock it cannot wait for.
 
     Raises:
+        RawUnsupported: ``raw`` is in a transaction already (an in-memory database shares
+            one connection with every caller; nothing was sent), or a statement of ``body``
+            needs SQLAlchemy's execution (rolled back).
         sqlite3.Error: ``BEGIN`` or ``COMMIT`` failed; what ``body`` raised.
     """
-    if raw.in_transaction:
-        raise RuntimeError("the raw SQLite connection is already in a transaction")
+    if raw.in_transaction:  # an in-memory database's one connection, mid-transaction
+        raise RawUnsupported("the connection is in a transaction of another caller")
     if events is not None:
         events.dispatch.begin(events)
     raw.execute("BEGIN IMMEDIATE")
