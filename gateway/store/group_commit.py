@@ -23,6 +23,13 @@ the translated error (callers retry as before). A seq already stored (``Integrit
 aborts the transaction) makes the group rerun one request per transaction, so only the guilty
 one fails.
 
+On SQLite (aiosqlite) a group's whole transaction is one call on the driver's worker thread,
+its statements run on the raw ``sqlite3`` connection (:mod:`gateway.store.sqlite_raw`: the
+same statements, rows, errors and engine events, ``BEGIN IMMEDIATE`` to ``COMMIT``), instead
+of one worker call per statement and SQLAlchemy's execution of each on the event loop's
+thread (issue 13: about 10 aiosqlite calls per durable run became 2). PostgreSQL keeps
+SQLAlchemy (asyncpg), and so does a group the raw path cannot run.
+
 Heartbeats are not latency-bound: one waits up to ``heartbeat_hold`` seconds for a group to
 ride in, and the heartbeats of a group are one statement each in its transaction (issue 13
 item 3: a replica's runs cost about one heartbeat transaction per hold, not one per run).

@@ -126,8 +126,10 @@ class _Prepared:
         "expanding",
         "multi_values",
         "processors",
+        "required",
         "results",
         "row_type",
+        "slots",
         "statement",
         "text",
         "verb",
@@ -149,29 +151,46 @@ class _Prepared:
         self.verb = _verb(self.text)
         self.processors: dict[str, Any] = dict(compiled._bind_processors)
         self.expanding = bool(compiled.literal_execute_params or compiled.post_compile_params)
+        self.slots, self.required = _slots(compiled, self.processors, self.expanding)
         columns = list(getattr(statement, "exported_columns", ()) or ())
         self.results: list[Any] = [
             column.type.dialect_impl(dialect).result_processor(dialect, None) for column in columns
         ]
-        names = [getattr(column, "key", None) or getattr(column, "name", "") for column in columns]
+        names = [
+            str(getattr(column, "key", None) or getattr(column, "name", "")) for column in columns
+        ]
         self.multi_values = _values_clause(compiled)
         self.row_type: type[_Row] = type(
             "Row", (_Row,), {"__slots__": (), "_keys": tuple(names), "_index": _index(names)}
         )
 
     def bind(self, params: dict[str, Any]) -> tuple[str, tuple[Any, ...]]:
-        """The SQL text and the driver's parameter tuple for ``params``."""
+        """The SQL text and the driver's parameter tuple for ``params``.
+
+        Raises:
+            sqlalchemy.exc.InvalidRequestError: a required parameter is missing (as
+                SQLAlchemy's ``construct_params`` raises).
+        """
+        slots = self.slots
+        if slots is not None and self.required.issubset(params):
+            # construct_params' choice per parameter (its key, its name, else the value the
+            # statement binds), precomputed; then its bind processor
+            values = []
+            for key, name, default, process in slots:
+                value = params[key] if key in params else params.get(name, default)
+                values.append(value if process is None else process(value))
+            return self.text, tuple(values)
         compiled = self.compiled
-        values = compiled.construct_params(params, escape_names=False)
         processors = self.processors
         if self.expanding:
             state = compiled.construct_expanded_state(params, escape_names=False)
             processors = {**processors, **state.processors}
-            values, positions, text = state.parameters, state.positiontup, state.statement
+            found, positions, text = state.parameters, state.positiontup, state.statement
         else:
+            found = compiled.construct_params(params, escape_names=False)
             positions, text = compiled.positiontup, self.text
         return text, tuple(
-            processors[key](values[key]) if key in processors else values[key] for key in positions
+            processors[key](found[key]) if key in processors else found[key] for key in positions
         )
 
     def one_by_one(self, bound: list[tuple[str, tuple[Any, ...]]]) -> bool:
@@ -188,9 +207,38 @@ class _Prepared:
         if not any(results):
             return [make(row) for row in raw]
         return [
-            make(value if process is None else process(value) for process, value in zip(results, row))
+            make(
+                value if process is None else process(value)
+                for process, value in zip(results, row, strict=True)
+            )
             for row in raw
         ]
+
+
+_Slot = tuple[str, str, Any, Any]
+"""A positional parameter: its bind's key, its name, the value the statement binds, and its
+bind processor (or None)."""
+
+
+def _slots(
+    compiled: Any, processors: dict[str, Any], expanding: bool
+) -> tuple[list[_Slot] | None, frozenset[str]]:
+    """How ``construct_params`` fills each positional parameter (SQLAlchemy 2.0-2.1
+    ``SQLCompiler.construct_params``: the parameter given by the bind's key, else by its name,
+    else the bound value), once per statement, and the keys of the required binds; None when
+    the statement's text depends on its values (expanding) or a bind computes its value
+    (``callable_``): those go through ``construct_params`` each time."""
+    binds = {name: bind for bind, name in compiled.bind_names.items()}
+    if expanding or any(bind.callable is not None for bind in binds.values()):
+        return None, frozenset()
+    if any(name not in binds for name in compiled.positiontup or ()):
+        return None, frozenset()
+    defaults = compiled.construct_params(None, escape_names=False, _check=False)
+    slots = [
+        (binds[name].key, name, defaults.get(name), processors.get(name))
+        for name in compiled.positiontup or ()
+    ]
+    return slots, frozenset(bind.key for bind in binds.values() if bind.required)
 
 
 def _values_clause(compiled: Any) -> str | None:
@@ -224,9 +272,9 @@ _CACHE_MAX: Final[int] = 512
 statements are built once; a statement built per call, such as a rejection's lookup, would
 otherwise grow it without bound)."""
 
-_CACHES: weakref.WeakKeyDictionary[sa.Dialect, dict[tuple[int, tuple[str, ...], bool], _Prepared]] = (
-    weakref.WeakKeyDictionary()
-)
+_CACHES: weakref.WeakKeyDictionary[
+    sa.Dialect, dict[tuple[int, tuple[str, ...], bool], _Prepared]
+] = weakref.WeakKeyDictionary()
 
 
 def _multi_values(

@@ -108,7 +108,9 @@ async def _play(store: SqlRunStore, plan: list[list[tuple[Any, ...]]]) -> list[A
     seqs: dict[str, int] = {}
     outcomes: list[Any] = []
     for ops in plan:
-        results = await asyncio.gather(*(_do(store, op, seqs) for op in ops), return_exceptions=True)
+        results = await asyncio.gather(
+            *(_do(store, op, seqs) for op in ops), return_exceptions=True
+        )
         outcomes += [_outcome(r) for r in results]
         for r in results:
             if hasattr(r, "last_seq") and hasattr(r, "id"):
@@ -132,7 +134,9 @@ async def _run_both(plan: list[list[tuple[Any, ...]]]) -> None:
     results = []
     with tempfile.TemporaryDirectory() as tmp:
         for raw in (False, True):
-            store = await open_store(f"sqlite+aiosqlite:///{Path(tmp) / f'{raw}.db'}", clock=_Clock())
+            store = await open_store(
+                f"sqlite+aiosqlite:///{Path(tmp) / f'{raw}.db'}", clock=_Clock()
+            )
             assert store.group is not None
             store.group.raw_sqlite = raw
             try:
@@ -179,13 +183,14 @@ def test_raw_groups_run_in_one_worker_call() -> None:
             async with store.engine.connect() as conn:  # the pool's connection, aiosqlite's
                 pooled: Any = await conn.get_raw_connection()
                 driver = pooled.dbapi_connection._connection
-            execute = driver._execute
             count = 0
 
-            async def counted(fn: Any, *args: Any, **kwargs: Any) -> Any:
+            async def counted(
+                fn: Any, *args: Any, _execute: Any = driver._execute, **kwargs: Any
+            ) -> Any:
                 nonlocal count
                 count += 1
-                return await execute(fn, *args, **kwargs)
+                return await _execute(fn, *args, **kwargs)
 
             driver._execute = counted
             try:
