@@ -306,7 +306,13 @@ def _prepared(
     if found is None or found.statement is not statement:
         if len(cache) >= _CACHE_MAX:
             cache.clear()
-        found = cache[key] = _Prepared(statement, dialect, keys, many)
+        try:
+            found = _Prepared(statement, dialect, keys, many)
+        except (AttributeError, TypeError) as exc:
+            # a SQLAlchemy release without the compiler internals read here (checked on
+            # 2.0 and 2.1): the group goes through SQLAlchemy instead of failing
+            raise RawUnsupported(f"cannot prepare {statement}: {exc}") from exc
+        cache[key] = found
     return found
 
 

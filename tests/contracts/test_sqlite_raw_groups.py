@@ -246,3 +246,78 @@ def test_a_statement_the_raw_path_cannot_run_goes_through_sqlalchemy() -> None:
     except RawUnsupported:
         return
     raise AssertionError("a Python-side default passed")
+
+
+def test_a_group_the_raw_path_refuses_commits_through_sqlalchemy() -> None:
+    """A group with a statement the raw connection refuses (a Python-side default) is rolled
+    back there and committed through SQLAlchemy: its step's write is stored once, and the
+    appends of the same group with it."""
+    own_threads = sa.Table(
+        "threads",
+        sa.MetaData(),
+        sa.Column("id", sa.String, primary_key=True),
+        sa.Column("next_position", sa.BigInteger, default=lambda: 7),
+        sa.Column("created_at", sa.String),
+        sa.Column("updated_at", sa.String),
+    )
+
+    async def step(conn: Any, now: datetime) -> str:
+        stamp = now.isoformat()
+        await conn.execute(
+            sa.insert(own_threads), {"id": "t-own", "created_at": stamp, "updated_at": stamp}
+        )
+        return "done"
+
+    async def main(tmp: str) -> tuple[Any, ...]:
+        store = await open_store(f"sqlite+aiosqlite:///{tmp}/runs.db", clock=_Clock())
+        assert store.group is not None
+        try:
+            await store.create_run(
+                run_id="r",
+                thread_id="t",
+                owner="me",
+                events=[NewEvent(seq=1, event={"type": "RUN_STARTED"})],
+            )
+            answer, record = await asyncio.gather(
+                store.group.call(step),
+                store.append_events("r", 1, [NewEvent(seq=2, event={"type": "X"})]),
+            )
+            tables = await _tables(store)
+            return answer, record.last_seq, tables["threads"], len(tables["events"])
+        finally:
+            await store.close()
+
+    with tempfile.TemporaryDirectory() as tmp:
+        answer, last_seq, threads, events = asyncio.run(main(tmp))
+    assert answer == "done"
+    assert last_seq == 2
+    assert events == 2
+    assert [row[:4] for row in threads if row[0] == "t-own"] == [("t-own", "text", 7, "integer")]
+
+
+def test_a_connection_already_in_a_transaction_is_refused_before_anything_is_sent() -> None:
+    """An in-memory database's one connection may be inside another caller's transaction:
+    the raw path sends nothing then (RawUnsupported; the group goes through SQLAlchemy)."""
+    import sqlite3
+
+    from gateway.store.sqlite_raw import RawUnsupported, run_transaction
+
+    raw = sqlite3.connect(":memory:")
+    raw.execute("CREATE TABLE t (a)")
+    raw.execute("BEGIN")
+    raw.execute("INSERT INTO t VALUES (1)")
+    sent: list[str] = []
+
+    async def body(conn: Any) -> None:
+        sent.append("body")
+
+    dialect = sa.create_engine("sqlite://").dialect
+    try:
+        run_transaction(raw, dialect, None, body)
+    except RawUnsupported:
+        pass
+    else:
+        raise AssertionError("ran inside another transaction")
+    assert sent == []
+    assert raw.in_transaction  # the other caller's transaction is left as it was
+    raw.rollback()
