@@ -3,7 +3,8 @@
 SQLite (``sqlite+aiosqlite``) is the embedded default (``<data dir>/agui-gateway.db``, see
 :func:`data_dir`): one file, WAL journal, a 30 s busy
 timeout so concurrent writers wait instead of failing, foreign keys on, each statement one
-call on aiosqlite's worker thread (:mod:`gateway.store.sqlite_one_hop`). PostgreSQL uses
+call on aiosqlite's worker thread (:mod:`gateway.store.sqlite_one_hop`), and a group commit's
+whole transaction one call (:mod:`gateway.store.sqlite_raw`). PostgreSQL uses
 ``postgresql+asyncpg``; an optional schema (``search_path``) lets tests and tenants share a
 database, and a pooled connection is pinged at checkout only after it sat idle
 (:data:`PING_AFTER_IDLE`, :func:`ping_when_idle`). JSON columns are (de)serialised with orjson.

@@ -23,6 +23,13 @@ the translated error (callers retry as before). A seq already stored (``Integrit
 aborts the transaction) makes the group rerun one request per transaction, so only the guilty
 one fails.
 
+On SQLite (aiosqlite) a group's whole transaction is one call on the driver's worker thread,
+its statements run on the raw ``sqlite3`` connection (:mod:`gateway.store.sqlite_raw`: the
+same statements, rows, errors and engine events, ``BEGIN IMMEDIATE`` to ``COMMIT``), instead
+of one worker call per statement and SQLAlchemy's execution of each on the event loop's
+thread (issue 13: about 10 aiosqlite calls per durable run became 2). PostgreSQL keeps
+SQLAlchemy (asyncpg), and so does a group the raw path cannot run.
+
 Heartbeats are not latency-bound: one waits up to ``heartbeat_hold`` seconds for a group to
 ride in, and the heartbeats of a group are one statement each in its transaction (issue 13
 item 3: a replica's runs cost about one heartbeat transaction per hold, not one per run).
@@ -44,7 +51,9 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from . import sql_writes
 from .errors import RunNotFoundError, RunStoreError, StoreUnavailableError, WriteRejectedError
 from .models import LeaseState, RunRecord
-from .sql_errors import transaction
+from .sql_errors import connection, transaction
+from .sqlite_one_hop import aiosqlite_driver
+from .sqlite_raw import RawConnection, RawUnsupported, run_transaction
 
 __all__ = ["GroupCommitter", "Step", "StepRows", "insert_step_rows"]
 
@@ -108,6 +117,10 @@ class GroupCommitter:
             what is queued; groups still form while the previous one commits).
         max_requests: most requests in one transaction.
         heartbeat_hold: most seconds a heartbeat waits for a group of appends to join.
+        raw_sqlite: on SQLite (aiosqlite), run each group's transaction in one call on the
+            driver's worker thread with the raw ``sqlite3`` connection
+            (:mod:`gateway.store.sqlite_raw`) instead of one call per statement through
+            SQLAlchemy; the same statements, rows and errors. False: through SQLAlchemy.
     """
 
     def __init__(
@@ -118,8 +131,10 @@ class GroupCommitter:
         window: float = 0.0,
         max_requests: int = 256,
         heartbeat_hold: float = 0.05,
+        raw_sqlite: bool = True,
     ) -> None:
         self.engine = engine
+        self.raw_sqlite = raw_sqlite
         self.clock = clock
         self.window = max(0.0, window)
         self.max_requests = max(1, max_requests)
@@ -238,51 +253,9 @@ class GroupCommitter:
     async def _commit(self, group: list[_Request]) -> None:
         now = self.clock()
         try:
-            async with transaction(self.engine) as conn:
-                rows: list[dict[str, Any]] = []
-                finals: list[tuple[RunRecord, sql_writes.PreparedAppend]] = []
-                batched: dict[str, _Request] = {}  # non-terminal appends, one per run
-                ended: dict[str, _Request] = {}  # terminal ones, one per run
-                later: list[_Request] = []
-                for request in group:
-                    request.result = request.error = None
-                    if request.heartbeat is not None:
-                        run_id, epoch = request.heartbeat
-                        request.result = await sql_writes.heartbeat_in(conn, run_id, epoch, now)
-                        continue
-                    if request.step is not None:
-                        try:
-                            out = await request.step(conn, now)
-                        except sa.exc.IntegrityError:
-                            raise _Conflict from None
-                        if isinstance(out, StepRows):
-                            out, rows = out.result, rows + out.rows
-                        request.result = out
-                        continue
-                    assert request.append is not None
-                    run_id = request.append.run_id
-                    if run_id in batched or run_id in ended:
-                        later.append(request)  # after that run's batched update: in order
-                    elif request.append.final is None:
-                        batched[run_id] = request
-                    else:
-                        ended[run_id] = request
-                rows += await self._update_batched(conn, list(batched.values()), now)
-                rows += await self._update_batched(conn, list(ended.values()), now)
-                finals += [
-                    (r.result, r.append)
-                    for r in ended.values()
-                    if isinstance(r.result, RunRecord) and r.append is not None
-                ]
-                for request in later:
-                    await self._update_one(conn, request, now, rows, finals)
-                try:
-                    await sql_writes.insert_events(conn, rows)
-                except sa.exc.IntegrityError:
-                    raise _Conflict from None
-                await sql_writes.finish_runs(
-                    conn, [(record, append.final) for record, append in finals], now
-                )
+            if not (self.raw_sqlite and await self._commit_raw(group, now)):
+                async with transaction(self.engine) as conn:
+                    await self._write(conn, group, now)
         except _Conflict:
             await self._one_by_one(group)
             return
@@ -299,6 +272,90 @@ class GroupCommitter:
         self.groups += 1
         for request in group:
             self._settle(request)
+
+    async def _commit_raw(self, group: list[_Request], now: datetime) -> bool:
+        """The group's transaction in one call on the worker thread of a pooled aiosqlite
+        connection (:mod:`gateway.store.sqlite_raw`); False (nothing written) when the engine
+        is not aiosqlite's or a statement needs SQLAlchemy's execution.
+
+        Raises:
+            _Conflict, RunStoreError: as :meth:`_write` in a transaction of the engine.
+        """
+        if self.engine.dialect.name != "sqlite":
+            return False
+        async with connection(self.engine) as conn:
+            pooled = await conn.get_raw_connection()
+            adapted: Any = pooled.dbapi_connection
+            driver = aiosqlite_driver(adapted)
+            if driver is None:
+                self.raw_sqlite = False
+                return False
+
+            async def body(raw: RawConnection) -> None:
+                await self._write(raw, group, now)
+
+            try:
+                async with adapted._execute_mutex:
+                    await driver._execute(
+                        run_transaction, driver._conn, conn.dialect, conn.sync_connection, body
+                    )
+            except RawUnsupported:
+                _log.debug("a group commit runs through SQLAlchemy", exc_info=True)
+                return False
+        return True
+
+    async def _write(self, conn: Any, group: list[_Request], now: datetime) -> None:
+        """The group's writes in ``conn``'s transaction (an ``AsyncConnection``, or a
+        :class:`~gateway.store.sqlite_raw.RawConnection` on the worker thread: nothing here
+        may touch the event loop). Sets each request's result or error.
+
+        Raises:
+            _Conflict: a seq or key is already stored (the transaction is lost).
+        """
+        rows: list[dict[str, Any]] = []
+        finals: list[tuple[RunRecord, sql_writes.PreparedAppend]] = []
+        batched: dict[str, _Request] = {}  # non-terminal appends, one per run
+        ended: dict[str, _Request] = {}  # terminal ones, one per run
+        later: list[_Request] = []
+        for request in group:
+            request.result = request.error = None
+            if request.heartbeat is not None:
+                run_id, epoch = request.heartbeat
+                request.result = await sql_writes.heartbeat_in(conn, run_id, epoch, now)
+                continue
+            if request.step is not None:
+                try:
+                    out = await request.step(conn, now)
+                except sa.exc.IntegrityError:
+                    raise _Conflict from None
+                if isinstance(out, StepRows):
+                    out, rows = out.result, rows + out.rows
+                request.result = out
+                continue
+            assert request.append is not None
+            run_id = request.append.run_id
+            if run_id in batched or run_id in ended:
+                later.append(request)  # after that run's batched update: in order
+            elif request.append.final is None:
+                batched[run_id] = request
+            else:
+                ended[run_id] = request
+        rows += await self._update_batched(conn, list(batched.values()), now)
+        rows += await self._update_batched(conn, list(ended.values()), now)
+        finals += [
+            (r.result, r.append)
+            for r in ended.values()
+            if isinstance(r.result, RunRecord) and r.append is not None
+        ]
+        for request in later:
+            await self._update_one(conn, request, now, rows, finals)
+        try:
+            await sql_writes.insert_events(conn, rows)
+        except sa.exc.IntegrityError:
+            raise _Conflict from None
+        await sql_writes.finish_runs(
+            conn, [(record, append.final) for record, append in finals], now
+        )
 
     @staticmethod
     async def _update_one(

@@ -33,7 +33,7 @@ from sqlalchemy.dialects.sqlite.aiosqlite import (
     AsyncAdapt_aiosqlite_cursor,
 )
 
-__all__ = ["OneHopConnection", "OneHopCursor", "use_one_hop_cursors"]
+__all__ = ["OneHopConnection", "OneHopCursor", "aiosqlite_driver", "use_one_hop_cursors"]
 
 
 class _Outcome:
@@ -147,3 +147,14 @@ def _internals_present(dbapi_connection: Any) -> bool:
         and hasattr(driver, "_conn")
         and hasattr(dbapi_connection, "_execute_mutex")
     )
+
+
+def aiosqlite_driver(dbapi_connection: Any) -> Any:
+    """The ``aiosqlite.Connection`` under a pooled SQLAlchemy aiosqlite connection, when the
+    private pieces :class:`OneHopCursor` uses are there (see :func:`_internals_present`;
+    :mod:`gateway.store.sqlite_raw` runs a group's transaction through them); else None."""
+    if isinstance(dbapi_connection, AsyncAdapt_aiosqlite_connection) and _internals_present(
+        dbapi_connection
+    ):
+        return dbapi_connection._connection
+    return None
