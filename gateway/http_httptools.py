@@ -9,6 +9,13 @@ per part: a head is awaited from the connection's start and from each request's 
 progress (a pipelined request's response starts only once the one before it is complete):
 armed at the connection's start, at a response's end, and at a request's end when its response
 already ended (an app that answered before reading the whole body).
+
+Each connection's two ``asyncio.Event``s (its flow control's "writable", its request cycle's
+"message"), held for a stream's whole life, are :class:`~gateway.lean_event.LeanEvent`s: the
+same methods and semantics with a list of waiters instead of a deque, about 1.4 KiB less per
+open stream (issue 13). Source: uvicorn 0.55
+``uvicorn/protocols/http/httptools_impl.py`` (``connection_made``, ``on_headers_complete``)
+and ``flow_control.py``.
 """
 
 from __future__ import annotations
@@ -18,6 +25,7 @@ from typing import Any
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from .http_protocol import SlowClientGuards
+from .lean_event import LeanEvent
 
 __all__ = ["GuardedHttpToolsProtocol"]
 
@@ -35,6 +43,12 @@ class GuardedHttpToolsProtocol(SlowClientGuards, HttpToolsProtocol):
     def _awaiting_head(self) -> bool:
         return self._in_head and (self.cycle is None or self.cycle.response_complete)
 
+    def connection_made(self, transport: Any) -> None:
+        super().connection_made(transport)
+        writable = LeanEvent()  # uvicorn's FlowControl starts writable
+        writable.set()
+        self.flow._is_writable_event = writable
+
     def data_received(self, data: bytes) -> None:
         if self._in_head and data and self._head_too_large(data):
             self._refuse_large_head()
@@ -50,7 +64,10 @@ class GuardedHttpToolsProtocol(SlowClientGuards, HttpToolsProtocol):
     def on_headers_complete(self) -> None:
         self._in_head = False
         self._cancel_head_timer()
+        before = self.cycle
         super().on_headers_complete()
+        if self.cycle is not before and self.cycle is not None:  # a new request's cycle:
+            self.cycle.message_event = LeanEvent()  # its task has not run, nothing waits yet
 
     def on_message_complete(self) -> None:
         super().on_message_complete()
