@@ -111,6 +111,7 @@ class Endpoint:
         caller = await admit(request, services, public=self.public, tokens=self.tokens)
         annotate(request, tenant=caller.tenant, subject=caller.subject)
         response = await self.handler(Call(request, services, caller))
+        del request, caller  # not kept for a stream's life (its caches: headers, url, ...)
         await response(scope, receive, send)
 
 
