@@ -321,6 +321,8 @@ class Upstream:
             sent_at = time.perf_counter()
             async with _deadline(deadline, which, report):
                 response = await target.client.send(request, stream=True)
+            # the response holds what it needs of the request: nothing more is kept per stream
+            del headers, payload, request, timeout
             try:
                 started = True
                 report.status = response.status_code
@@ -329,7 +331,7 @@ class Upstream:
                 if not response.is_success:
                     report.retry_after = retry_after(response.headers)
                     raise await http_failure(route, response, self._secret(route))
-                chunks = response.aiter_bytes()
+                chunks = _body_chunks(response)
                 seen_event = False
                 ttfb = metrics.UPSTREAM_TTFB.labels(route.name, route.protocol)
                 awaiting_first_byte = True
@@ -341,6 +343,8 @@ class Upstream:
                             chunk = await anext(chunks, None)
                     if chunk is None:
                         break
+                    if not chunk:  # the transport's stream may yield b"" (aiter_bytes did not)
+                        continue
                     received = time.perf_counter()
                     if awaiting_first_byte:
                         ttfb.observe(received - sent_at)
@@ -487,6 +491,23 @@ def _end_upstream(route: RouteConfig, sent_at: float | None, span: Any) -> None:
 
 DRAIN_BYTES = 64 * 1024
 DRAIN_SECONDS = 0.1
+
+
+def _body_chunks(response: httpx.Response) -> AsyncIterator[bytes]:
+    """The streamed response's body, chunk by chunk as the connection gives it.
+
+    A body without ``content-encoding`` (or ``identity``) is read from the response's own
+    stream (``response.stream``: httpx 0.28 ``BoundAsyncStream`` over the transport's, which
+    still maps httpcore's errors to httpx's, ``httpx/_transports/default.py``), not through
+    ``Response.aiter_bytes`` over ``aiter_raw`` (``httpx/_models.py``): those add two async
+    generators, a decoder, a chunker and a context manager that every open stream held for its
+    whole life, to pass the same bytes on (issue 13: memory per open stream). An encoded body
+    (``gzip``, ``deflate``, ...) is decoded by ``aiter_bytes`` as before. Either way
+    ``response.aclose()`` ends the stream and returns the connection."""
+    encoding = response.headers.get("content-encoding", "").strip().lower()
+    if encoding in ("", "identity"):
+        return aiter(response.stream)  # type: ignore[arg-type]  # an AsyncByteStream here
+    return response.aiter_bytes()
 
 
 async def _drain(chunks: AsyncIterator[bytes]) -> None:

@@ -36,6 +36,7 @@ from ag_ui.core import Event
 from agui_codecs.core import RunFold, StoreGuard
 
 from .. import metrics
+from ..broker.memory import InProcessBroker
 from ..broker.protocol import Broker
 from ..store.cursor import Cursor, parse_cursor
 from ..store.errors import RunStoreError, WriteRejectedError
@@ -85,10 +86,17 @@ class RunManager:
         self.settings = settings or RunSettings()
         self.owner = owner or replica_id()
         self.reaper = Reaper(store, broker, owner=self.owner, settings=self.settings)
-        self.rechecker = IdleRechecker(store, interval=self.settings.reader_idle_recheck)
-        """The batched idle re-check of every reader of this manager (issue 13 item 5)."""
         self._pumps: dict[str, tuple[RunPump, asyncio.Task[RunOutcome]]] = {}
         self._ticks = FlushTicks()  # the pumps' flush ticks: one timer per tick for all
+        # a run pumped here over the in-process broker ends its readers through the broker:
+        # the re-check leaves it alone while its pump lives (gateway.runs.recheck)
+        local_end = isinstance(broker, InProcessBroker)
+        self.rechecker = IdleRechecker(
+            store,
+            interval=self.settings.reader_idle_recheck,
+            pumped=self._pumps if local_end else None,
+        )
+        """The batched idle re-check of every reader of this manager (issue 13 item 5)."""
         # runs whose pump gave up on the store (``store_error``) -> the epoch it held: this
         # replica still owns them and beats for them, so no reaper sees them stale; the next
         # beat that reaches the store closes them here (:meth:`_close_abandoned`)
@@ -194,6 +202,7 @@ class RunManager:
 
         def forget(_task: asyncio.Task[RunOutcome]) -> None:
             self._pumps.pop(run.id, None)
+            self.rechecker.producer_gone(run.id)
             metrics.ACTIVE_RUNS.dec()
             if not _task.cancelled() and _task.exception() is None:
                 if _task.result().status == "store_error":

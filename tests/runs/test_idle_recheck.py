@@ -8,6 +8,7 @@ import asyncio
 import itertools
 from collections.abc import Sequence
 from contextlib import aclosing
+from dataclasses import replace
 from datetime import timedelta
 from typing import Any
 
@@ -15,11 +16,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gateway.runs import read_run
+from gateway.broker import InProcessBroker
+from gateway.runs import RunManager, read_run
 from gateway.runs.recheck import IdleRechecker
 from gateway.store import Cursor, NewEvent, RunEvent, RunFinal, SqlRunStore
 
-from .helpers import FAST, Stack, collect, wait_until
+from .helpers import FAST, Gate, Stack, collect, wait_until
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -332,3 +334,90 @@ async def test_the_marks_make_the_wake_up_decisions_the_rows_made(
         assert rechecker.watching == len(watches) - woken
     finally:
         await rechecker.aclose()
+
+
+def run_error(code: str) -> dict[str, Any]:
+    return {"type": "RUN_ERROR", "message": code, "code": code}
+
+
+async def test_a_run_pumped_here_is_read_only_once_its_producer_is_gone(stack: Stack) -> None:
+    """Issue 13 (idle CPU): a watch of a run whose producer runs here over the in-process
+    broker is not read, even when the store moved (its end comes through the broker); once the
+    producer is gone (``producer_gone``) it is read at the next check, due or not, and a run
+    the store ended wakes its reader, which delivers the terminal event and ends."""
+    if not isinstance(stack.broker, InProcessBroker):
+        pytest.skip("pumped runs are left alone over the in-process broker only")
+    store = CountingStore(stack.store)
+    run_id = f"run-{next(IDS)}"
+    pumped = {run_id}
+    rechecker = IdleRechecker(
+        store,  # type: ignore[arg-type]
+        interval=FAST.reader_idle_recheck,
+        tick=3600.0,
+        pumped=pumped,
+    )
+    await stack.store.create_run(run_id=run_id, thread_id="thread-1", owner="a")
+    await stack.store.append_events(run_id, 1, [NewEvent(1, started(run_id))])
+    reader = read_run(store, stack.broker, run_id, settings=FAST, rechecker=rechecker)  # type: ignore[arg-type]
+    assert (await anext(reader)).cursor == Cursor(1, 1)
+    rest = asyncio.ensure_future(collect(reader))
+    try:
+        await wait_until(lambda: rechecker.watching == 1)
+        await stack.store.append_events(  # ends in the store only: no broker message
+            run_id, 1, [NewEvent(2, finished(run_id))], final=RunFinal(status="completed")
+        )
+        store.calls.clear()
+        assert await rechecker.check_due() == 0
+        await asyncio.sleep(FAST.reader_idle_recheck)
+        assert await rechecker.check_due() == 0
+        assert store.calls == []
+        assert not rest.done()
+        pumped.discard(run_id)
+        rechecker.producer_gone(run_id)
+        assert await rechecker.check_due() == 1  # at once: not due by its time yet
+        assert store.calls == [("get_run_marks", [run_id])]
+        assert [e.event for e in await rest] == [finished(run_id)]
+    finally:
+        rest.cancel()
+        await asyncio.gather(rest, return_exceptions=True)
+        await rechecker.aclose()
+
+
+async def test_a_fenced_pump_leaves_its_readers_to_the_recheck(stack: Stack) -> None:
+    """A run pumped here that another replica took over and closed in the store (no message
+    on this broker): the heartbeat fences the pump, and its idle reader then reads the store
+    and ends with the new epoch's terminal event (``docs/runs.md`` §3, §4); before that the
+    re-check read nothing for it over the in-process broker."""
+    store = CountingStore(stack.store)
+    quiet = replace(FAST, heartbeat_interval=3600.0, lease_timeout=7200.0)
+    manager = RunManager(store, stack.broker, settings=quiet, owner="rep-a")  # type: ignore[arg-type]
+    run_id = f"run-{next(IDS)}"
+    gate = Gate([started(run_id), delta(1)])
+    try:
+        run = await manager.create_run(thread_id="thread-1", run_id=run_id, announce=True)
+        task = manager.start(run, gate.stream(), announce=True)
+        reader = await manager.reader(run.id, run=run)
+        assert (await anext(reader)).cursor == Cursor(1, 1)
+        rest = asyncio.ensure_future(collect(reader))
+        await wait_until(lambda: manager.rechecker.watching == 1)
+        store.calls.clear()
+        await asyncio.sleep(3 * quiet.reader_idle_recheck)
+        reads = [call for call in store.calls if call[0] == "get_run_marks"]
+        assert bool(reads) is not isinstance(stack.broker, InProcessBroker)
+        future = stack.clock.now + timedelta(days=1)
+        taken = await stack.store.take_over(
+            run.id, owner="rep-b", expected_epoch=1, stale_before=future
+        )
+        assert taken is not None
+        await stack.store.append_events(  # rep-b closes it, publishing nothing here
+            run.id,
+            taken.epoch,
+            [NewEvent(2, run_error("RUN_INTERRUPTED"))],
+            final=RunFinal(status="interrupted"),
+        )
+        await manager.beat()
+        assert (await task).status == "fenced"
+        got = await asyncio.wait_for(rest, 60)
+    finally:
+        await manager.aclose()
+    assert [(e.cursor, e.event["type"]) for e in got] == [(Cursor(taken.epoch, 2), "RUN_ERROR")]
