@@ -20,6 +20,8 @@ import re
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
+import orjson
+
 from . import jsontext
 from .errors import (
     EventTooLargeError,
@@ -55,6 +57,11 @@ _ELEMENT_TRIES: Final = 8
 byte scan (each try parses up to the candidate: a bound on the work spent on deep nesting)."""
 _EVENT_NAME: Final = re.compile(rb"[A-Za-z0-9_.\-]+")
 """An SSE event name the fast path takes as it is (anything else goes to the SSE decoder)."""
+_LF_FRAME: Final = re.compile(rb"(?:event: ([A-Za-z0-9_.\-]+)\n)?data: ?([{\[][^\n]*)\n\n")
+"""The SSE fast path's commonest frame, matched whole where the read holds no CR: an optional
+``event: <name>`` line (a plain token, :data:`_EVENT_NAME`), one ``data:`` line whose value
+(one optional space removed) starts a JSON object or array, a blank line (group 1: the name,
+group 2: the JSON)."""
 
 
 def _frame_end(data: bytes, pos: int) -> int:
@@ -151,6 +158,9 @@ class FrameDecoder:
         self._array_open = False
         self._array_done = False
         self._event_names: dict[bytes, str] = {}  # SSE fast path: event names seen
+        # SSE fast path, of the read being framed: its long digit runs, its first CR (or -1)
+        self._digit_runs: jsontext.DigitRuns | None = None
+        self._cr_at = -1
         self._scan = 0  # JSON array: bytes of _pending already scanned; JSON lines: no LF
         self._failed = False
         self._out: list[Frame] = []
@@ -235,6 +245,8 @@ class FrameDecoder:
         frames = self._out
         sse = self._sse
         pos, size = 0, len(data)
+        self._digit_runs = jsontext.DigitRuns(data)
+        self._cr_at = data.find(b"\r")
         while self.fast_sse and pos < size:
             # Whole simple frames go the fast way; a frame split across reads is finished by
             # the decoder, then the fast way resumes (feeding it in pieces is the same as at once).
@@ -282,10 +294,37 @@ class FrameDecoder:
         bytes that are not valid UTF-8 JSON): the decoder then sees exactly what it would have
         seen, so the frames are the same (WHATWG HTML §9.2.6: one leading space removed from a
         value, the event type from ``event`` or else ``message``, a comment or an empty event
-        dispatches nothing)."""
+        dispatches nothing).
+
+        Most frames (LF line ends, before the read's first CR) are one match of
+        :data:`_LF_FRAME`; the payload is then ``orjson.loads`` of its bytes, since
+        :class:`~agui_codecs.jsontext.DigitRuns` has checked the whole read for integers orjson
+        would not keep (those payloads, and any orjson refuses, go through ``jsontext.parse``).
+        ``tests/codecs/test_framing_fast_sse.py`` checks the frames equal the decoder's alone
+        (hypothesis)."""
         limit = self.max_event_size
         names = self._event_names
+        runs, cr_at = self._digit_runs, self._cr_at  # of ``data``, set by _feed_sse
+        assert runs is not None
+        loads = orjson.loads
+        lf_frame = _LF_FRAME.match
         while True:
+            # The commonest frames first, one pattern match each: an LF-only frame before the
+            # read's first CR (Anthropic, OpenAI); the steps below take the others one by one.
+            m = lf_frame(data, pos)
+            while m is not None and (cr_at < 0 or m.end() <= cr_at) and m.end() - pos <= limit:
+                name, raw = m.group(1, 2)
+                try:
+                    if runs.within(m.start(2), m.end(2)):
+                        value, surrogates = jsontext.parse(raw)
+                    else:
+                        value, surrogates = loads(raw), False
+                except jsontext.JSONDecodeError:
+                    break  # (the steps below parse it again and decide)
+                event = "message" if name is None else names.get(name) or self._event_name(name)
+                frames.append(Frame(value, event, None, surrogates))
+                pos = m.end()
+                m = lf_frame(data, pos)
             line = pos
             crs = 0  # CRs the frame may hold: one ending each CRLF line
             if data.startswith(b"event: ", pos):
@@ -330,8 +369,15 @@ class FrameDecoder:
                 break
             if data.count(b"\r", pos, end) != crs:  # a lone CR ends a line too
                 break
+            raw = data[json_at:json_end]
             try:
-                value, surrogates = jsontext.parse(data[json_at:json_end])
+                if runs.within(json_at, json_end):  # the integers may need every digit
+                    value, surrogates = jsontext.parse(raw)
+                else:  # jsontext.parse's own hot path, its digit check done for the chunk
+                    try:
+                        value, surrogates = loads(raw), False
+                    except jsontext.JSONDecodeError:
+                        value, surrogates = jsontext.parse(raw)  # a lone surrogate, or raise
             except jsontext.JSONDecodeError:
                 break  # the decoder's way: U+FFFD replacement, then the same error if any
             frames.append(Frame(value, event, None, True) if surrogates else Frame(value, event))
