@@ -40,11 +40,12 @@ _LEADING: Final = b"\xef\xbb\xbf \t\r\n"
 """Bytes ``auto`` skips before the first significant one (BOM bytes and JSON whitespace)."""
 _EVENT_NAME: Final = re.compile(rb"[A-Za-z0-9_.\-]+")
 """An SSE event name the fast path takes as it is (anything else goes to the SSE decoder)."""
-_LF_FRAME: Final = re.compile(rb"(?:event: ([A-Za-z0-9_.\-]+)\n)?data: ?([{\[][^\n]*)\n\n")
+_LF_FRAME: Final = re.compile(rb"(?:event: ([A-Za-z0-9_.\-]+)\n)?data: ?([{\[][^\n]*+)\n\n")
 """The SSE fast path's commonest frame, matched whole where the read holds no CR: an optional
 ``event: <name>`` line (a plain token, :data:`_EVENT_NAME`), one ``data:`` line whose value
 (one optional space removed) starts a JSON object or array, a blank line (group 1: the name,
-group 2: the JSON)."""
+group 2: the JSON). The data line is taken possessively: a line that is not followed by a
+blank line fails at once, without backtracking through it."""
 
 
 def _frame_end(data: bytes, pos: int) -> int:
@@ -250,7 +251,7 @@ class FrameDecoder(JsonArrayFraming):
         while True:
             # The commonest frames first, one pattern match each: an LF-only frame before the
             # read's first CR (Anthropic, OpenAI); the steps below take the others one by one.
-            m = lf_frame(data, pos)
+            m = lf_frame(data, pos) if cr_at < 0 or pos < cr_at else None
             while m is not None and (cr_at < 0 or m.end() <= cr_at) and m.end() - pos <= limit:
                 name, raw = m.group(1, 2)
                 try:
