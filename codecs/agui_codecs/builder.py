@@ -91,11 +91,14 @@ from .core.illegal import guard
 from .cost import price_usage
 from .endings import FINISH_REASONS, reconcile_finish
 from .errors import LocalProtocolError
-from .events import new_event, wire_view
+from .events import delta_factory, wire_view
 from .identity import Identities
 from .surrogates import SurrogateJoiner, scrub_event
 
 __all__ = ["FINISH_REASONS", "RunBuilder"]
+
+_TEXT_CONTENT = delta_factory(TextMessageContentEvent)
+_REASONING_CONTENT = delta_factory(ReasoningMessageContentEvent)
 
 
 class RunBuilder(ToolCallParts):
@@ -265,9 +268,11 @@ class RunBuilder(ToolCallParts):
             if content is not None:
                 self._emit(content)
         elif delta:
-            self._emit(
-                new_event(TextMessageContentEvent, {"message_id": message_id, "delta": delta})
-            )
+            event = _TEXT_CONTENT({"message_id": message_id, "delta": delta})
+            if self.lone_surrogates or self._guard is not None:
+                self._emit(event)
+            else:  # what _emit does then, a frame shorter (most events of a stream)
+                self._out.append(event)
         return message_id
 
     def text_id(self, key: Hashable = "text") -> str | None:
@@ -311,9 +316,11 @@ class RunBuilder(ToolCallParts):
             delta = self._halves.push(("reasoning", key), delta)
         message_id = self._open_reasoning(key)
         if delta:
-            self._emit(
-                new_event(ReasoningMessageContentEvent, {"message_id": message_id, "delta": delta})
-            )
+            event = _REASONING_CONTENT({"message_id": message_id, "delta": delta})
+            if self.lone_surrogates or self._guard is not None:
+                self._emit(event)
+            else:
+                self._out.append(event)
         return message_id
 
     def reasoning_encrypted(

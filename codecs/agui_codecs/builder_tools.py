@@ -21,11 +21,14 @@ from ag_ui.core import (
     ToolCallStartEvent,
 )
 
-from .events import new_event
+from .core.illegal import TransitionGuard
+from .events import delta_factory
 from .identity import Identities
 from .surrogates import SurrogateJoiner
 
 __all__ = ["ToolCallParts"]
+
+_TOOL_CALL_ARGS = delta_factory(ToolCallArgsEvent)
 
 
 class _ToolCall:
@@ -46,6 +49,8 @@ class ToolCallParts:
     _pending_tools: list[str]
     _halves: SurrogateJoiner
     _last_text_id: str | None
+    _out: list[Event]
+    _guard: TransitionGuard | None
     lone_surrogates: bool
 
     def start(self, *, upstream_id: str | None = None, model: str | None = None) -> None:
@@ -108,9 +113,12 @@ class ToolCallParts:
         if call is not None and delta and self.lone_surrogates:
             delta = self._halves.push(("call", key), delta)
         if call is not None and delta:
-            event = new_event(ToolCallArgsEvent, {"tool_call_id": call.id, "delta": delta})
+            event = _TOOL_CALL_ARGS({"tool_call_id": call.id, "delta": delta})
             call.args.append(delta)
-            self._emit(event)
+            if self.lone_surrogates or self._guard is not None:
+                self._emit(event)
+            else:  # what _emit does then, a frame shorter
+                self._out.append(event)
 
     def tool_is_open(self, key: Hashable) -> bool:
         """True when a tool call is open under ``key``."""

@@ -18,7 +18,7 @@ codecs need on the hot path:
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Final, TypeVar
 
 import orjson
@@ -36,6 +36,7 @@ __all__ = [
     "Event",
     "EventType",
     "TokenUsage",
+    "delta_factory",
     "event_json",
     "event_to_wire",
     "new_event",
@@ -57,6 +58,17 @@ def new_event(cls: type[_E], fields: dict[str, Any]) -> _E:
         pydantic.ValidationError: as ``cls(**fields)``.
     """
     return cls.__pydantic_validator__.validate_python(fields)  # type: ignore[no-any-return]
+
+
+def delta_factory(cls: type[_E]) -> Callable[[dict[str, Any]], _E]:
+    """:func:`new_event` of ``cls`` as one callable: the model's core validator itself, bound
+    once (``factory(fields)`` is ``cls(**fields)``, without even :func:`new_event`'s frame),
+    for the builder's per-delta events.
+
+    Raises (from the factory):
+        pydantic.ValidationError: as ``cls(**fields)``.
+    """
+    return cls.__pydantic_validator__.validate_python
 
 
 def event_to_wire(event: Event) -> dict[str, Any]:
@@ -102,8 +114,10 @@ def event_json(event: Event) -> bytes:
     """``orjson.dumps(event_to_wire(event))``, byte for byte: the compact UTF-8 JSON of the
     event's wire form (keys in ``model_dump`` order, optional fields without a value omitted).
 
-    The fast path serializes the event's top-level fields as they are, sharing their containers
-    (nothing is copied, since nothing is kept): orjson renders plain JSON values as
+    The three delta events without optional fields are the dict of :func:`event_to_wire`'s
+    fast path, serialized. For the others the fast path serializes the event's top-level
+    fields as they are, sharing their containers (nothing is copied, since nothing is kept):
+    orjson renders plain JSON values as
     ``model_dump(mode="json")`` would (non-finite floats as ``null`` either way); anything it
     would render otherwise or not at all (nested models, subclasses of builtins, datetimes,
     dataclasses, non-string keys, lone surrogates, integers beyond 64 bits) makes it raise, and
@@ -113,6 +127,16 @@ def event_json(event: Event) -> bytes:
     Raises:
         orjson.JSONEncodeError: a value JSON cannot hold (as ``orjson.dumps`` of the wire dict).
     """
+    fast = _DELTA_FIELDS.get(type(event))
+    if fast is not None and not _has_optional(event):  # the dict of event_to_wire's fast path
+        kind, key, attr = fast
+        try:
+            return orjson.dumps(
+                {"type": kind, key: getattr(event, attr), "delta": event.delta},  # type: ignore[union-attr]
+                option=_SHARED_OPTIONS,
+            )
+        except orjson.JSONEncodeError:
+            pass
     wire = _shared_wire(event)
     if wire is not None:
         try:

@@ -17,10 +17,13 @@ Sans-I/O: ``feed(bytes) -> list[Frame]``, ``close() -> list[Frame]``.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from typing import Any, Final, Literal
+from typing import Final, Literal
+
+import orjson
 
 from . import jsontext
+from ._frame import DONE, Frame, frame_of
+from ._json_array import JsonArrayFraming
 from .errors import (
     EventTooLargeError,
     LocalProtocolError,
@@ -35,26 +38,14 @@ Framing = Literal["auto", "sse", "jsonl", "json"]
 
 _LEADING: Final = b"\xef\xbb\xbf \t\r\n"
 """Bytes ``auto`` skips before the first significant one (BOM bytes and JSON whitespace)."""
-_STRING_STOP: Final = re.compile(rb'["\\]')
-"""What ends a run of plain characters inside a JSON string: a quote or a backslash."""
-_NESTED_SKIP: Final = re.compile(rb'[^"{}\[\]]*(?:"(?:[^"\\]|\\.)*"[^"{}\[\]]*)*', re.DOTALL)
-"""What the JSON array splitter skips inside an element (depth > 0, outside a string):
-everything but a bracket, with the strings that end in the buffer (RFC 8259 §7: a quote ends
-one unless escaped by a backslash); it stops at a bracket or at the quote of a string still
-open, which the byte-by-byte scan takes from there. Commas, colons, numbers, whitespace and
-whole strings change nothing there."""
-_ELEMENT_END: Final = re.compile(rb"[}\]][ \t\r\n]*(?:(,)[ \t\r\n]*(?:[{\[]|\Z)|(\])[ \t\r\n]*\Z)")
-"""A candidate end of a JSON array element (:meth:`FrameDecoder._whole_element`), matched at
-each closing bracket of the element's kind (found with ``bytearray.find``): the bracket,
-blanks, then either a comma and the next element's opening bracket (or the end of the bytes so
-far), or the array's ``]`` at the end of the bytes so far (group 1: the comma, group 2: that
-bracket). Inside an element a closing bracket is mostly followed by a comma and a key, or by
-another closing bracket, which this leaves out."""
-_ELEMENT_TRIES: Final = 8
-"""Candidate ends :meth:`FrameDecoder._whole_element` tries before leaving an element to the
-byte scan (each try parses up to the candidate: a bound on the work spent on deep nesting)."""
 _EVENT_NAME: Final = re.compile(rb"[A-Za-z0-9_.\-]+")
 """An SSE event name the fast path takes as it is (anything else goes to the SSE decoder)."""
+_LF_FRAME: Final = re.compile(rb"(?:event: ([A-Za-z0-9_.\-]+)\n)?data: ?([{\[][^\n]*+)\n\n")
+"""The SSE fast path's commonest frame, matched whole where the read holds no CR: an optional
+``event: <name>`` line (a plain token, :data:`_EVENT_NAME`), one ``data:`` line whose value
+(one optional space removed) starts a JSON object or array, a blank line (group 1: the name,
+group 2: the JSON). The data line is taken possessively: a line that is not followed by a
+blank line fails at once, without backtracking through it."""
 
 
 def _frame_end(data: bytes, pos: int) -> int:
@@ -72,51 +63,7 @@ def _frame_end(data: bytes, pos: int) -> int:
         pos = nl + 1
 
 
-class _Done:
-    """Sentinel type of :data:`DONE`."""
-
-    def __repr__(self) -> str:
-        return "DONE"
-
-
-DONE: Final = _Done()
-"""Payload of the frame produced by an SSE ``data: [DONE]`` terminator."""
-
-
-@dataclass(slots=True)
-class Frame:
-    """One upstream payload.
-
-    Attributes:
-        data: the decoded JSON value, or :data:`DONE` (``None`` for an error frame).
-        event: the SSE event type (``"message"`` when none was given; ``None`` outside SSE).
-        error: set on the last frame when the body turned out malformed at that point; the
-            frames before it are good and must still be handled.
-        surrogates: the payload escaped a lone surrogate (:func:`~agui_codecs.jsontext.parse`):
-            ``data`` may hold strings that are not valid Unicode until joined or replaced.
-    """
-
-    data: Any
-    event: str | None = None
-    error: RemoteProtocolError | None = None
-    surrogates: bool = False
-
-
-def _frame(raw: bytes | str, where: str | None, event: str | None = None) -> Frame:
-    """The frame of one payload ``raw`` (``where`` names it in the error; ``None``: the data
-    of an SSE event of type ``event``)."""
-    try:
-        value, surrogates = jsontext.parse(raw)  # orjson, keeping big integers and lone surrogates
-    except jsontext.JSONDecodeError as exc:
-        snippet = raw[:80] if isinstance(raw, str) else raw[:80].decode("utf-8", "replace")
-        where = where or f"SSE {event!r} event data"
-        raise MalformedUpstreamError(f"{where} is not valid JSON ({exc}): {snippet!r}") from exc
-    if surrogates:
-        return Frame(value, event, None, True)
-    return Frame(value, event)  # positional, the common case: about half the cost of keywords
-
-
-class FrameDecoder:
+class FrameDecoder(JsonArrayFraming):
     """Incremental splitter of an upstream body into :class:`Frame` objects.
 
     Args:
@@ -151,6 +98,9 @@ class FrameDecoder:
         self._array_open = False
         self._array_done = False
         self._event_names: dict[bytes, str] = {}  # SSE fast path: event names seen
+        # SSE fast path, of the read being framed: its long digit runs, its first CR (or -1)
+        self._digit_runs: jsontext.DigitRuns | None = None
+        self._cr_at = -1
         self._scan = 0  # JSON array: bytes of _pending already scanned; JSON lines: no LF
         self._failed = False
         self._out: list[Frame] = []
@@ -235,6 +185,8 @@ class FrameDecoder:
         frames = self._out
         sse = self._sse
         pos, size = 0, len(data)
+        self._digit_runs = jsontext.DigitRuns(data)
+        self._cr_at = data.find(b"\r")
         while self.fast_sse and pos < size:
             # Whole simple frames go the fast way; a frame split across reads is finished by
             # the decoder, then the fast way resumes (feeding it in pieces is the same as at once).
@@ -262,7 +214,7 @@ class FrameDecoder:
             elif not payload.strip():
                 continue  # a blank data field carries nothing; skip rather than fail
             else:
-                frames.append(_frame(payload, None, ev.event))
+                frames.append(frame_of(payload, None, ev.event))
 
     fast_sse: bool = True
     """Take ``[event: <name>\n]data: {...}\n\n`` frames without the line-by-line SSE decoder
@@ -282,10 +234,37 @@ class FrameDecoder:
         bytes that are not valid UTF-8 JSON): the decoder then sees exactly what it would have
         seen, so the frames are the same (WHATWG HTML §9.2.6: one leading space removed from a
         value, the event type from ``event`` or else ``message``, a comment or an empty event
-        dispatches nothing)."""
+        dispatches nothing).
+
+        Most frames (LF line ends, before the read's first CR) are one match of
+        :data:`_LF_FRAME`; the payload is then ``orjson.loads`` of its bytes, since
+        :class:`~agui_codecs.jsontext.DigitRuns` has checked the whole read for integers orjson
+        would not keep (those payloads, and any orjson refuses, go through ``jsontext.parse``).
+        ``tests/codecs/test_framing_fast_sse.py`` checks the frames equal the decoder's alone
+        (hypothesis)."""
         limit = self.max_event_size
         names = self._event_names
+        runs, cr_at = self._digit_runs, self._cr_at  # of ``data``, set by _feed_sse
+        assert runs is not None
+        loads = orjson.loads
+        lf_frame = _LF_FRAME.match
         while True:
+            # The commonest frames first, one pattern match each: an LF-only frame before the
+            # read's first CR (Anthropic, OpenAI); the steps below take the others one by one.
+            m = lf_frame(data, pos) if cr_at < 0 or pos < cr_at else None
+            while m is not None and (cr_at < 0 or m.end() <= cr_at) and m.end() - pos <= limit:
+                name, raw = m.group(1, 2)
+                try:
+                    if runs.within(m.start(2), m.end(2)):
+                        value, surrogates = jsontext.parse(raw)
+                    else:
+                        value, surrogates = loads(raw), False
+                except jsontext.JSONDecodeError:
+                    break  # (the steps below parse it again and decide)
+                event = "message" if name is None else names.get(name) or self._event_name(name)
+                frames.append(Frame(value, event, None, surrogates))
+                pos = m.end()
+                m = lf_frame(data, pos)
             line = pos
             crs = 0  # CRs the frame may hold: one ending each CRLF line
             if data.startswith(b"event: ", pos):
@@ -330,8 +309,15 @@ class FrameDecoder:
                 break
             if data.count(b"\r", pos, end) != crs:  # a lone CR ends a line too
                 break
+            raw = data[json_at:json_end]
             try:
-                value, surrogates = jsontext.parse(data[json_at:json_end])
+                if runs.within(json_at, json_end):  # the integers may need every digit
+                    value, surrogates = jsontext.parse(raw)
+                else:  # jsontext.parse's own hot path, its digit check done for the chunk
+                    try:
+                        value, surrogates = loads(raw), False
+                    except jsontext.JSONDecodeError:
+                        value, surrogates = jsontext.parse(raw)  # a lone surrogate, or raise
             except jsontext.JSONDecodeError:
                 break  # the decoder's way: U+FFFD replacement, then the same error if any
             frames.append(Frame(value, event, None, True) if surrogates else Frame(value, event))
@@ -358,6 +344,12 @@ class FrameDecoder:
         frames = self._out
         start = 0
         limit = self.max_event_size
+        last = buf.rfind(b"\n", self._scan) if self.fast_jsonl else -1
+        if last >= 0:  # the whole lines at once; what follows the last LF is left below
+            whole = bytes(buf[:last])
+            del buf[: last + 1]
+            self._scan = len(buf)  # no LF in what is left
+            self._jsonl_lines(whole, frames)
         try:
             nl = buf.find(b"\n", self._scan)
             while nl >= 0:
@@ -381,6 +373,40 @@ class FrameDecoder:
             if line:
                 frames.append(self._jsonl_frame(line))
 
+    fast_jsonl: bool = True
+    """Frame the whole lines of each read at once (:meth:`_jsonl_lines`) instead of one LF
+    search and copy each (same frames)."""
+
+    def _jsonl_lines(self, whole: bytes, frames: list[Frame]) -> None:
+        """The JSON lines of ``whole`` (complete lines, the last LF cut off), as the line loop
+        of :meth:`_feed_jsonl` frames them: a line over ``max_event_size`` raises (the lines
+        before it framed), a blank one is skipped. A line that is one JSON object as it stands
+        (no blanks around it) and holds no run of 19 digits
+        (:class:`~agui_codecs.jsontext.DigitRuns`, checked for all the lines at once) is
+        ``orjson.loads`` of it, which is what :func:`~agui_codecs.jsontext.parse` gives there;
+        any other line, and one orjson refuses, goes through :meth:`_jsonl_frame`.
+        ``tests/codecs/test_framing_fast_jsonl.py`` checks the frames equal the line loop's
+        (hypothesis)."""
+        limit = self.max_event_size
+        runs = jsontext.DigitRuns(whole)
+        loads = orjson.loads
+        at = 0
+        for line in whole.split(b"\n"):
+            size = len(line)
+            if size > limit:
+                raise EventTooLargeError(f"JSON line longer than {limit} bytes", limit=limit)
+            if line.startswith(b"{") and line.endswith(b"}") and not runs.within(at, at + size):
+                try:
+                    frames.append(Frame(loads(line)))
+                    at += size + 1
+                    continue
+                except jsontext.JSONDecodeError:
+                    pass
+            line = line.strip()
+            if line:
+                frames.append(self._jsonl_frame(line))
+            at += size + 1
+
     @staticmethod
     def _jsonl_frame(line: bytes) -> Frame:
         if line.startswith(b"\xef\xbb\xbf"):
@@ -389,158 +415,4 @@ class FrameDecoder:
             line = line[5:].strip()
             if line == b"[DONE]":
                 return Frame(DONE)
-        return _frame(line, "JSON line")
-
-    # -- JSON array ----------------------------------------------------------------------
-    def _feed_json_array(self, data: bytes) -> None:
-        buf = self._pending
-        buf += data
-        frames = self._out
-        i = self._scan
-        n = len(buf)
-        while i < n:
-            c = buf[i]
-            if self._array_done:
-                if c not in (0x20, 0x09, 0x0A, 0x0D):
-                    raise MalformedUpstreamError("trailing bytes after the JSON array")
-            elif not self._array_open and c not in (0x5B, 0x20, 0x09, 0x0A, 0x0D, 0xEF, 0xBB, 0xBF):
-                # Anything significant before the "[" is malformed at once (a string there
-                # was held as an element, whose size verdict then depended on the chunking).
-                raise MalformedUpstreamError("JSON stream does not start with '['")
-            elif self._in_string:
-                if self._escape:
-                    self._escape = False
-                elif c == 0x5C:  # backslash
-                    self._escape = True
-                elif c == 0x22:  # quote
-                    self._in_string = False
-                else:  # plain string content: jump to the next quote or backslash (C speed)
-                    stop = _STRING_STOP.search(buf, i + 1)
-                    i = (stop.start() if stop is not None else n) - 1
-            elif c == 0x22:
-                self._in_string = True
-                if self._elem_start < 0:
-                    self._elem_start = i
-            elif c in (0x7B, 0x5B):  # { [
-                if not self._array_open:
-                    if c != 0x5B:
-                        raise MalformedUpstreamError("JSON stream does not start with '['")
-                    self._array_open = True
-                else:
-                    if self._depth == 0 and self._elem_start < 0:
-                        after = self._whole_element(buf, i, frames) if self.fast_json else -1
-                        if after > 0:  # framed whole: on past it
-                            i = after
-                            continue
-                        # (a value right after another without a comma stays in the same
-                        # element, which then fails to parse, whatever the chunking)
-                        self._elem_start = i
-                    self._depth += 1
-            elif c in (0x7D, 0x5D):  # } ]
-                if self._depth == 0:
-                    if c == 0x5D and self._array_open:
-                        self._flush_element(buf, i, frames)
-                        self._array_done = True
-                    else:
-                        self._check_size(i)  # too large already, whatever the chunking
-                        raise MalformedUpstreamError("unbalanced bracket in JSON array stream")
-                else:
-                    self._depth -= 1
-            elif c == 0x2C and self._depth == 0:  # comma between elements
-                self._flush_element(buf, i, frames)
-            elif (
-                self._array_open
-                and self._depth == 0
-                and self._elem_start < 0
-                and c not in (0x20, 0x09, 0x0A, 0x0D, 0xEF, 0xBB, 0xBF)
-            ):
-                self._elem_start = i  # a scalar element
-            if self._depth > 0 and not self._in_string:
-                # inside an element only brackets and open strings change the state: skip on
-                skip = _NESTED_SKIP.match(buf, i + 1)
-                i = skip.end() if skip is not None else i + 1
-                continue
-            i += 1
-        # Drop consumed bytes, keeping the element in progress.
-        keep = self._elem_start if self._elem_start >= 0 else n
-        del buf[:keep]
-        self._scan = n - keep
-        if self._elem_start >= 0:
-            self._elem_start = 0
-        if len(buf) > self.max_event_size:
-            raise EventTooLargeError(
-                f"JSON array element larger than {self.max_event_size} bytes",
-                limit=self.max_event_size,
-            )
-
-    fast_json: bool = True
-    """Frame a JSON array's whole elements with one parse each (:meth:`_whole_element`)
-    instead of scanning them byte by byte (same frames)."""
-
-    def _whole_element(self, buf: bytearray, start: int, frames: list[Frame]) -> int:
-        """The fast path of an element starting at ``start`` (its ``{`` or ``[``, at depth 0),
-        and of the elements right after it: try the first few candidate ends (a closing
-        bracket of the element's kind followed by blanks and a comma or the array's ``]``,
-        :data:`_ELEMENT_END`) with :func:`~agui_codecs.jsontext.parse`;
-        the first that parses is the element (a JSON array or object text ends at the bracket
-        matching its first one, so no other candidate can parse). Returns the index of the
-        next element's bracket (past the comma), the end of the bytes (a comma ended them) or
-        the array's closing bracket, having appended the frame, or -1 to leave the element to
-        the byte scan (no candidate in the buffer, none parsed, or over ``max_event_size``:
-        the scan then gives the same frame or error)."""
-        after = self._one_element(buf, start, frames)
-        while 0 < after < len(buf) and buf[after] in (0x7B, 0x5B):  # the next one follows
-            following = self._one_element(buf, after, frames)
-            if following < 0:
-                break  # the scan takes it from its bracket
-            after = following
-        return after
-
-    def _one_element(self, buf: bytearray, start: int, frames: list[Frame]) -> int:
-        """One element of :meth:`_whole_element`: the same result for the element at
-        ``start`` alone."""
-        closer = b"}" if buf[start] == 0x7B else b"]"  # an element ends with its own kind
-        pos, tries = start, 0
-        while tries < _ELEMENT_TRIES:
-            close = buf.find(closer, pos)  # (memchr: faster than the pattern's own search)
-            if close < 0:
-                return -1
-            found = _ELEMENT_END.match(buf, close)
-            pos = close + 1
-            if found is None:
-                continue
-            tries += 1
-            sep = found.lastindex or 0  # 1: a comma, 2: the array's closing bracket
-            if found.start(sep) - start > self.max_event_size:
-                return -1
-            try:
-                value, surrogates = jsontext.parse(bytes(buf[start : close + 1]))
-            except jsontext.JSONDecodeError:
-                continue
-            frames.append(Frame(value, None, None, True) if surrogates else Frame(value))
-            if sep == 2:
-                return found.start(2)
-            # past the comma and blanks to the next element's bracket (the scan does nothing
-            # there), or to the end of the bytes when the comma ended them
-            end = found.end()
-            return end - 1 if buf[end - 1] in (0x7B, 0x5B) else end
-        return -1
-
-    def _check_size(self, end: int) -> None:
-        """Raise if the element in progress already holds more than ``max_event_size`` bytes
-        at ``end``: the same verdict as the held-tail check at the end of a ``feed()``, so a
-        fault further on never hides it (split invariance)."""
-        if self._elem_start >= 0 and end - self._elem_start > self.max_event_size:
-            raise EventTooLargeError(
-                f"JSON array element larger than {self.max_event_size} bytes",
-                limit=self.max_event_size,
-            )
-
-    def _flush_element(self, buf: bytearray, end: int, frames: list[Frame]) -> None:
-        if self._elem_start < 0:
-            return
-        self._check_size(end)
-        raw = bytes(buf[self._elem_start : end]).strip()
-        self._elem_start = -1
-        if raw:
-            frames.append(_frame(raw, "JSON array element"))
+        return frame_of(line, "JSON line")

@@ -24,7 +24,7 @@ from typing import Any, Final
 
 import orjson
 
-__all__ = ["JSONDecodeError", "dumps", "loads", "parse"]
+__all__ = ["DigitRuns", "JSONDecodeError", "dumps", "loads", "parse"]
 
 JSONDecodeError = orjson.JSONDecodeError
 """What :func:`loads` raises for text that is not JSON (a ``ValueError``)."""
@@ -40,6 +40,35 @@ _NINETEEN_DIGITS: Final = b"0" * 19
 def _has_long_digits(data: bytes) -> bool:
     """Whether ``data`` holds a run of 19 or more ASCII digits."""
     return len(data) >= 19 and data.translate(_DIGITS_AS_ZERO).find(_NINETEEN_DIGITS) >= 0
+
+
+class DigitRuns:
+    """Where a read ``data`` holds runs of 19 or more ASCII digits (integers orjson may not
+    keep exactly), found for the whole read at once: one ``translate`` of it instead of one of
+    each payload (:func:`parse`'s check), for a framer that cuts payloads out of it.
+
+    :meth:`within` is asked about payloads in increasing order, so each search starts past the
+    last hit (linear in the read however many payloads it holds).
+    """
+
+    __slots__ = ("_at", "_zeros")
+
+    def __init__(self, data: bytes) -> None:
+        self._zeros = data.translate(_DIGITS_AS_ZERO) if len(data) >= 19 else b""
+        self._at = self._zeros.find(_NINETEEN_DIGITS) if self._zeros else -1
+
+    def within(self, start: int, end: int) -> bool:
+        """Whether ``data[start:end]`` holds such a run; ``start`` is never below an earlier
+        call's. False means :func:`parse` of that slice is ``(orjson.loads(slice), False)``
+        unless orjson refuses it (a lone surrogate, or not JSON)."""
+        at = self._at
+        if at < 0:
+            return False
+        if at < start:
+            at = self._at = self._zeros.find(_NINETEEN_DIGITS, start)
+            if at < 0:
+                return False
+        return at + 19 <= end
 
 
 # an escaped surrogate (\uD800 .. \uDFFF); a false hit (an escaped backslash before "uD8")

@@ -19,7 +19,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from agui_codecs.events import event_json, event_to_wire, new_event, parse_event, wire_view
+from agui_codecs.events import (
+    delta_factory,
+    event_json,
+    event_to_wire,
+    new_event,
+    parse_event,
+    wire_view,
+)
 
 OPTIONAL = st.fixed_dictionaries(
     {},
@@ -41,6 +48,31 @@ def test_delta_fast_path_equals_model_dump(text: str, mid: str, extra: dict[str,
     ):
         assert event_to_wire(event) == event.model_dump(mode="json", by_alias=True)
         assert event_to_wire(parse_event(event_to_wire(event))) == event_to_wire(event)
+        if not extra:  # event_json's fast path (the others: test_event_json_equals_...)
+            assert event_json(event) == orjson.dumps(event.model_dump(mode="json", by_alias=True))
+
+
+SURROGATE_TEXT = st.text(
+    alphabet=st.sampled_from(["a", "\u00e9", "\U0001f600", "\ud83c", "\udf89"])
+)
+
+
+@given(text=SURROGATE_TEXT, mid=SURROGATE_TEXT.filter(bool))
+def test_delta_json_with_lone_surrogates_raises_as_the_dump(text: str, mid: str) -> None:
+    """Lone surrogates too (a provider's split pair before it is joined): ``event_json`` of a
+    delta gives the bytes of the dumped ``model_dump``, or raises ``JSONEncodeError`` as that
+    does."""
+    for event in (
+        TextMessageContentEvent(message_id=mid, delta=text),
+        ToolCallArgsEvent(tool_call_id=mid, delta=text),
+    ):
+        try:
+            expected = orjson.dumps(event.model_dump(mode="json", by_alias=True))
+        except orjson.JSONEncodeError:
+            with pytest.raises(orjson.JSONEncodeError):
+                event_json(event)
+            continue
+        assert event_json(event) == expected
 
 
 PLAIN = st.recursive(
@@ -154,8 +186,11 @@ def test_new_event_is_the_constructor(cls: type[Event], ident: Any, delta: Any) 
         with pytest.raises(ValidationError) as info:
             new_event(cls, fields)
         assert info.value.errors() == exc.errors()
+        with pytest.raises(ValidationError) as info:
+            delta_factory(cls)(fields)
+        assert info.value.errors() == exc.errors()
         return
-    got = new_event(cls, fields)
-    assert type(got) is cls and got == expected
-    assert got.model_fields_set == expected.model_fields_set
-    assert event_to_wire(got) == event_to_wire(expected)
+    for got in (new_event(cls, fields), delta_factory(cls)(fields)):
+        assert type(got) is cls and got == expected
+        assert got.model_fields_set == expected.model_fields_set
+        assert event_to_wire(got) == event_to_wire(expected)

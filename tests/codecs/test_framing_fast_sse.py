@@ -69,6 +69,19 @@ PIECES = [
     b"data:[]\n\n",
     b'data: {"x":"' + b"y" * 50 + b'"}\r\n\r\n',  # near the size cap below
     b'data: {"x":"' + b"y" * 52 + b'"}\r\n\r\n',
+    # what orjson alone would not keep (jsontext.parse: every digit, lone surrogates), in
+    # frames the one-pattern path takes (LF only, before any CR of the read) and others
+    b'data: {"n":12345678901234567890123}\n\n',
+    b'event: x\ndata: {"n":-9223372036854775809,"m":1}\n\n',
+    b'data: {"n":1234567890123456789}\n\n',  # 19 digits, within orjson's range
+    b'data: {"s":"1234567890","t":"123456789"}\n\n',  # digits split by a quote
+    b"data: [18446744073709551616]\r\n\r\n",
+    b'data: {"s":"\\ud83c"}\n\n',  # a lone escaped surrogate
+    b'event: y\ndata: {"s":"\\udfff\\ud83c\\udf89"}\n\n',
+    b'data: {"s":"\\ud83c"}\r\n\r\n',
+    b"event: message_stop\n",
+    b"data: {}\n",
+    b"\n",
 ]
 
 
@@ -78,7 +91,8 @@ def frames(decoder: FrameDecoder, reads: list[bytes]) -> list[tuple[Any, ...]]:
         out += decoder.feed(read)
     out += decoder.close()
     return [
-        (f.data, f.event, None if f.error is None else (type(f.error), f.error.code)) for f in out
+        (f.data, f.event, f.surrogates, None if f.error is None else (type(f.error), f.error.code))
+        for f in out
     ]
 
 

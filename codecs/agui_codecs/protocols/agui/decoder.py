@@ -100,7 +100,6 @@ from typing import Any, ClassVar
 from ag_ui.core import RunErrorEvent
 
 from ...builder import RunBuilder
-from ...events import parse_event
 from ...framing import DONE, Frame
 from ...identity import provider_id
 from ...transitions import AGUI_TERMINAL
@@ -119,7 +118,7 @@ class _AguiRun(RunBuilder):
 
     def emit(self, wires: list[Wire]) -> None:
         for wire in wires:
-            self._out.append(parse_event(wire))
+            self._out.append(self.norm.event_of(wire))
             if wire["type"] == "RUN_STARTED":
                 self.started = True
                 self.thread_id, self.run_id = wire["threadId"], wire["runId"]

@@ -142,8 +142,14 @@ class AnthropicDecoder(StreamDecoder):
         self._sources: set[tuple[str, str]] = set()
 
     # -- dispatch -------------------------------------------------------------------------
+    fast_deltas: ClassVar[bool] = True
+    """Take text and thinking deltas of an open block by :meth:`_delta_only` (the same
+    events)."""
+
     def handle(self, frame: Frame) -> None:
         """Translate one stream event (dispatch on its JSON ``type`` via ``_HANDLERS``)."""
+        if self.fast_deltas and self._delta_only(frame.data):
+            return
         if frame.data is DONE:
             return  # not part of Anthropic's protocol; some proxies add it. EOF decides.
         payload = self.obj(frame.data, "Anthropic stream event")
@@ -157,6 +163,39 @@ class AnthropicDecoder(StreamDecoder):
         if handler is not None:
             handler(self, payload)
         # else: an event type newer than this decoder; ignored (API versioning policy).
+
+    def _delta_only(self, payload: Any) -> bool:
+        """The fast path of :meth:`handle`: a ``content_block_delta`` with an integer
+        ``index`` naming an open block of a known kind, whose ``delta`` is a
+        ``text_delta`` or ``thinking_delta`` with string text; for it the steps of
+        :meth:`handle` (dispatch, index and shape checks, :meth:`_delta`) come down to one
+        builder call. Returns False, having done nothing, for any other payload.
+        ``tests/codecs/test_anthropic_fast_path.py`` checks both ways give the same events
+        (hypothesis)."""
+        if type(payload) is not dict or payload.get("type") != "content_block_delta":
+            return False
+        index, delta = payload.get("index"), payload.get("delta")
+        if type(index) is not int or type(delta) is not dict:
+            return False
+        block = self._blocks.get(index)
+        if block is None or block.kind == "unknown":
+            return False
+        dtype = delta.get("type")
+        if dtype == "text_delta":
+            text = delta.get("text")
+            if type(text) is not str:
+                return False
+            if text:
+                self.run.text(text, key=_TEXT)
+            return True
+        if dtype == "thinking_delta":
+            thinking = delta.get("thinking")
+            if type(thinking) is not str:
+                return False
+            if thinking:
+                self.run.reasoning(thinking, key=index)
+            return True
+        return False
 
     def _ignore(self, payload: dict[str, Any]) -> None:
         """``ping``: keep-alive, no content."""

@@ -134,6 +134,7 @@ class OpenAIResponsesDecoder(ToolCalls):
     multi_run: ClassVar[bool] = True
 
     _HANDLERS: ClassVar[dict[str, Callable[[OpenAIResponsesDecoder, dict[str, Any]], None]]]
+    _DELTAS: ClassVar[dict[str, Callable[[OpenAIResponsesDecoder, dict[str, Any]], None]]]
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -166,7 +167,12 @@ class OpenAIResponsesDecoder(ToolCalls):
         self._reset()
         return True
 
+    fast_deltas: ClassVar[bool] = True
+    """Take a started run's ``*.delta`` events by :meth:`_delta_only` (the same events)."""
+
     def handle(self, frame: Frame) -> None:
+        if self.fast_deltas and self._delta_only(frame.data):
+            return
         if frame.data is DONE:  # OpenRouter ends the body with [DONE]
             if self.run.started:
                 self.finalize()
@@ -203,6 +209,28 @@ class OpenAIResponsesDecoder(ToolCalls):
             handler(self, payload)
         # Unknown event types (and the status-only ``*.in_progress`` / ``*.searching`` ...
         # events) are ignored, as the API's versioning policy asks of clients.
+
+    def _delta_only(self, payload: Any) -> bool:
+        """The fast path of :meth:`handle`: a ``*.delta`` event (text, refusal, reasoning,
+        arguments) of a started run, without a ``response`` object, whose
+        ``sequence_number`` is absent or a new integer. For it the steps of :meth:`handle`
+        come down to its handler (no response id or model to read; ``start`` changes nothing
+        once the run has started). Returns False, having done nothing, for any other payload.
+        ``tests/codecs/test_openai_responses_fast_path.py`` checks both ways give the same
+        events (hypothesis)."""
+        if type(payload) is not dict or not self.run.started or "response" in payload:
+            return False
+        etype = payload.get("type")
+        handler = self._DELTAS.get(etype) if type(etype) is str else None
+        if handler is None:
+            return False
+        seq = payload.get("sequence_number")
+        if seq is not None:
+            if type(seq) is not int or (self._last_seq is not None and seq <= self._last_seq):
+                return False
+            self._last_seq = seq
+        handler(self, payload)
+        return True
 
     def finalize(self) -> None:
         self.run.fail("UPSTREAM_TRUNCATED", "stream ended before response.completed")
@@ -514,4 +542,9 @@ OpenAIResponsesDecoder._HANDLERS = {
     "response.incomplete": OpenAIResponsesDecoder._on_finished,
     "response.failed": OpenAIResponsesDecoder._on_failed,
     "error": OpenAIResponsesDecoder._on_error,
+}
+OpenAIResponsesDecoder._DELTAS = {
+    etype: handler
+    for etype, handler in OpenAIResponsesDecoder._HANDLERS.items()
+    if etype.endswith(".delta")
 }
