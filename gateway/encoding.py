@@ -47,16 +47,24 @@ _log = logging.getLogger(__name__)
 async def encode_batches(
     batches: AsyncGenerator[list[Event], None], encoder: Encoder
 ) -> AsyncGenerator[bytes, None]:
-    """Encode live event batches: one write per batch, then ``encoder.close()``.
+    """Encode live event batches: one write per batch, then ``encoder.close()``; the events
+    out are counted once per type and batch (``agui_gateway_events_out_total``).
 
     Closing this generator closes ``batches`` (and so the upstream request).
     """
     name = encoder.name
+    encode = encoder.encode
     async with aclosing(batches):
         async for batch in batches:
-            for event in batch:
-                metrics.count_event_out(event.type, name)
-            data = b"".join([encoder.encode(event) for event in batch])
+            if len(batch) == 1:
+                metrics.count_event_out(batch[0].type, name)
+            else:
+                counts: dict[str, int] = {}
+                for event in batch:
+                    counts[event.type] = counts.get(event.type, 0) + 1
+                for kind, count in counts.items():
+                    metrics.count_event_out(kind, name, count)
+            data = b"".join([encode(event) for event in batch])
             if data:
                 yield data
     tail = encoder.close()

@@ -16,6 +16,11 @@ task group: :meth:`SSEResponse._stream_until_disconnect`):
   (so a client that stops reading holds at most the transport's high-water mark plus one such
   write, ``gateway/http_protocol.py``); the keep-alive is one timer
   re-armed at most once per ``keepalive_seconds`` (no timeout task per chunk);
+* body chunks past the app's per-message wrappers: when the scope carries a
+  :data:`BODY_WRITER` (the access log's, :class:`gateway.routes._access.AccessLog`), the
+  ``http.response.start`` message goes through the wrapped ``send`` and the body messages
+  through that writer, which sends them to the server side of the access log and counts
+  their bytes (issue 13);
 * deterministic cleanup: the body source runs in a producer task feeding a small queue; when
   the response ends for any reason (done, client gone, error) the producer is cancelled and its
   source closed (``aclose``) before ``__call__`` returns, so an upstream HTTP stream behind it
@@ -25,9 +30,9 @@ task group: :meth:`SSEResponse._stream_until_disconnect`):
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncGenerator, AsyncIterable, Mapping
+from collections.abc import AsyncGenerator, AsyncIterable, Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 import anyio
 from starlette.responses import StreamingResponse
@@ -42,7 +47,23 @@ MAX_WRITE_BYTES = 16 * 1024
 """Chunks joined into one write stop growing past this many bytes (the last chunk joined may
 cross it): batching pays for small events; a bound keeps one write from being a whole backlog."""
 
-__all__ = ["KEEPALIVE", "SSE_HEADERS", "SSEResponse"]
+BODY_WRITER: Final = "gateway.body_writer"
+"""Scope key of a body writer: ``write(body: bytes, more_body: bool) -> Awaitable[None]``
+sends one ``http.response.body`` message past the per-message ``send`` wrappers between its
+owner and the response (every one of which looks at ``http.response.start`` only). Put there
+by :class:`gateway.routes._access.AccessLog`; without it the body goes through ``send``."""
+
+BodyWriter = Callable[[bytes, bool], Awaitable[None]]
+"""The type of a :data:`BODY_WRITER`."""
+
+__all__ = [
+    "BODY_WRITER",
+    "KEEPALIVE",
+    "MAX_WRITE_BYTES",
+    "SSE_HEADERS",
+    "BodyWriter",
+    "SSEResponse",
+]
 
 KEEPALIVE = KEEP_ALIVE
 """The keep-alive comment (:data:`agui_codecs.sse.KEEP_ALIVE`: a comment line plus the blank
@@ -108,6 +129,7 @@ class SSEResponse(StreamingResponse):
         self._keepalive = keepalive_seconds
         self._buffer = buffer
         self._producer: asyncio.Task[None] | None = None
+        self._writer: BodyWriter | None = None
         self._stream = self._with_keepalive()
         super().__init__(
             self._stream,
@@ -119,6 +141,7 @@ class SSEResponse(StreamingResponse):
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         metrics.ACTIVE_STREAMS.inc()
         try:
+            self._writer = scope.get(BODY_WRITER)
             if scope["type"] == "http" and _spec_version(scope) < (2, 4):
                 await self._stream_until_disconnect(receive, send)
             else:
@@ -163,6 +186,21 @@ class SSEResponse(StreamingResponse):
             watcher.cancel()
         if self.background is not None:
             await self.background()
+
+    async def stream_response(self, send: Send) -> None:
+        """Send the start message through ``send``, then the body (the chunks with their
+        keep-alives, then the final empty body) through the scope's :data:`BODY_WRITER`, or
+        through ``send`` when it has none (starlette's ``stream_response``)."""
+        write = self._writer
+        if write is None:
+            await super().stream_response(send)
+            return
+        await send(
+            {"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers}
+        )
+        async for chunk in self._stream:
+            await write(chunk, True)
+        await write(b"", False)
 
     async def _produce(self, queue: asyncio.Queue[Any]) -> None:
         error: BaseException | None = None

@@ -18,6 +18,14 @@ Every streaming response (``content-type: text/event-stream``) gets the
 :data:`OVERHEAD_HEADER` here, when its headers go out. With tracing on (:mod:`gateway.tracing`)
 this is also where each request's SERVER span starts and ends.
 
+Body messages need not pass through every wrapper: each request's scope carries a
+:data:`~gateway.sse_response.BODY_WRITER` that sends an ``http.response.body`` message straight
+to the ``send`` this middleware was given, counting its bytes into the record. Every layer
+inside this one (CORS, starlette's exception middleware and route wrappers) looks at the
+``http.response.start`` message only, so a response that sent its start through ``send`` may
+send its body there (:class:`~gateway.sse_response.SSEResponse` does, about 55 messages per
+run: issue 13). A middleware that rewrites bodies must not be placed inside this one.
+
 The same place counts the request in ``agui_gateway_http_requests_total`` and
 ``agui_gateway_http_request_duration_seconds`` (:mod:`gateway.metrics`), labelled by the
 matched path template (``other`` for unmatched paths: no label per unknown URL).
@@ -35,6 +43,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .. import metrics, tracing
 from ..logs import reset_context, use_context
+from ..sse_response import BODY_WRITER
 
 __all__ = ["ACCESS_LOGGER", "OVERHEAD_HEADER", "AccessLog", "annotate"]
 
@@ -57,6 +66,21 @@ def annotate(request: Request, **fields: Any) -> None:
     record = request.scope.get("state", {}).get(_STATE_KEY)
     if isinstance(record, dict):
         record.update(fields)
+
+
+class _BodyWriter:
+    """The scope's :data:`~gateway.sse_response.BODY_WRITER`: one body message to ``send``,
+    its bytes counted in ``sent``."""
+
+    __slots__ = ("send", "sent")
+
+    def __init__(self, send: Send) -> None:
+        self.send = send
+        self.sent = 0
+
+    def write(self, body: bytes, more_body: bool = True) -> Awaitable[None]:
+        self.sent += len(body)
+        return self.send({"type": "http.response.body", "body": body, "more_body": more_body})
 
 
 class AccessLog:
@@ -91,6 +115,8 @@ class AccessLog:
         token = use_context(fields)
         status = 0
         sent = 0
+        writer = _BodyWriter(send)
+        scope[BODY_WRITER] = writer.write
 
         async def counting(message: Message) -> None:
             nonlocal status, sent
@@ -111,6 +137,7 @@ class AccessLog:
             raise
         finally:
             elapsed = time.perf_counter() - started
+            sent += writer.sent
             method = scope.get("method", "")
             matched = scope.get("route")
             endpoint = getattr(matched, "path", None) or "other"
