@@ -42,6 +42,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import weakref
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -146,6 +147,9 @@ class GroupCommitter:
         self.max_requests = max(1, max_requests)
         self.heartbeat_hold = max(0.0, heartbeat_hold)
         self._state: _State | None = None
+        self._held: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, HeldConnection] = (
+            weakref.WeakKeyDictionary()
+        )  # each writer's connection by its loop (``_commit`` runs on its writer's loop)
         self.groups = 0
         """Transactions committed (a figure for tests and benches)."""
 
@@ -157,6 +161,7 @@ class GroupCommitter:
             previous = state
             state = _State(loop, HeldConnection(self.engine))
             self._state = state
+            self._held[loop] = state.held
             if previous is not None and (stale or previous.loop.is_closed()):
                 state.orphan = previous.held  # its writer will not run again: return its conn
         if state.task is None:
@@ -263,7 +268,7 @@ class GroupCommitter:
                 stops = [r for r in taken if r.result is _STOP]
                 group += [r for r in taken if r.result is not _STOP]
                 if group:
-                    await self._commit(group, state.held)
+                    await self._commit(group)
                 if stops:
                     stop = True
                     for request in stops:
@@ -271,10 +276,10 @@ class GroupCommitter:
             if stop:
                 return
 
-    async def _commit(self, group: list[_Request], held: HeldConnection) -> None:
+    async def _commit(self, group: list[_Request]) -> None:
         now = self.clock()
         try:
-            if not (self.raw_sqlite and await self._commit_raw(group, now, held)):
+            if not (self.raw_sqlite and await self._commit_raw(group, now)):
                 async with transaction(self.engine) as conn:
                     await self._write(conn, group, now)
         except _Conflict:
@@ -294,7 +299,7 @@ class GroupCommitter:
         for request in group:
             self._settle(request)
 
-    async def _commit_raw(self, group: list[_Request], now: datetime, held: HeldConnection) -> bool:
+    async def _commit_raw(self, group: list[_Request], now: datetime) -> bool:
         """The group's transaction in one call on the worker thread of the writer's held
         aiosqlite connection (:mod:`gateway.store.sqlite_held`, :mod:`gateway.store.sqlite_raw`);
         False (nothing written) when the engine is not aiosqlite's or a statement needs
@@ -305,6 +310,10 @@ class GroupCommitter:
         """
         if self.engine.dialect.name != "sqlite":
             return False
+        loop = asyncio.get_running_loop()
+        held = self._held.get(loop)
+        if held is None:  # not a writer's loop (a group driven by hand)
+            held = self._held[loop] = HeldConnection(self.engine)
 
         async def body(raw: RawConnection) -> None:
             await self._write(raw, group, now)
