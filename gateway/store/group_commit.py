@@ -310,10 +310,10 @@ class GroupCommitter:
         """
         if self.engine.dialect.name != "sqlite":
             return False
-        loop = asyncio.get_running_loop()
-        held = self._held.get(loop)
-        if held is None:  # not a writer's loop (a group driven by hand)
-            held = self._held[loop] = HeldConnection(self.engine)
+        held = self._held.get(asyncio.get_running_loop())
+        once = held is None  # not a writer's loop (a group driven by hand): checked out once
+        if held is None:
+            held = HeldConnection(self.engine)
 
         async def body(raw: RawConnection) -> None:
             await self._write(raw, group, now)
@@ -325,6 +325,9 @@ class GroupCommitter:
         except RawUnsupported:
             _log.debug("a group commit runs through SQLAlchemy", exc_info=True)
             return False
+        finally:
+            if once:
+                await held.release()
         return True
 
     async def _write(self, conn: Any, group: list[_Request], now: datetime) -> None:
