@@ -27,8 +27,10 @@ On SQLite (aiosqlite) a group's whole transaction is one call on the driver's wo
 its statements run on the raw ``sqlite3`` connection (:mod:`gateway.store.sqlite_raw`: the
 same statements, rows, errors and engine events, ``BEGIN IMMEDIATE`` to ``COMMIT``), instead
 of one worker call per statement and SQLAlchemy's execution of each on the event loop's
-thread (issue 13: about 10 aiosqlite calls per durable run became 2). PostgreSQL keeps
-SQLAlchemy (asyncpg), and so does a group the raw path cannot run.
+thread (issue 13: about 10 aiosqlite calls per durable run became 2). The writer checks that
+connection out of the pool once and holds it until it stops (:mod:`gateway.store.sqlite_held`)
+instead of a checkout and return per group. PostgreSQL keeps SQLAlchemy (asyncpg), and so does
+a group the raw path cannot run.
 
 Heartbeats are not latency-bound: one waits up to ``heartbeat_hold`` seconds for a group to
 ride in, and the heartbeats of a group are one statement each in its transaction (issue 13
@@ -40,6 +42,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import weakref
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -51,9 +54,9 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from . import sql_writes
 from .errors import RunNotFoundError, RunStoreError, StoreUnavailableError, WriteRejectedError
 from .models import LeaseState, RunRecord
-from .sql_errors import connection, transaction
-from .sqlite_one_hop import aiosqlite_driver
-from .sqlite_raw import RawConnection, RawUnsupported, run_transaction
+from .sql_errors import transaction
+from .sqlite_held import HeldConnection
+from .sqlite_raw import RawConnection, RawUnsupported
 
 __all__ = ["GroupCommitter", "Step", "StepRows", "insert_step_rows"]
 
@@ -97,14 +100,18 @@ class _Request:
 
 @dataclass(slots=True)
 class _State:
-    """Queue and writer task of one event loop (a store may outlive a test's loop)."""
+    """Queue, writer task and held SQLite connection of one event loop (a store may outlive a
+    test's loop)."""
 
     loop: asyncio.AbstractEventLoop
+    held: HeldConnection
     urgent: list[_Request] = field(default_factory=list)
     lazy: list[_Request] = field(default_factory=list)
     wake: asyncio.Event = field(default_factory=asyncio.Event)
     task: asyncio.Task[None] | None = None
     lazy_timer: asyncio.TimerHandle | None = None
+    orphan: HeldConnection | None = None
+    """The connection a writer of a closed loop held, returned by this loop's writer."""
 
 
 class GroupCommitter:
@@ -140,6 +147,9 @@ class GroupCommitter:
         self.max_requests = max(1, max_requests)
         self.heartbeat_hold = max(0.0, heartbeat_hold)
         self._state: _State | None = None
+        self._held: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, HeldConnection] = (
+            weakref.WeakKeyDictionary()
+        )  # each writer's connection by its loop (``_commit`` runs on its writer's loop)
         self.groups = 0
         """Transactions committed (a figure for tests and benches)."""
 
@@ -148,8 +158,12 @@ class GroupCommitter:
         state = self._state
         stale = state is not None and state.task is not None and state.task.done()
         if state is None or state.loop is not loop or stale:
-            state = _State(loop)
+            previous = state
+            state = _State(loop, HeldConnection(self.engine))
             self._state = state
+            self._held[loop] = state.held
+            if previous is not None and (stale or previous.loop.is_closed()):
+                state.orphan = previous.held  # its writer will not run again: return its conn
         if state.task is None:
             state.task = loop.create_task(self._writer(state), name="store-group-commit")
         return state
@@ -211,12 +225,15 @@ class GroupCommitter:
         return result
 
     async def aclose(self) -> None:
-        """Commit what is queued, then stop the writer task of the current loop."""
+        """Commit what is queued, then stop the writer task of the current loop; its held
+        connection goes back to the pool (so does one a writer of a closed loop held)."""
         state = self._state
         self._state = None
         if state is None or state.task is None:
             return
         if state.loop is not asyncio.get_running_loop():
+            if state.loop.is_closed() or state.task.done():  # its writer will not run again
+                await state.held.release()
             return
         state.urgent.append(_Request(None, None, state.loop.create_future(), result=_STOP))
         state.wake.set()
@@ -224,6 +241,15 @@ class GroupCommitter:
             await state.task
 
     async def _writer(self, state: _State) -> None:
+        try:
+            if state.orphan is not None:
+                orphan, state.orphan = state.orphan, None
+                await orphan.release()
+            await self._take(state)
+        finally:
+            await state.held.release()
+
+    async def _take(self, state: _State) -> None:
         while True:
             await state.wake.wait()
             state.wake.clear()
@@ -274,34 +300,34 @@ class GroupCommitter:
             self._settle(request)
 
     async def _commit_raw(self, group: list[_Request], now: datetime) -> bool:
-        """The group's transaction in one call on the worker thread of a pooled aiosqlite
-        connection (:mod:`gateway.store.sqlite_raw`); False (nothing written) when the engine
-        is not aiosqlite's or a statement needs SQLAlchemy's execution.
+        """The group's transaction in one call on the worker thread of the writer's held
+        aiosqlite connection (:mod:`gateway.store.sqlite_held`, :mod:`gateway.store.sqlite_raw`);
+        False (nothing written) when the engine is not aiosqlite's or a statement needs
+        SQLAlchemy's execution.
 
         Raises:
             _Conflict, RunStoreError: as :meth:`_write` in a transaction of the engine.
         """
         if self.engine.dialect.name != "sqlite":
             return False
-        async with connection(self.engine) as conn:
-            pooled = await conn.get_raw_connection()
-            adapted: Any = pooled.dbapi_connection
-            driver = aiosqlite_driver(adapted)
-            if driver is None:
+        held = self._held.get(asyncio.get_running_loop())
+        once = held is None  # not a writer's loop (a group driven by hand): checked out once
+        if held is None:
+            held = HeldConnection(self.engine)
+
+        async def body(raw: RawConnection) -> None:
+            await self._write(raw, group, now)
+
+        try:
+            if not await held.run_transaction(body):
                 self.raw_sqlite = False
                 return False
-
-            async def body(raw: RawConnection) -> None:
-                await self._write(raw, group, now)
-
-            try:
-                async with adapted._execute_mutex:
-                    await driver._execute(
-                        run_transaction, driver._conn, conn.dialect, conn.sync_connection, body
-                    )
-            except RawUnsupported:
-                _log.debug("a group commit runs through SQLAlchemy", exc_info=True)
-                return False
+        except RawUnsupported:
+            _log.debug("a group commit runs through SQLAlchemy", exc_info=True)
+            return False
+        finally:
+            if once:
+                await held.release()
         return True
 
     async def _write(self, conn: Any, group: list[_Request], now: datetime) -> None:

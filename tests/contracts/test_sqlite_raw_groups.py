@@ -180,7 +180,9 @@ def test_raw_groups_store_and_answer_what_sqlalchemy_groups_do(
 
 def test_raw_groups_run_in_one_worker_call() -> None:
     """A group of creations, appends and a terminal append costs one aiosqlite worker call
-    (besides the connection checkout's none), where SQLAlchemy makes one per statement."""
+    (on any of the pool's connections; the group writer's is held, so its checkout costs
+    none), where SQLAlchemy makes one per statement."""
+    import aiosqlite
 
     async def main(tmp: str) -> dict[bool, int]:
         calls: dict[bool, int] = {}
@@ -200,19 +202,17 @@ def test_raw_groups_run_in_one_worker_call() -> None:
                     for k in range(3)
                 )
             )
-            async with store.engine.connect() as conn:  # the pool's connection, aiosqlite's
-                pooled: Any = await conn.get_raw_connection()
-                driver = pooled.dbapi_connection._connection
             count = 0
+            execute = aiosqlite.Connection._execute
 
             async def counted(
-                fn: Any, *args: Any, _execute: Any = driver._execute, **kwargs: Any
+                self: Any, fn: Any, *args: Any, _execute: Any = execute, **kwargs: Any
             ) -> Any:
                 nonlocal count
                 count += 1
-                return await _execute(fn, *args, **kwargs)
+                return await _execute(self, fn, *args, **kwargs)
 
-            driver._execute = counted
+            aiosqlite.Connection._execute = counted  # type: ignore[method-assign]
             try:
                 final = RunFinal(status="completed", messages=[{"id": "a", "role": "assistant"}])
                 await asyncio.gather(
@@ -223,7 +223,7 @@ def test_raw_groups_run_in_one_worker_call() -> None:
                     ),
                 )
             finally:
-                del driver._execute
+                aiosqlite.Connection._execute = execute  # type: ignore[method-assign]
                 await store.close()
             calls[raw] = count
         return calls

@@ -141,6 +141,11 @@ async def _store_run_calls(path: Path) -> tuple[int, int]:
 
     sa.event.listen(store.engine.sync_engine, "before_cursor_execute", statement)
     try:
+        # the pool as it stays: the group writer holds its connection from its first group
+        # on (gateway/store/sqlite_held.py), so a read then opens one of its own, once
+        await store.create_run(run_id="r0", thread_id="t0", owner="a")
+        await store.read_wire("r0")
+        statements[0] = 0
         with pytest.MonkeyPatch.context() as patch:
             patch.setattr(aiosqlite.Connection, "_execute", counted)
             run = await store.create_run(run_id="r1", thread_id="t1", owner="a")
