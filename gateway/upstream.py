@@ -355,14 +355,19 @@ class Upstream:
                             seen_event = True
                             idle = loop.time() + timeouts.idle if timeouts.idle else None
                             deadline, which = _earliest((idle, "idle"), (deadline_total, "total"))
-                        batch = masked(route, decoder, events)
+                        # masked() has nothing to do before the decoder failed: no call then
+                        batch = events if decoder.error is None else masked(route, decoder, events)
                         elapsed = time.perf_counter() - received
-                        for _ in batch:
+                        for _ in batch:  # per event, as documented (one latency per event)
                             _DECODE_LATENCY.observe(elapsed)
-                        if span is not None and decoder.ended:
+                        ended = decoder.ended
+                        if span is not None and ended:
                             tracing.record_terminal(span, batch[-1])
                         yield batch
-                    if decoder.ended:
+                        if ended:
+                            await _drain(chunks)
+                            break
+                    elif decoder.ended:
                         await _drain(chunks)
                         break
             finally:
