@@ -462,13 +462,13 @@ class RunPump:
         staged = 0
         try:
             for item in events:
+                if staged and fold.ended:
+                    break  # nothing after the terminal event (the pump drops it likewise)
                 # _stage(_wire(item)), inline: once per event
                 wire = item if isinstance(item, dict) else event_to_wire(item)
                 for stored in self.guard.push(wire):
                     writer.stage(stored)
                 staged += 1
-                if fold.ended:
-                    break  # nothing after the terminal event (the pump drops it likewise)
         except Exception as exc:  # the pump raises it, as from its own staging
             self._inbox.extend([(arrived, _STAGED)] * staged)
             self._inbox.append((arrived, _Raised(exc)))
