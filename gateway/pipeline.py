@@ -5,7 +5,7 @@
     ClientRequest ─build_body()─▶ upstream HTTP ─decoder─▶ AG-UI events ─UiStage─▶ run events
                                                                                      │
                     encoder ◀── gateway.encoding.encode_batches() ◀── (store off) ──┤
-                                                                         flatten() ──┘
+                                                                    (the batches) ──┘
                                                                             │
                                   RunManager.start(): pump ─▶ store + broker ─▶ reader
                                                                                   │
@@ -22,8 +22,10 @@ client ids and remapped when refused (:mod:`gateway.upstream_ids`), so every sto
 a durable run has its store keep each remapping for the thread (``keep``) before the batch
 naming it goes on, so the next request restores the provider's id.
 
-A durable run (:mod:`gateway.runs`) is pumped from :func:`flatten` of the same batches; turning
-events into a client's bytes is :mod:`gateway.encoding`'s job.
+A durable run (:mod:`gateway.runs`) is pumped from the same batches, each one upstream chunk's
+events, which the pump stages together (issue 13: one call per chunk, not per event;
+:func:`flatten` gives them one at a time to consumers of single events); turning events into
+a client's bytes is :mod:`gateway.encoding`'s job.
 
 Every run goes through :func:`gateway.attempts.run_attempts`: retries, deployments and
 fallbacks of its route (issue 19), invisible to the client until content was sent. A route
