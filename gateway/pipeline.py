@@ -5,7 +5,7 @@
     ClientRequest ─build_body()─▶ upstream HTTP ─decoder─▶ AG-UI events ─UiStage─▶ run events
                                                                                      │
                     encoder ◀── gateway.encoding.encode_batches() ◀── (store off) ──┤
-                                                                         flatten() ──┘
+                                                                    (the batches) ──┘
                                                                             │
                                   RunManager.start(): pump ─▶ store + broker ─▶ reader
                                                                                   │
@@ -22,8 +22,10 @@ client ids and remapped when refused (:mod:`gateway.upstream_ids`), so every sto
 a durable run has its store keep each remapping for the thread (``keep``) before the batch
 naming it goes on, so the next request restores the provider's id.
 
-A durable run (:mod:`gateway.runs`) is pumped from :func:`flatten` of the same batches; turning
-events into a client's bytes is :mod:`gateway.encoding`'s job.
+A durable run (:mod:`gateway.runs`) is pumped from the same batches, each one upstream chunk's
+events, which the pump stages together (issue 13: one call per chunk, not per event;
+:func:`flatten` gives them one at a time to consumers of single events); turning events into
+a client's bytes is :mod:`gateway.encoding`'s job.
 
 Every run goes through :func:`gateway.attempts.run_attempts`: retries, deployments and
 fallbacks of its route (issue 19), invisible to the client until content was sent. A route
@@ -253,17 +255,35 @@ async def staged(
     :mod:`gateway.upstream_ids`), then ``stage`` (batch boundaries kept); each event out is
     counted in ``agui_gateway_events_in_total`` (:mod:`gateway.metrics`). The remappings a
     batch made are awaited in ``keep`` before it is yielded (its error ends the stream)."""
-    fix = ids.process if ids is not None else (lambda event: event)
+    process = stage.process
+    fix = ids.process if ids is not None else None
+    take_new = ids.take_new if keep is not None and ids is not None else None
     async with aclosing(batches):
         async for batch in batches:
-            out = [out for event in batch for out in stage.process(fix(event))]
-            if keep is not None and ids is not None:
-                new = ids.take_new()
+            out: list[Event] = []
+            for event in batch:  # a loop, not a comprehension: no frame per batch
+                out += process(event if fix is None else fix(event))
+            if take_new is not None and keep is not None:
+                new = take_new()
                 if new:
                     await keep(new)
             for event in out:
-                metrics.count_event_in(event.type)
+                kind = event.type
+                (_EVENTS_IN.get(kind) or _events_in(kind)).inc()
             yield out
+
+
+_EVENTS_IN: dict[Any, Any] = {}
+"""``agui_gateway_events_in_total`` children by event type, bound once: keyed by the
+``EventType`` member (equal to its value, so the same key either way), so counting an event
+costs one ``inc`` (:func:`gateway.metrics.count_event_in`'s ``.value`` lookup is an enum
+property call per event)."""
+
+
+def _events_in(kind: Any) -> Any:
+    """Bind (once) and return the child counting events of type ``kind``."""
+    child = _EVENTS_IN[kind] = metrics.EVENTS_IN.labels(getattr(kind, "value", kind))
+    return child
 
 
 async def flatten(batches: AsyncGenerator[list[Event], None]) -> AsyncGenerator[Event, None]:

@@ -23,6 +23,8 @@ from ag_ui.core import Event
 
 from agui_codecs.events import event_to_wire
 
+from .types import JsonObject
+
 __all__ = ["QUOTA_CODE", "RUN_RESERVE", "StorageQuotaExceeded", "capped"]
 
 QUOTA_CODE: Final[str] = "STORAGE_QUOTA_EXCEEDED"
@@ -47,14 +49,25 @@ class StorageQuotaExceeded(Exception):
         super().__init__(self.message)
 
 
-async def capped(events: AsyncIterator[Event], share: int) -> AsyncGenerator[Event, None]:
-    """``events`` until their JSON size would pass ``share`` bytes; then
-    :class:`StorageQuotaExceeded` (closing ``events``, so the upstream request ends)."""
+async def capped(
+    batches: AsyncIterator[list[Event]], share: int
+) -> AsyncGenerator[list[JsonObject], None]:
+    """``batches`` (the pipeline's, :func:`gateway.pipeline.staged`) as wire dicts, until their
+    JSON size would pass ``share`` bytes: the events of the batch before that one, then
+    :class:`StorageQuotaExceeded` (closing ``batches``, so the upstream request ends). Each
+    event is turned into its wire dict once, here, and the pump takes it as it is
+    (:class:`~gateway.runs.RunPump`)."""
     used = 0
-    async with aclosing(events):  # type: ignore[type-var]
-        async for event in events:
-            size = len(orjson.dumps(event_to_wire(event)))
-            used += 2 * size if event.type in _FOLDED else size
-            if used > share:
-                raise StorageQuotaExceeded(share)
-            yield event
+    async with aclosing(batches):  # type: ignore[type-var]
+        async for batch in batches:
+            out: list[JsonObject] = []
+            for event in batch:
+                wire = event_to_wire(event)
+                size = len(orjson.dumps(wire))
+                used += 2 * size if wire["type"] in _FOLDED else size
+                if used > share:
+                    if out:
+                        yield out
+                    raise StorageQuotaExceeded(share)
+                out.append(wire)
+            yield out

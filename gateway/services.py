@@ -37,7 +37,7 @@ from .auth import ANONYMOUS, Authenticator, Caller, ForbiddenError, RouteForbidd
 from .body_parse import off_loop
 from .config import RouteConfig, Settings
 from .errors import RequestError, RouteNotFoundError, RunIdTakenError
-from .pipeline import RunPipeline, flatten, requested_model
+from .pipeline import RunPipeline, requested_model
 from .quota import RUN_RESERVE, capped
 from .runs import RunManager
 from .runs.history import input_items
@@ -358,9 +358,9 @@ class Services:
         batches = prepared.stream(
             thread_id=run.public_thread_id, run_id=run.public_run_id, keep=keep
         )
-        events = flatten(batches)
+        # one chunk's events go to the pump together (issue 13: one call per chunk, not per event)
         manager.start(
-            run, capped(events, share) if share is not None else events, announce=announce
+            run, capped(batches, share) if share is not None else batches, announce=announce
         )
         return run
 

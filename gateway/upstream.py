@@ -355,14 +355,19 @@ class Upstream:
                             seen_event = True
                             idle = loop.time() + timeouts.idle if timeouts.idle else None
                             deadline, which = _earliest((idle, "idle"), (deadline_total, "total"))
-                        batch = masked(route, decoder, events)
+                        # masked() has nothing to do before the decoder failed: no call then
+                        batch = events if decoder.error is None else masked(route, decoder, events)
                         elapsed = time.perf_counter() - received
-                        for _ in batch:
+                        for _ in batch:  # per event, as documented (one latency per event)
                             _DECODE_LATENCY.observe(elapsed)
-                        if span is not None and decoder.ended:
+                        ended = decoder.ended
+                        if span is not None and ended:
                             tracing.record_terminal(span, batch[-1])
                         yield batch
-                    if decoder.ended:
+                        if ended:
+                            await _drain(chunks)
+                            break
+                    elif decoder.ended:
                         await _drain(chunks)
                         break
             finally:
@@ -496,18 +501,32 @@ DRAIN_SECONDS = 0.1
 def _body_chunks(response: httpx.Response) -> AsyncIterator[bytes]:
     """The streamed response's body, chunk by chunk as the connection gives it.
 
-    A body without ``content-encoding`` (or ``identity``) is read from the response's own
-    stream (``response.stream``: httpx 0.28 ``BoundAsyncStream`` over the transport's, which
-    still maps httpcore's errors to httpx's, ``httpx/_transports/default.py``), not through
-    ``Response.aiter_bytes`` over ``aiter_raw`` (``httpx/_models.py``): those add two async
-    generators, a decoder, a chunker and a context manager that every open stream held for its
-    whole life, to pass the same bytes on (issue 13: memory per open stream). An encoded body
-    (``gzip``, ``deflate``, ...) is decoded by ``aiter_bytes`` as before. Either way
-    ``response.aclose()`` ends the stream and returns the connection."""
+    A body without ``content-encoding`` (or ``identity``) is read from the transport's own
+    stream, which maps the transport's errors to httpx's (httpx 0.29
+    ``httpx/_transports/default.py``; the gateway's ``gateway.upstream_pool`` raises httpx's
+    itself), not through ``Response.aiter_bytes`` over ``aiter_raw`` (``httpx/_models.py``):
+    those add two async generators, a decoder, a chunker and a context manager that every open
+    stream held for its whole life, to pass the same bytes on (issue 13: memory per open
+    stream). Nor through ``response.stream``'s own ``BoundAsyncStream.__aiter__``
+    (``httpx/_client.py``, 0.27 to 0.29), one more generator that passes each chunk on as it
+    is (issue 13: a frame resumed twice per chunk); its ``aclose`` (the response's
+    ``elapsed``, then the transport stream's) still runs, from ``response.aclose()``. An
+    encoded body (``gzip``, ``deflate``, ...) is decoded by ``aiter_bytes`` as before. Either
+    way ``response.aclose()`` ends the stream and returns the connection."""
     encoding = response.headers.get("content-encoding", "").strip().lower()
-    if encoding in ("", "identity"):
-        return aiter(response.stream)  # type: ignore[arg-type]  # an AsyncByteStream here
-    return response.aiter_bytes()
+    if encoding not in ("", "identity"):
+        return response.aiter_bytes()
+    stream = response.stream
+    if type(stream) is _BOUND_STREAM:
+        inner = getattr(stream, "_stream", None)
+        if isinstance(inner, httpx.AsyncByteStream):
+            stream = inner
+    return aiter(stream)  # type: ignore[arg-type]  # an AsyncByteStream here
+
+
+_BOUND_STREAM: Any = getattr(httpx._client, "BoundAsyncStream", None)
+"""httpx's wrapper of a streamed response's transport stream (``httpx/_client.py``); None when
+an httpx release has none (then the response's stream is read as it is)."""
 
 
 async def _drain(chunks: AsyncIterator[bytes]) -> None:

@@ -28,10 +28,8 @@ import logging
 import os
 import socket
 import uuid
-from collections.abc import AsyncIterable, Sequence
+from collections.abc import Sequence
 from datetime import timedelta
-
-from ag_ui.core import Event
 
 from agui_codecs.core import RunFold, StoreGuard
 
@@ -46,7 +44,7 @@ from ..tenancy import public_id
 from .flush_ticks import FlushTicks
 from .history import agui_messages_from_parts, history_items_to_agui, input_items
 from .prelude import Prelude, build_snapshot_prelude
-from .pump import RunOutcome, RunPump
+from .pump import PumpSource, RunOutcome, RunPump
 from .reader import RunReader, read_run
 from .reaper import Reaper
 from .recheck import IdleRechecker
@@ -173,11 +171,12 @@ class RunManager:
     def start(
         self,
         run: RunRecord,
-        source: AsyncIterable[Event | JsonObject],
+        source: PumpSource,
         *,
         announce: bool = False,
     ) -> asyncio.Task[RunOutcome]:
-        """Pump ``source`` into ``run`` in a background task (returned; never raises).
+        """Pump ``source`` (events, or lists of events that arrived together) into ``run`` in
+        a background task (returned; never raises).
 
         ``announce``: RUN_STARTED goes out before the upstream is read (see
         :class:`~gateway.runs.pump.RunPump`); implied for a run created with ``announce``, whose

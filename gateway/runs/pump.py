@@ -4,8 +4,9 @@
 
 * consumes an async iterator of AG-UI events (``ag_ui.core`` models or wire dicts, e.g. from a
   decoder of :mod:`agui_codecs` built with the run's public ids, which it stamps on RUN_STARTED
-  and RUN_FINISHED: the ids are fixed once, before the decoder, and not rewritten here),
-  numbers them, writes and publishes them through a
+  and RUN_FINISHED: the ids are fixed once, before the decoder, and not rewritten here), or of
+  lists of them (:data:`Chunk`: the events one upstream chunk decoded to, the pipeline's
+  batches, :func:`gateway.pipeline.staged`), numbers them, writes and publishes them through a
   :class:`~gateway.runs.writer.RunWriter` (deltas batched by time and count, control events
   written before they are published);
 * stores nothing illegal (issue 12 item 3): every event passes the run's
@@ -19,12 +20,14 @@
 * nothing after the terminal event, and a terminal event always (``UPSTREAM_TRUNCATED`` when
   the iterator ends without one, the exception's ``code`` or ``UPSTREAM_ERROR`` when it raises);
 * reads its upstream in a feeder task, a bounded number of events ahead (``2 *
-  batch_max_events``), and hands the writer every event already available as one chunk
-  (:meth:`~gateway.runs.writer.RunWriter.commit`): events that arrive together (one network
-  chunk decodes to several events) cost one transaction and one broker round trip instead of
-  one each, and none waits for an event that has not arrived; while the pump waits for an
-  empty inbox the feeder stages the event itself and, for a lone delta the broker publishes
-  without I/O (the in-process broker), publishes it too, sparing the pump a wake-up;
+  batch_max_events``, plus at most one chunk), and hands the writer every event already
+  available as one chunk (:meth:`~gateway.runs.writer.RunWriter.commit`): events that arrive
+  together (one network chunk decodes to several events) cost one transaction and one broker
+  round trip instead of one each, and none waits for an event that has not arrived; while the
+  pump waits for an empty inbox the feeder stages what arrived itself (an event, or a chunk's
+  events) and, when that is only deltas the broker publishes without I/O (the in-process
+  broker), publishes them too, in one call, sparing the pump a wake-up (issue 13: one call per
+  chunk, not per event);
 * writes its pending deltas at the process-wide flush ticks (:func:`next_flush_tick`, every
   ``batch_interval`` on the loop clock), so concurrent runs' flushes commit as one group;
 * heartbeats its lease; stops silently when fenced (another replica took the run over);
@@ -44,7 +47,7 @@ import contextlib
 import logging
 import time
 from collections import deque
-from collections.abc import AsyncIterable, AsyncIterator
+from collections.abc import AsyncIterable, AsyncIterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 from urllib.parse import urlsplit
@@ -70,6 +73,8 @@ __all__ = [
     "CANCELED_MESSAGE",
     "INTERRUPTED_MESSAGE",
     "STORE_LOST_MESSAGE",
+    "Chunk",
+    "PumpSource",
     "RunOutcome",
     "RunPump",
     "next_flush_tick",
@@ -138,6 +143,13 @@ class _Raised:
 
 
 _PUBLISH_LATENCY = metrics.EVENT_LATENCY.labels("publish")
+
+Chunk = list[Event] | list[JsonObject] | list[Event | JsonObject]
+"""Events that arrived together (what one upstream chunk decoded to), in order; the pump
+stages them as one delivery (a ``list``: any other item is one event)."""
+
+PumpSource = AsyncIterable[Event | JsonObject | Chunk]
+"""What :meth:`RunPump.run` pumps: events, or :data:`Chunk` lists of them, in order."""
 
 
 def upstream_host(upstream: str | None) -> str | None:
@@ -251,8 +263,9 @@ class RunPump:
         if waiter is not None and not waiter.done():
             waiter.set_result(None)
 
-    async def run(self, source: AsyncIterable[Event | JsonObject]) -> RunOutcome:
-        """Pump ``source`` until its terminal event, a cancel or a takeover.
+    async def run(self, source: PumpSource) -> RunOutcome:
+        """Pump ``source`` (events, or :data:`Chunk` lists of events: the same run either way)
+        until its terminal event, a cancel or a takeover.
 
         Never raises for upstream or store failures (they end the run or are reported in the
         outcome); re-raises only the cancellation of the calling task.
@@ -271,7 +284,7 @@ class RunPump:
         finally:
             reset_context(token)
 
-    async def _run(self, source: AsyncIterable[Event | JsonObject]) -> RunOutcome:
+    async def _run(self, source: PumpSource) -> RunOutcome:
         iterator = aiter(source)
         self._feeder = asyncio.create_task(self._feed(iterator), name=f"upstream:{self.run_id}")
         tasks = [asyncio.create_task(self._flush_loop(), name=f"flush:{self.run_id}")]
@@ -307,16 +320,18 @@ class RunPump:
                     marker: Any = None
                     arrivals: list[float] = []
                     for arrived, item in items:
+                        if item is _STAGED:  # the feeder staged it (a chunk: one each, in order)
+                            arrivals.append(arrived)
+                            continue
+                        if fold.ended:
+                            break  # nothing after the terminal event
                         if item is _END or item is _CANCELLED or isinstance(item, _UpstreamFailure):
                             marker = item
                             break
                         arrivals.append(arrived)
                         if isinstance(item, _Raised):
                             raise item.exc
-                        if item is not _STAGED:
-                            self._stage(_wire(item))
-                        if fold.ended:
-                            break  # nothing after the terminal event
+                        self._stage(_wire(item))
                     await self._commit()
                     now = time.perf_counter()
                     for arrived in arrivals:
@@ -409,7 +424,11 @@ class RunPump:
                     await self._inbox_space.wait()
                 item = await anext(iterator)
                 arrived = time.perf_counter()
-                if not self._stage_now(arrived, item):
+                if type(item) is list:  # a chunk: its events arrived together
+                    if item and not self._stage_now(arrived, item):
+                        inbox.extend([(arrived, event) for event in item])
+                        self._wake_pump()
+                elif not self._stage_now(arrived, (item,)):
                     inbox.append((arrived, item))
                     self._wake_pump()
         except StopAsyncIteration:
@@ -424,33 +443,44 @@ class RunPump:
         finally:
             self._wake_pump()
 
-    def _stage_now(self, arrived: float, item: Any) -> bool:
+    def _stage_now(self, arrived: float, events: Sequence[Any]) -> bool:
         """In the feeder, while the pump waits for an empty inbox (no commit of its own under
-        way): stage ``item`` and, when that needs no I/O (deltas only, the in-process broker:
-        :meth:`~gateway.runs.writer.RunWriter.commit_now`), publish it here, so a lone delta
-        costs no wake-up of the pump task (issue 13: per-event cost); else leave it staged and
-        hand the pump a :data:`_STAGED` marker to commit it, as if it had staged it itself.
-        False (nothing done): the pump is busy or stopping, or the run ended."""
+        way): stage ``events`` (what arrived together: one event, or a chunk's) and, when that
+        needs no I/O (deltas only, the in-process broker:
+        :meth:`~gateway.runs.writer.RunWriter.commit_now`), publish them here in one call, so
+        a lone delta (or a chunk of them) costs no wake-up of the pump task (issue 13: per-event
+        cost); else leave them staged and hand the pump one :data:`_STAGED` marker per event to
+        commit them, as if it had staged them itself. Nothing after the terminal event is
+        staged. False (nothing done): the pump is busy or stopping, or the run ended."""
         waiter = self._inbox_waiter
         if waiter is None or waiter.done() or self._inbox or self._stop is not None:
             return False
         writer = self.writer
-        if writer.fold.ended or writer.pending_commit:
+        fold = writer.fold
+        if fold.ended or writer.pending_commit:
             return False
+        staged = 0
         try:
-            # _stage(_wire(item)), inline: once per event
-            wire = item if isinstance(item, dict) else event_to_wire(item)
-            for stored in self.guard.push(wire):
-                writer.stage(stored)
+            for item in events:
+                if staged and fold.ended:
+                    break  # nothing after the terminal event (the pump drops it likewise)
+                # _stage(_wire(item)), inline: once per event
+                wire = item if isinstance(item, dict) else event_to_wire(item)
+                for stored in self.guard.push(wire):
+                    writer.stage(stored)
+                staged += 1
         except Exception as exc:  # the pump raises it, as from its own staging
+            self._inbox.extend([(arrived, _STAGED)] * staged)
             self._inbox.append((arrived, _Raised(exc)))
         else:
             if writer.commit_now(flush_at=self.settings.batch_max_events):
                 if writer.pending and not self._flush_booked:
                     self._book_flush()
-                _PUBLISH_LATENCY.observe(time.perf_counter() - arrived)
+                latency = time.perf_counter() - arrived
+                for _ in range(staged):
+                    _PUBLISH_LATENCY.observe(latency)
                 return True
-            self._inbox.append((arrived, _STAGED))
+            self._inbox.extend([(arrived, _STAGED)] * staged)
         self._wake_pump()
         return True
 

@@ -8,6 +8,7 @@ import gzip
 from collections.abc import AsyncIterator
 
 import httpx
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -62,3 +63,37 @@ async def test_a_gzip_body_is_still_decoded() -> None:
     pieces = [packed[:7], packed[7:20], packed[20:]]
     headers = {"content-type": "text/event-stream", "content-encoding": "gzip"}
     assert b"".join(await read(pieces, headers, fast=True)) == body
+
+
+class Cut(httpx.AsyncByteStream):
+    """A body whose connection is lost after its first piece (the transport raises httpx's
+    error itself, as ``gateway.upstream_pool`` and httpx's own transports do)."""
+
+    closed = False
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        yield b"data: {}\n\n"
+        raise httpx.RemoteProtocolError("peer closed connection without sending complete body")
+
+    async def aclose(self) -> None:
+        self.closed = True
+
+
+async def test_a_lost_connection_raises_through_the_unwrapped_stream() -> None:
+    # _body_chunks reads the transport's stream itself, past httpx's BoundAsyncStream: what it
+    # raises, what response.aclose() closes and the response's elapsed must stay as they were
+    body = Cut()
+    async with httpx.AsyncClient(
+        transport=httpx.MockTransport(lambda request: httpx.Response(200, stream=body))
+    ) as client:
+        response = await client.send(client.build_request("POST", "http://u.test/"), stream=True)
+        got: list[bytes] = []
+        try:
+            with pytest.raises(httpx.RemoteProtocolError):
+                async for chunk in _body_chunks(response):
+                    got.append(chunk)
+        finally:
+            await response.aclose()
+    assert got == [b"data: {}\n\n"]
+    assert body.closed
+    assert response.elapsed.total_seconds() >= 0  # set by httpx's wrapper on close
