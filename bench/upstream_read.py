@@ -11,7 +11,7 @@ block the worker's process CPU over its streams (after one warm-up block on the 
 connections); printed: the median over blocks of CPU per stream, body chunks per stream, and
 each variant's ratio to the first. The mock runs in its own process and is not counted.
 
-Run: ``python bench/upstream_read.py -c 16 --rounds 6 --variant base:src=/work/base --variant
+Run: ``python bench/upstream_read.py -c 16 --rounds 6 --variant base:src=../base --variant
 now:src=.``
 """
 
