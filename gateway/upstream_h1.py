@@ -13,10 +13,19 @@ and every timeout and error path stay as they are) and replaces only the HTTP/1.
   is ``httpcore.LocalProtocolError``;
 * the response is fed to one ``httptools.HttpResponseParser`` per exchange; a body chunk is
   what one read of the network stream carried (no copy per event), its framing is RFC 9112
-  §6.3's: ``Transfer-Encoding`` ending in ``chunked`` (§7.1, chunk extensions and trailer
-  fields skipped), else ``Content-Length`` (§6.2), else the body runs to the connection's
-  close (§6.3 item 8); 1xx interim responses are skipped (RFC 9110 §15.2), 204 and 304 have
-  no body, nor has the answer to ``HEAD``;
+  §6.3's: ``Transfer-Encoding: chunked`` (§7.1, chunk extensions and trailer fields
+  skipped; another transfer coding is refused, as h11 refuses it), else ``Content-Length``
+  (§6.2), else the body runs to the connection's close (§6.3 item 8); 1xx interim responses
+  are skipped (RFC 9110 §15.2), 204 and 304 have no body, nor has the answer to ``HEAD``;
+* read as h11 reads them, where llhttp would refuse: both ``Transfer-Encoding`` and
+  ``Content-Length`` (chunked wins, §6.3 item 3, and the connection is not kept), a bare LF
+  as line end (§2.2), obs-fold in a field value (its line break dropped, its spaces kept:
+  §5.2's "one or more SP"; h11 leaves one); a field value with NUL, CR, LF, VT or FF is
+  refused, as h11 refuses it (RFC 9110 §5.5). One difference is left: a ``Content-Length``
+  list (``2, 2``) is refused, which RFC 9110 §8.6 allows (h11 reads it); error texts are
+  llhttp's;
+* a message after the complete response in the same read (stray bytes, a second response)
+  leaves the response as it was parsed and closes the connection;
 * the connection is kept for another request (RFC 9112 §9.3) only when both messages were
   complete, the response is HTTP/1.1, neither side said ``Connection: close`` and nothing
   followed the response: what h11 decides, except that bytes after a complete response close
@@ -69,6 +78,14 @@ _FIELD_VALUE = re.compile(
     rb"(?:[\x21-\x7e\x80-\xff](?:[ \t\x21-\x7e\x80-\xff]*[\x21-\x7e\x80-\xff])?)?"
 )
 _TARGET = re.compile(rb"[\x21-\x7e\x80-\xff]+")  # h11's request_target: no space, no CTL
+# a received field value's bytes that h11 0.16 refuses (``_abnf.py``: a field-vchar is any byte
+# but NUL and whitespace, RFC 9110 §5.5's obs-text and CTLs included; SP and HTAB between them):
+# checked here because llhttp's lenient_headers (needed for obs-fold) lets them by
+_BAD_VALUE_BYTE = re.compile(rb"[\x00\x0b\x0c\r\n]")
+
+
+class _Stray(Exception):
+    """A message began after the complete response (raised inside httptools' callback)."""
 
 
 class _Exchange:
@@ -94,6 +111,12 @@ class _Exchange:
 
     def __init__(self, head_request: bool) -> None:
         self.parser = httptools.HttpResponseParser(self)
+        # what h11 0.16 reads and llhttp refuses by default: both Transfer-Encoding and
+        # Content-Length (RFC 9112 §6.3 item 3: chunked wins; the connection is not kept), a
+        # bare LF as line end (RFC 9112 §2.2), obs-fold (RFC 9112 §5.2: replaced by SP)
+        self.parser.set_dangerous_leniencies(
+            lenient_chunked_length=True, lenient_optional_cr_before_lf=True, lenient_headers=True
+        )
         self.no_body = head_request  # RFC 9110 §9.3.2: the answer to HEAD has no content
         self.reason = b""
         self.headers: list[tuple[bytes, bytes]] = []
@@ -124,6 +147,14 @@ class _Exchange:
         except httptools.HttpParserUpgrade:
             self.headers_done = self.complete = True  # a 101: the exchange ends here
             self.close = True
+        except httptools.HttpParserCallbackError as exc:
+            cause = exc.__context__
+            if isinstance(cause, _Stray):
+                self.trailing = True  # the response stands as it was; the connection closes
+            elif isinstance(cause, httpcore.RemoteProtocolError):
+                raise cause from None
+            else:
+                raise httpcore.RemoteProtocolError(str(cause or exc)) from exc
         except httptools.HttpParserError as exc:
             if not self.complete:
                 raise httpcore.RemoteProtocolError(str(exc) or type(exc).__name__) from exc
@@ -155,8 +186,8 @@ class _Exchange:
     # httptools callbacks
 
     def on_message_begin(self) -> None:
-        if self.complete:
-            self.trailing = True
+        if self.complete:  # another message in the same read: stop before it touches this one
+            raise _Stray
         self.reason = b""
         self.headers = []
 
@@ -164,6 +195,8 @@ class _Exchange:
         self.reason += status
 
     def on_header(self, name: bytes, value: bytes) -> None:
+        if _BAD_VALUE_BYTE.search(value):
+            raise httpcore.RemoteProtocolError(f"Illegal header value {value!r}")
         if not self.headers_done:  # after the head: trailer fields (RFC 9112 §7.1.2), dropped
             self.headers.append((name, value.rstrip(b" \t")))
 
@@ -179,10 +212,21 @@ class _Exchange:
         for name, value in self.headers:
             lowered = name.lower()
             if lowered == b"transfer-encoding":
-                self.chunked = value.lower().rsplit(b",", 1)[-1].strip() == b"chunked"
+                # h11 0.16 reads chunked only; another coding would reach the decoder as it is
+                if value.strip(b" \t").lower() != b"chunked":
+                    raise httpcore.RemoteProtocolError(
+                        "Only Transfer-Encoding: chunked is supported"
+                    )
+                self.chunked = True
+                if self.length is not None:  # RFC 9112 §6.3 item 3: chunked wins, not kept
+                    self.close = True
                 self.length = None
-            elif lowered == b"content-length" and not self.chunked:
-                self.length = int(value.split(b",", 1)[0])
+            elif lowered == b"content-length":
+                # llhttp refuses a list ("2, 2"), which RFC 9110 §8.6 allows a recipient to do
+                if self.chunked:
+                    self.close = True
+                else:
+                    self.length = int(value)
             elif lowered == b"connection" and b"close" in value.lower():
                 self.close = True
         if self.no_body or status in (204, 304):

@@ -415,3 +415,101 @@ def test_sequential_requests_share_one_kept_alive_socket() -> None:
 
     assert asyncio.run(main()) == [b"hi", b"yo"]
     assert accepted == 1
+
+
+_after = st.one_of(
+    st.binary(min_size=1, max_size=40),
+    st.builds(
+        lambda status, body: (
+            b"HTTP/1.1 %d X\r\nContent-Length: %d\r\n\r\n%b" % (status, len(body), body)
+        ),
+        st.integers(200, 599),
+        st.binary(max_size=20),
+    ),
+)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_responses(), _after, st.lists(st.integers(0, 10_000), max_size=12))
+def test_bytes_after_a_complete_response_never_change_it(
+    response: tuple[bytes, bytes, bool], after: bytes, cuts: list[int]
+) -> None:
+    """Stray bytes or a second response after a complete one, in any split: the response
+    reads as it reads alone (status, reason, fields, body); when they come in the read that
+    ends it, the connection is not kept (later ones are the idle connection's readable check,
+    ``has_expired``). A body that runs to the close takes them as body: not this case."""
+    method, wire, until_close = response
+    if until_close or method == b"HEAD":
+        return  # HEAD: httptools does not know the request's method; its fields frame no body
+    alone, _, _, _ = asyncio.run(_through_both([wire], _request(method)))
+    for pieces in (_split(wire + after, cuts), [wire + after]):
+        ours, _, _, _ = asyncio.run(_through_both(pieces, _request(method)))
+        if isinstance(alone, dict) and isinstance(ours, dict):
+            assert {**ours, "kept": alone["kept"]} == alone
+        else:
+            assert ours == alone
+    assert not (isinstance(ours, dict) and ours["kept"])
+
+
+_FOLD = b"HTTP/1.1 200 OK\r\nX-A: a\r\n b\r\nContent-Length: 2\r\n\r\nhi"
+
+
+@pytest.mark.parametrize(
+    "wire",
+    [
+        pytest.param(
+            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Length: 9\r\n\r\n"
+            b"2\r\nhi\r\n0\r\n\r\n",
+            id="chunked-and-content-length",
+        ),
+        pytest.param(
+            b"HTTP/1.1 200 OK\r\nContent-Length: 9\r\nTransfer-Encoding: chunked\r\n\r\n"
+            b"2\r\nhi\r\n0\r\n\r\n",
+            id="content-length-then-chunked",
+        ),
+        pytest.param(b"HTTP/1.1 200 OK\nContent-Length: 2\n\nhi", id="bare-lf-line-ends"),
+        pytest.param(_FOLD, id="obs-fold"),
+        pytest.param(b"HTTP/1.1 200 OK\r\nX-A: a\x7fb\r\nContent-Length: 2\r\n\r\nhi", id="del"),
+        pytest.param(b"HTTP/1.1 200 OK\r\nX-A: a\x01b\r\nContent-Length: 2\r\n\r\nhi", id="ctl"),
+    ],
+)
+def test_what_h11_reads_and_llhttp_would_refuse_reads_as_h11(wire: bytes) -> None:
+    """RFC 9112 §6.3 item 3 (chunked wins), §2.2 (a bare LF), §5.2 (obs-fold: SP); the
+    connection is not kept after a message with both framings."""
+    ours, h11s, _, _ = asyncio.run(_through_both([wire], _request()))
+    assert isinstance(ours, dict) and isinstance(h11s, dict)
+    assert {**ours, "kept": h11s["kept"]} == h11s
+    assert ours["body"] == b"hi"
+    if b"Transfer-Encoding" in wire:
+        assert not ours["kept"]
+
+
+@pytest.mark.parametrize(
+    "wire",
+    [
+        pytest.param(
+            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\n\r\n0\r\n\r\n",
+            id="gzip-then-chunked",
+        ),
+        pytest.param(
+            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked, gzip\r\n\r\nhi", id="chunked-then-gzip"
+        ),
+        pytest.param(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: identity\r\n\r\nhi", id="identity"),
+        pytest.param(b"HTTP/1.1 200 OK\r\nX-A: a\x00b\r\nContent-Length: 0\r\n\r\n", id="nul"),
+        pytest.param(b"HTTP/1.1 200 OK\r\nX-A: a\x0bb\r\nContent-Length: 0\r\n\r\n", id="vt"),
+    ],
+)
+def test_a_transfer_coding_or_field_value_h11_refuses_is_refused(wire: bytes) -> None:
+    """A transfer coding other than chunked would reach the decoder still coded (h11 0.16
+    refuses it: "Only Transfer-Encoding: chunked is supported"); RFC 9110 §5.5 field values."""
+    ours, h11s, _, _ = asyncio.run(_through_both([wire], _request()))
+    assert ours is h11s is httpcore.RemoteProtocolError
+
+
+def test_a_content_length_list_is_refused() -> None:
+    """The one framing h11 reads and this connection refuses (RFC 9110 §8.6: a recipient MAY
+    reject a list of equal Content-Length values as invalid)."""
+    wire = b"HTTP/1.1 200 OK\r\nContent-Length: 2, 2\r\n\r\nhi"
+    ours, h11s, _, _ = asyncio.run(_through_both([wire], _request()))
+    assert ours is httpcore.RemoteProtocolError
+    assert isinstance(h11s, dict) and h11s["body"] == b"hi"
