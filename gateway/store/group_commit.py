@@ -55,7 +55,7 @@ from . import sql_writes
 from .errors import RunNotFoundError, RunStoreError, StoreUnavailableError, WriteRejectedError
 from .models import LeaseState, RunRecord
 from .sql_errors import transaction
-from .sqlite_held import HeldConnection
+from .sqlite_held import CommittedCancel, HeldConnection
 from .sqlite_raw import RawConnection, RawUnsupported
 
 __all__ = ["GroupCommitter", "Step", "StepRows", "insert_step_rows"]
@@ -285,6 +285,11 @@ class GroupCommitter:
         except _Conflict:
             await self._one_by_one(group)
             return
+        except CommittedCancel:  # cancelled, but the worker committed the group: it is done
+            self.groups += 1
+            for request in group:
+                self._settle(request)
+            raise
         except asyncio.CancelledError:
             self._fail(group, StoreUnavailableError("the run store is closing"))
             raise

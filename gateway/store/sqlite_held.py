@@ -46,9 +46,17 @@ from .sql_errors import is_database_error, translate_error
 from .sqlite_one_hop import aiosqlite_driver
 from .sqlite_raw import RawConnection, run_transaction
 
-__all__ = ["HeldConnection"]
+__all__ = ["CommittedCancel", "HeldConnection"]
 
 _log = logging.getLogger(__name__)
+
+
+class CommittedCancel(asyncio.CancelledError):
+    """The writer was cancelled while its group's transaction was in the worker call, and the
+    transaction then committed: its writes are durable, so they are answered as done (a caller
+    told "failed" would retry a batch the store already holds). Raised in place of the
+    ``CancelledError``, which it is."""
+
 
 Body = Callable[[RawConnection], Coroutine[Any, Any, Any]]
 """A group's writes on the raw connection (``run_transaction``'s ``body``)."""
@@ -101,12 +109,21 @@ class HeldConnection:
         assert mutex is not None
         try:
             async with mutex:
-                await driver._execute(
-                    run_transaction, driver._conn, conn.dialect, conn.sync_connection, body
+                call = asyncio.ensure_future(
+                    driver._execute(
+                        run_transaction, driver._conn, conn.dialect, conn.sync_connection, body
+                    )
                 )
+                try:
+                    await asyncio.shield(call)
+                except asyncio.CancelledError as cancel:
+                    # a cancel cannot stop the worker thread: the transaction commits or rolls
+                    # back there; wait for which, so the group is answered by what is stored
+                    await _settled(call)
+                    if not call.cancelled() and call.exception() is None:
+                        raise CommittedCancel(*cancel.args) from cancel
+                    raise
         except asyncio.CancelledError:
-            # the worker may still be inside the transaction: the pool's reset on return
-            # queues its rollback behind it (as a checkout's close did before)
             await self.release()
             raise
         except Exception as exc:
@@ -152,3 +169,11 @@ class HeldConnection:
             _log.warning("the group writer's connection could not be returned", exc_info=True)
             with contextlib.suppress(Exception):
                 await conn.invalidate()
+
+
+async def _settled(call: asyncio.Future[Any]) -> None:
+    """Wait until ``call`` is done, whatever cancels the waiting task meanwhile (the worker
+    thread finishes the call regardless)."""
+    while not call.done():
+        with contextlib.suppress(asyncio.CancelledError):
+            await asyncio.wait({call})
