@@ -266,7 +266,9 @@ _TOKEN_KINDS: Final = (
 _OUTCOMES: Final = {"RUN_CANCELED": "cancelled", "RUN_INTERRUPTED": "interrupted"}
 
 # Children per label value: ``labels()`` takes a lock and builds a tuple on each call; the
-# per-event counters are on the hot path.
+# per-event counters are on the hot path. Keyed by the kind as given: an ``EventType`` member is
+# a ``str`` equal to its value (same hash), so either finds the child, and the enum's ``.value``
+# (a property call) is read only when a child is bound.
 _events_in: dict[str, Any] = {}
 _events_out: dict[tuple[str, str], Any] = {}
 
@@ -274,20 +276,19 @@ _events_out: dict[tuple[str, str], Any] = {}
 def count_event_in(kind: Any) -> None:
     """Count one event of type ``kind`` (an ``EventType`` or its value) out of the upstream
     pipeline."""
-    kind = getattr(kind, "value", kind)
     child = _events_in.get(kind)
     if child is None:
-        child = _events_in[kind] = EVENTS_IN.labels(kind)
+        child = _events_in[kind] = EVENTS_IN.labels(getattr(kind, "value", kind))
     child.inc()
 
 
 def count_event_out(kind: Any, encoder: str, count: int = 1) -> None:
     """Count ``count`` events of type ``kind`` (an ``EventType`` or its value) encoded by
     ``encoder`` (its registry name)."""
-    key = (getattr(kind, "value", kind), encoder)
+    key = (kind, encoder)
     child = _events_out.get(key)
     if child is None:
-        child = _events_out[key] = EVENTS_OUT.labels(*key)
+        child = _events_out[key] = EVENTS_OUT.labels(getattr(kind, "value", kind), encoder)
     child.inc(count)
 
 

@@ -23,9 +23,8 @@ a durable run has its store keep each remapping for the thread (``keep``) before
 naming it goes on, so the next request restores the provider's id.
 
 A durable run (:mod:`gateway.runs`) is pumped from the same batches, each one upstream chunk's
-events, which the pump stages together (issue 13: one call per chunk, not per event;
-:func:`flatten` gives them one at a time to consumers of single events); turning events into
-a client's bytes is :mod:`gateway.encoding`'s job.
+events, which the pump stages together (issue 13: one call per chunk, not per event);
+turning events into a client's bytes is :mod:`gateway.encoding`'s job.
 
 Every run goes through :func:`gateway.attempts.run_attempts`: retries, deployments and
 fallbacks of its route (issue 19), invisible to the client until content was sent. A route
@@ -64,7 +63,6 @@ __all__ = [
     "ModelNotAllowedError",
     "PreparedRun",
     "RunPipeline",
-    "flatten",
     "requested_model",
     "staged",
 ]
@@ -268,28 +266,5 @@ async def staged(
                 if new:
                     await keep(new)
             for event in out:
-                kind = event.type
-                (_EVENTS_IN.get(kind) or _events_in(kind)).inc()
+                metrics.count_event_in(event.type)
             yield out
-
-
-_EVENTS_IN: dict[Any, Any] = {}
-"""``agui_gateway_events_in_total`` children by event type, bound once: keyed by the
-``EventType`` member (equal to its value, so the same key either way), so counting an event
-costs one ``inc`` (:func:`gateway.metrics.count_event_in`'s ``.value`` lookup is an enum
-property call per event)."""
-
-
-def _events_in(kind: Any) -> Any:
-    """Bind (once) and return the child counting events of type ``kind``."""
-    child = _EVENTS_IN[kind] = metrics.EVENTS_IN.labels(getattr(kind, "value", kind))
-    return child
-
-
-async def flatten(batches: AsyncGenerator[list[Event], None]) -> AsyncGenerator[Event, None]:
-    """The events of ``batches`` one at a time (for consumers of single events, e.g. a durable
-    run's pump). Closing this generator closes ``batches``."""
-    async with aclosing(batches):
-        async for batch in batches:
-            for event in batch:
-                yield event
