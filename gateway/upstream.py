@@ -355,19 +355,14 @@ class Upstream:
                             seen_event = True
                             idle = loop.time() + timeouts.idle if timeouts.idle else None
                             deadline, which = _earliest((idle, "idle"), (deadline_total, "total"))
-                        # masked() has nothing to do before the decoder failed: no call then
-                        batch = events if decoder.error is None else masked(route, decoder, events)
+                        batch = masked(route, decoder, events)
                         elapsed = time.perf_counter() - received
                         for _ in batch:  # per event, as documented (one latency per event)
                             _DECODE_LATENCY.observe(elapsed)
-                        ended = decoder.ended
-                        if span is not None and ended:
+                        if span is not None and decoder.ended:
                             tracing.record_terminal(span, batch[-1])
                         yield batch
-                        if ended:
-                            await _drain(chunks)
-                            break
-                    elif decoder.ended:
+                    if decoder.ended:
                         await _drain(chunks)
                         break
             finally:
