@@ -108,8 +108,7 @@ def _encode_batch(
             if kind not in content or fold.folds_content:
                 fold.apply_stored(stored)
             json = stored.json
-            cursor = stored.cursor  # its str(), inline: <epoch>.<seq>
-            event_id = f"{cursor.epoch}.{cursor.seq}{suffix}"
+            event_id = f"{stored.cursor}{suffix}"
             if json is None:
                 data = encoder.encode_wire(stored.event, id=event_id)
             else:  # the stored text, parsed only by an encoder that needs the dict
