@@ -73,6 +73,7 @@ from .runs import RunManager
 from .services import Services
 from .store import RunStore, open_store
 from .upstream import SELF_BASE_URL, Upstream
+from .upstream_client import UpstreamClient
 from .upstream_pool import ShardedTransport
 
 __all__ = ["CORS_ALLOW_HEADERS", "create_app", "demo_mounted", "upstream_limits"]
@@ -200,7 +201,7 @@ def create_app(
     owned: list[httpx.AsyncClient] = []
     if http_client is None:
         limits = upstream_limits(settings)  # proxies from the environment get them too
-        http_client = httpx.AsyncClient(transport=ShardedTransport(limits), limits=limits)
+        http_client = UpstreamClient(transport=ShardedTransport(limits), limits=limits)
         owned.append(http_client)
     pipeline = RunPipeline(
         Upstream(http_client),
