@@ -10,9 +10,9 @@ tenant A's run rides along with tenant B's. A gateway forwards requests; it is n
 session, so this client stores none and sends none (a route that needs a ``Cookie`` header sets
 it in the route's headers, which go as given).
 
-It also costs: ``extract_cookies`` wraps every response's request in a ``urllib.request.Request``
-(a URL parse) even when no cookie is set, about 6 % of the event loop's CPU per durable stream in
-``bench/added_latency.py`` (issue 13); here it does nothing.
+It also saves a little: ``extract_cookies`` wraps every response's request in a
+``urllib.request.Request`` (a URL parse) even when no cookie is set, about 35 us per upstream
+response on the 2 vCPU bench VM, 0.2 to 0.3 % of a durable stream's CPU; here it does nothing.
 """
 
 from __future__ import annotations
