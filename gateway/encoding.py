@@ -175,10 +175,15 @@ async def encode_run_events(
     suffix = "" if cursor_tag is None else f".{cursor_tag}"
     try:
         last = len(prelude) - 1
+        frames = []
         for index, wire in enumerate(prelude):
             metrics.count_event_out(str(wire.get("type")), name)
             cursor = prelude_cursor if index == last and prelude_cursor is not None else None
-            yield encoder.encode_wire(wire, id=None if cursor is None else f"{cursor}{suffix}")
+            frames.append(
+                encoder.encode_wire(wire, id=None if cursor is None else f"{cursor}{suffix}")
+            )
+        if frames:  # the prelude is there at once: one chunk (one write)
+            yield b"".join(frames)
         if events is not None:
             fold = OpenItems()
             batches = getattr(events, "batches", None)

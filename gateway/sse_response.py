@@ -11,26 +11,32 @@ task group: :meth:`SSEResponse._stream_until_disconnect`):
 * anti-buffering headers: ``cache-control: no-cache``, ``x-accel-buffering: no`` (nginx), and
   no compression (no ``content-encoding``; starlette's GZipMiddleware skips
   ``text/event-stream``);
-* one write per wake-up: chunks the source produced while the previous write was under way
-  are joined into one ASGI message (one socket send), in order, up to :data:`MAX_WRITE_BYTES`
-  (so a client that stops reading holds at most the transport's high-water mark plus one such
-  write, ``gateway/http_protocol.py``); the keep-alive is one timer
-  re-armed at most once per ``keepalive_seconds`` (no timeout task per chunk);
+* one write per chunk of the source, in the response's own task: the source is read only when
+  the previous write is out, so what it has meanwhile comes as one chunk (the run readers'
+  batches, a store page or a broker batch, joined by :mod:`gateway.encoding` into chunks of
+  about :data:`~gateway.encoding.MAX_CHUNK_BYTES`), and a client that stops reading holds at
+  most the transport's high-water mark plus one chunk (``gateway/http_protocol.py``); the
+  keep-alive is one timer re-armed at most once per ``keepalive_seconds`` (no timeout task
+  per chunk), whose write (in a task of its own, only when due) never overlaps the body's;
 * body chunks past the app's per-message wrappers: when the scope carries a
   :data:`BODY_WRITER` (the access log's, :class:`gateway.routes._access.AccessLog`), the
   ``http.response.start`` message goes through the wrapped ``send`` and the body messages
   through that writer, which sends them to the server side of the access log and counts
   their bytes (issue 13);
-* deterministic cleanup: the body source runs in a producer task feeding a small queue; when
-  the response ends for any reason (done, client gone, error) the producer is cancelled and its
-  source closed (``aclose``) before ``__call__`` returns, so an upstream HTTP stream behind it
-  is closed at once rather than when garbage-collected.
+* deterministic cleanup: when the response ends for any reason (done, client gone, error)
+  its source is closed (``aclose``) before ``__call__`` returns, so an upstream HTTP stream
+  behind it is closed at once rather than when garbage-collected.
+
+Issue 13 (per-event cost, memory per open stream): the source used to run in a producer task
+feeding a queue that the response's task drained; reading it in the response's task takes a
+task, a queue and a task switch per chunk off every stream (Python calls per content delta,
+``bench/calls_per_delta.py``).
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncGenerator, AsyncIterable, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterable, Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -41,11 +47,10 @@ from starlette.types import Receive, Scope, Send
 from agui_codecs.sse import KEEP_ALIVE
 
 from . import metrics
-from .lean_event import LeanQueue
 
 MAX_WRITE_BYTES = 16 * 1024
-"""Chunks joined into one write stop growing past this many bytes (the last chunk joined may
-cross it): batching pays for small events; a bound keeps one write from being a whole backlog."""
+"""The most bytes of one write, give or take its last frame: the encoders' chunks
+(:data:`gateway.encoding.MAX_CHUNK_BYTES`, the same bound) are written as they come."""
 
 BODY_WRITER: Final = "gateway.body_writer"
 """Scope key of a body writer: ``write(body: bytes, more_body: bool) -> Awaitable[None]``
@@ -79,14 +84,6 @@ SSE_HEADERS: dict[str, str] = {
 _CLEANUP_SECONDS = 5.0
 
 
-_KEEPALIVE = object()  # queue item: send a keep-alive comment now
-
-
-@dataclass(frozen=True, slots=True)
-class _End:
-    error: BaseException | None = None
-
-
 @dataclass(slots=True)
 class _Watch:
     streaming: bool = True  # the response is still being sent: a disconnect cancels it
@@ -105,7 +102,8 @@ class SSEResponse(StreamingResponse):
         keepalive_seconds: idle time before a ``: keep-alive`` comment (> 0).
         headers: extra/overriding response headers (e.g. the encoder's).
         status_code: HTTP status (default 200).
-        buffer: chunks the producer may run ahead of the client (backpressure bound).
+        buffer: ignored (kept for callers of earlier releases): the source is read in the
+            response's task, one chunk ahead of the client at most.
 
     An exception raised by ``content`` is re-raised in the response task after the chunks
     before it were sent (the connection then ends without a terminal chunk: sources should turn
@@ -127,12 +125,10 @@ class SSEResponse(StreamingResponse):
             raise ValueError("keepalive_seconds must be > 0")
         self._source = content
         self._keepalive = keepalive_seconds
-        self._buffer = buffer
-        self._producer: asyncio.Task[None] | None = None
         self._writer: BodyWriter | None = None
-        self._stream = self._with_keepalive()
+        self._closed = False
         super().__init__(
-            self._stream,
+            content,
             status_code=status_code,
             headers={**SSE_HEADERS, **(headers or {})},
             media_type=self.media_type,
@@ -148,10 +144,9 @@ class SSEResponse(StreamingResponse):
                 await super().__call__(scope, receive, send)
         finally:
             metrics.ACTIVE_STREAMS.dec()
-            # Under ASGI spec >= 2.4 a disconnect surfaces as OSError from send(), leaving the
-            # generator suspended; close it (and so the producer) now, not at GC.
-            await self._stream.aclose()
-            await self._stop_producer()
+            # A response that ended before its body began (an error in its start message)
+            # closes its source too, now, not at GC.
+            await self._close_source()
 
     async def _stream_until_disconnect(self, receive: Receive, send: Send) -> None:
         """Send the response in this task while one small task awaits ``http.disconnect``.
@@ -188,94 +183,148 @@ class SSEResponse(StreamingResponse):
             await self.background()
 
     async def stream_response(self, send: Send) -> None:
-        """Send the start message through ``send``, then the body (the chunks with their
-        keep-alives, then the final empty body) through the scope's :data:`BODY_WRITER`, or
-        through ``send`` when it has none (starlette's ``stream_response``)."""
+        """Send the start message through ``send``, then the body (the source's chunks with
+        the keep-alives, then the final empty body) through the scope's :data:`BODY_WRITER`,
+        or through ``send`` when it has none, each chunk as one ``http.response.body``
+        message (starlette's ``stream_response``, in this task)."""
         write = self._writer
         if write is None:
-            await super().stream_response(send)
-            return
+            write = _SendBody(send).write
         await send(
             {"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers}
         )
-        async for chunk in self._stream:
-            await write(chunk, True)
+        await self._send_body(write)
         await write(b"", False)
 
-    async def _produce(self, queue: asyncio.Queue[Any]) -> None:
-        error: BaseException | None = None
-        try:
-            async for chunk in self._source:
-                await queue.put(chunk)
-        except Exception as exc:
-            error = exc
-        finally:
-            aclose = getattr(self._source, "aclose", None)
-            if aclose is not None:
-                await aclose()
-        await queue.put(_End(error))
+    async def _send_body(self, write: BodyWriter) -> None:
+        """Every chunk of the source through ``write``, in this task, with the keep-alives of
+        a :class:`_KeepAlive` in the silences; the source closed at the end, whatever ends it.
 
-    async def _with_keepalive(self) -> AsyncGenerator[bytes, None]:
-        queue: asyncio.Queue[Any] = LeanQueue(self._buffer)
-        self._producer = asyncio.create_task(self._produce(queue))
+        Raises:
+            what the source or ``write`` raised; a keep-alive's failed ``write``, in place of
+            the cancellation it caused (the source may have been waiting for its next chunk).
+        """
         loop = asyncio.get_running_loop()
-        interval = self._keepalive
-        last = loop.time()  # when the last bytes were handed to the server
-        timer: asyncio.TimerHandle | None = None
-
-        def tick() -> None:
-            # One timer re-armed at most once per interval, not one per chunk: it enqueues a
-            # keep-alive only when nothing went out for a whole interval and nothing waits.
-            nonlocal timer
-            due = last + interval
-            now = loop.time()
-            if now >= due:
-                if queue.empty():
-                    queue.put_nowait(_KEEPALIVE)
-                due = now + interval
-            timer = loop.call_at(due, tick)
-
-        timer = loop.call_at(last + interval, tick)
-        pending: Any = None
+        task = asyncio.current_task()
+        assert task is not None
+        keepalive = _KeepAlive(loop, self._keepalive, write, task)
         try:
-            while True:
-                item = await queue.get() if pending is None else pending
-                pending = None
-                if item is _KEEPALIVE:
-                    yield KEEPALIVE
-                    last = loop.time()
-                    continue
-                if isinstance(item, _End):
-                    if item.error is not None:
-                        raise item.error
-                    return
-                # Whatever the source already produced goes out in one write (one ASGI
-                # message, one socket send), in order.
-                parts = [item]
-                size = len(item)
-                while size < MAX_WRITE_BYTES and not queue.empty():
-                    more = queue.get_nowait()
-                    if isinstance(more, bytes):
-                        parts.append(more)
-                        size += len(more)
-                    elif more is not _KEEPALIVE:  # a keep-alive after data is not needed
-                        pending = more
-                        break
-                yield parts[0] if len(parts) == 1 else b"".join(parts)
-                last = loop.time()
+            redelivered = await _first_turn(task)
+            async for chunk in self._source:
+                if keepalive.sending is not None:
+                    await keepalive.sending  # a keep-alive is going out: this chunk after it
+                keepalive.busy = True
+                await write(chunk, True)
+                keepalive.busy = False
+                keepalive.last = loop.time()
+            if keepalive.sending is not None:
+                await keepalive.sending
+            if redelivered:  # the source never waited: the cancellation is still pending
+                await asyncio.sleep(0)
+        except asyncio.CancelledError:
+            if keepalive.error is None:
+                raise
+            task.uncancel()  # the keep-alive's cancel: its error is what ended the stream
+            raise keepalive.error from None
         finally:
-            if timer is not None:
-                timer.cancel()
-            await self._stop_producer()
+            keepalive.stop()
+            await self._close_source()
 
-    async def _stop_producer(self) -> None:
-        producer = self._producer
-        if producer is None or producer.done():
+    async def _close_source(self) -> None:
+        """Close the source (``aclose``), once, shielded from a cancellation of this task
+        (starlette cancels the response when the client goes) and bounded in time."""
+        aclose = getattr(self._source, "aclose", None)
+        if aclose is None or self._closed:
             return
-        producer.cancel()
-        # Wait for the source to be closed even when this task is being cancelled (starlette
-        # cancels the body on disconnect): shielded, and bounded in time.
-        with anyio.CancelScope(shield=True):
-            await asyncio.wait({producer}, timeout=_CLEANUP_SECONDS)
-        if producer.done() and not producer.cancelled():
-            producer.exception()  # retrieved: errors were already delivered through the queue
+        self._closed = True
+        with anyio.CancelScope(shield=True) as scope:
+            scope.deadline = anyio.current_time() + _CLEANUP_SECONDS
+            await aclose()
+
+
+async def _first_turn(task: asyncio.Task[Any]) -> bool:
+    """One loop turn before the source's first step, as when the source ran in a task of its
+    own: tasks the endpoint started take their first step first (a durable run's pump
+    publishes RUN_STARTED before the run's reader subscribes, so the reader takes the broker's
+    tail and skips its store replay: ``gateway/runs/reader.py``, ``_tail_follows``). A
+    cancellation in that turn (the client left at once) is delivered again at the source's
+    first wait, so the source starts and cleans up as it would have (a durable stream's
+    ``on_abandon``, ``gateway/encoding.py``); True then (the caller takes it at its end if the
+    source never waited)."""
+    try:
+        await asyncio.sleep(0)
+    except asyncio.CancelledError:
+        task.uncancel()
+        task.cancel()
+        return True
+    return False
+
+
+class _SendBody:
+    """A :data:`BodyWriter` over the ASGI ``send`` (a scope without the access log's)."""
+
+    __slots__ = ("send",)
+
+    def __init__(self, send: Send) -> None:
+        self.send = send
+
+    def write(self, body: bytes, more_body: bool = True) -> Awaitable[None]:
+        return self.send({"type": "http.response.body", "body": body, "more_body": more_body})
+
+
+class _KeepAlive:
+    """The keep-alives of one response: one loop timer, re-armed at most once per
+    ``interval``, that sends :data:`KEEPALIVE` (in a task of its own, since the response's
+    task may be waiting for its source) when nothing went out for a whole interval and no
+    write is under way. The response's task waits for a keep-alive being sent before its next
+    write (``sending``), so two writes never overlap; a keep-alive whose write fails records
+    the error and cancels the response's task."""
+
+    __slots__ = ("busy", "error", "interval", "last", "loop", "sending", "task", "timer", "write")
+
+    def __init__(
+        self,
+        loop: asyncio.AbstractEventLoop,
+        interval: float,
+        write: BodyWriter,
+        task: asyncio.Task[Any],
+    ) -> None:
+        self.loop = loop
+        self.interval = interval
+        self.write = write
+        self.task = task
+        self.busy = False  # a write is under way (the response's or a keep-alive)
+        self.sending: asyncio.Task[None] | None = None  # the keep-alive being sent
+        self.error: BaseException | None = None  # a keep-alive's failed write
+        self.last = loop.time()  # when bytes were last handed to the server
+        self.timer: asyncio.TimerHandle | None = loop.call_at(self.last + interval, self.tick)
+
+    def tick(self) -> None:
+        """The timer: a keep-alive when one is due; re-armed for the next moment one can be."""
+        now = self.loop.time()
+        due = self.last + self.interval
+        if now >= due:
+            if not self.busy and self.sending is None:
+                self.sending = self.loop.create_task(self._send())
+            due = now + self.interval
+        self.timer = self.loop.call_at(due, self.tick)
+
+    async def _send(self) -> None:
+        self.busy = True
+        try:
+            await self.write(KEEPALIVE, True)
+            self.last = self.loop.time()
+        except Exception as exc:
+            self.error = exc
+            self.task.cancel()
+        finally:
+            self.busy = False
+            self.sending = None
+
+    def stop(self) -> None:
+        """No more keep-alives: the timer cancelled, a keep-alive still being sent too."""
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
+        if self.sending is not None:
+            self.sending.cancel()

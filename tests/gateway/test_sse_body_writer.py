@@ -1,9 +1,10 @@
 """The body of an SSE response past the app's per-message wrappers (issue 13): through the access
 log's body writer, the server receives the bytes starlette's own ``StreamingResponse`` sends for
 the same chunks (the reference path: one message per chunk, every message through the wrapped
-``send``), in order, once, and the access record counts every byte of them. Chunks the source
-has ready together are joined into one message (a coarsening of the reference's boundaries);
-chunks it waits for each go out alone, exactly as the reference sends them.
+``send``), in order, once, and the access record counts every byte of them. Each chunk of the
+source is one message, exactly as the reference sends them, and the source is asked for its
+next chunk only once the previous message is out (no read-ahead: joining what is ready together
+is the encoders' work, ``gateway/encoding.py``, one chunk per batch).
 
 Expected messages from the ASGI HTTP spec (``http.response.body``: ``body``, ``more_body``, the
 last one with ``more_body`` false) as starlette 1.x ``StreamingResponse.stream_response`` sends
@@ -98,14 +99,6 @@ async def _serve(app: Starlette) -> list[dict[str, Any]]:
     return sent
 
 
-def _boundaries(bodies: Sequence[bytes]) -> set[int]:
-    ends, offset = set(), 0
-    for body in bodies:
-        offset += len(body)
-        ends.add(offset)
-    return ends
-
-
 @settings(max_examples=60, deadline=None)
 @given(
     chunks=st.lists(st.binary(min_size=0, max_size=64), max_size=12),
@@ -125,11 +118,7 @@ def test_the_body_through_the_writer_is_the_reference_body_and_is_counted(
         wrapped = await _serve(_app(chunks, reference=True, logger=logger, waits=waits))
         bodies = [m for m in direct if m["type"] == "http.response.body"]
         expected = [m for m in wrapped if m["type"] == "http.response.body"]
-        if all(waits):  # the source waits before every next chunk: nothing to join
-            assert bodies == expected
-        got = [m["body"] for m in bodies]
-        assert b"".join(got) == b"".join(m["body"] for m in expected)  # all of it, in order
-        assert _boundaries(got) <= _boundaries([m["body"] for m in expected])  # joined only
+        assert bodies == expected  # one message per chunk, in order, once, waits or not
         assert all(m["more_body"] for m in bodies[:-1])
         assert bodies[-1] == {"type": "http.response.body", "body": b"", "more_body": False}
         starts = [m for m in direct if m["type"] == "http.response.start"]
@@ -194,18 +183,18 @@ async def test_a_failing_keepalive_send_ends_the_stream_with_its_error(spec_vers
     assert closed.is_set()
 
 
-async def test_chunks_the_source_has_ready_together_go_out_in_one_write() -> None:
-    """Three frames the source yields without waiting are one body message; the frame it waits
-    for is the next (the write does not wait for it)."""
+async def test_the_source_is_read_only_once_the_previous_write_is_out() -> None:
+    """While a body message waits to go out (a client that reads slowly: the server's ``send``
+    does not return), the source is not asked for its next chunk: a slow client holds the
+    source back (backpressure) instead of the response buffering ahead of it."""
+    asked: list[int] = []
     release = asyncio.Event()
     sent: list[bytes] = []
 
     async def source() -> AsyncIterator[bytes]:
-        yield b"data: 1\n\n"
-        yield b"data: 2\n\n"
-        yield b"data: 3\n\n"
-        await release.wait()
-        yield b"data: 4\n\n"
+        for i in range(3):
+            asked.append(i)
+            yield f"data: {i}\n\n".encode()
 
     async def receive() -> dict[str, Any]:
         await asyncio.Event().wait()
@@ -213,12 +202,18 @@ async def test_chunks_the_source_has_ready_together_go_out_in_one_write() -> Non
 
     async def send(message: dict[str, Any]) -> None:
         if message["type"] == "http.response.body":
+            if message["body"] == b"data: 0\n\n":
+                await release.wait()  # the first write is slow
             sent.append(message["body"])
-            if len(sent) == 1:
-                release.set()  # the fourth frame exists only once the first write is out
 
-    await asyncio.wait_for(SSEResponse(source())(dict(SCOPE), receive, send), 5)
-    assert sent == [b"data: 1\n\ndata: 2\n\ndata: 3\n\n", b"data: 4\n\n", b""]
+    response = asyncio.ensure_future(SSEResponse(source())(dict(SCOPE), receive, send))
+    for _ in range(5):
+        await asyncio.sleep(0)
+    assert asked == [0] and sent == []  # the first write under way: nothing more read
+    release.set()
+    await asyncio.wait_for(response, 5)
+    assert asked == [0, 1, 2]
+    assert sent == [b"data: 0\n\n", b"data: 1\n\n", b"data: 2\n\n", b""]
 
 
 class _Countdown:
