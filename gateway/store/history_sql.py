@@ -36,6 +36,7 @@ from .errors import RunNotFoundError
 from .models import HistoryPage, JsonObject
 from .protocol import HISTORY_MAX_LIMIT
 from .schema import message_aliases, messages, threads
+from .sql_statements import padded_count
 
 __all__ = [
     "VISIBILITY_CONTEXT",
@@ -367,7 +368,8 @@ OWN_ITEMS_MAX = 64
 """Most threads in one :func:`add_own_items` lock statement (one parameter each)."""
 
 _LOCK_THREADS: dict[int, Any] = {}
-""":func:`add_own_items`' lock of ``count`` threads, built once per count."""
+""":func:`add_own_items`' lock of ``count`` threads (value rows: the
+:func:`~gateway.store.sql_statements.padded_count` of the threads), built once per count."""
 
 _INSERT_OWN: dict[str, Any] = {}
 """Per dialect: :func:`_insert_new`'s statement returning the key of each row inserted."""
@@ -417,7 +419,9 @@ async def add_own_items(
         chunk = owned[start : start + OWN_ITEMS_MAX]
         params: dict[str, Any] = {"p_now": now}
         params.update({f"t{k}": thread_id for k, (thread_id, _, _) in enumerate(chunk)})
-        for row in await conn.execute(_lock_threads(len(chunk)), params):
+        size = padded_count(len(chunk), OWN_ITEMS_MAX)
+        params.update({f"t{k}": None for k in range(len(chunk), size)})  # NULL: no thread
+        for row in await conn.execute(_lock_threads(size), params):
             reserved[row.id] = int(row.next_position) - 1
     for thread_id, _, _ in owned:
         if thread_id not in reserved:

@@ -28,8 +28,25 @@ __all__ = [
     "TOUCH_THREAD",
     "is_active",
     "json_size",
+    "padded_count",
     "run_from_row",
 ]
+
+
+def padded_count(count: int, most: int) -> int:
+    """The number of value rows a statement built per row count takes for ``count`` rows
+    (``1 <= count <= most``): the next power of two, at most ``most``; the rows past
+    ``count`` are padding whose key is NULL, which matches no row.
+
+    The batched statements (``UPDATE ... FROM (SELECT :i0 ... UNION ALL ...)``:
+    :func:`gateway.store.sql_writes.update_runs`, the thread locks of
+    :func:`gateway.store.history_sql.add_own_items`) are built and compiled once per row
+    count: compiling one costs 1-9 ms of Python (SQLAlchemy's compiler, on the database
+    thread, holding the GIL), and a new group size used to compile a new statement, up to
+    ``most`` of them per kind, each a stall of the event loop while a replica warms up
+    (issue 13). Padded, at most ``log2(most) + 1`` statements per kind exist.
+    """
+    return min(1 << (count - 1).bit_length(), most)
 
 
 def run_from_row(row: Any) -> RunRecord:

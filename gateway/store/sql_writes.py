@@ -54,6 +54,7 @@ from .sql_statements import (
     TOUCH_THREAD,
     is_active,
     json_size,
+    padded_count,
     run_from_row,
 )
 
@@ -152,9 +153,13 @@ allows 32,766 since 3.32, PostgreSQL 32,767); a bigger group takes several."""
 _SQLITE_UPDATE_FROM = sqlite3.sqlite_version_info >= (3, 35)
 """SQLite runs ``UPDATE ... FROM`` (3.33) with ``RETURNING`` (3.35); older: one per run."""
 
+_PADDING = ("i", "e", "p", "l", "b")
+_PADDING_FINAL = (*_PADDING, "s", "u", "x", "m")
+"""The parameters of one :func:`update_runs` value row (non-terminal, terminal)."""
+
 _BATCH_UPDATES: dict[tuple[int, bool], Any] = {}
-""":func:`update_runs` statements by number of runs and terminal or not, built once each
-(cache key memoized)."""
+""":func:`update_runs` statements by number of value rows (:func:`padded_count` of the runs)
+and terminal or not, built once each (cache key memoized)."""
 
 
 def _batch_update(count: int, final: bool = False) -> Any:
@@ -257,7 +262,11 @@ async def update_runs(
                 params[f"u{k}"] = append.final.usage
                 params[f"x{k}"] = append.final.error
                 params[f"m{k}"] = append.final.model
-        statement = _batch_update(len(chunk), final)
+        size = padded_count(len(chunk), BATCH_UPDATE_MAX)
+        for k in range(len(chunk), size):  # padding rows: a NULL id updates no run
+            for name in _PADDING_FINAL if final else _PADDING:
+                params[f"{name}{k}"] = None
+        statement = _batch_update(size, final)
         for returned in (await conn.execute(statement, params)).all():
             updated[returned._mapping["id"]] = returned
     out: list[RunRecord | WriteRejectedError | RunNotFoundError] = []
