@@ -1,0 +1,390 @@
+"""SSEResponse against hostile timings: slow and failing keep-alive writes, disconnects and
+cancellations from elsewhere at any point, failing and unusual sources.
+
+What a real ASGI server relies on (ASGI HTTP spec, "Response Body"): no two sends overlap,
+body chunks in the source's order, each once; nothing after ``more_body: False``; under spec
+< 2.4 a send after a disconnect is a no-op, under >= 2.4 it raises ``OSError``. A
+cancellation from elsewhere (server shutdown, a timeout around the app) propagates as
+``CancelledError``; no task is left behind; a started source is closed."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from starlette.requests import ClientDisconnect
+
+from gateway.sse_response import KEEPALIVE, SSEResponse
+
+
+def _scope(spec: str) -> dict[str, Any]:
+    return {
+        "type": "http",
+        "asgi": {"version": "3.0", "spec_version": spec},
+        "http_version": "1.1",
+        "method": "GET",
+        "path": "/",
+        "headers": [],
+    }
+
+
+async def _never() -> dict[str, Any]:
+    await asyncio.Event().wait()
+    raise AssertionError
+
+
+class _Recorder:
+    """An ASGI ``send`` that checks that sends never overlap and nothing follows the end."""
+
+    def __init__(self) -> None:
+        self.messages: list[dict[str, Any]] = []
+        self.in_send = 0
+        self.overlaps = 0
+        self.after_end = 0
+        self.ended = False
+
+    async def enter(self, message: dict[str, Any]) -> None:
+        if self.ended:
+            self.after_end += 1
+        self.in_send += 1
+        if self.in_send > 1:
+            self.overlaps += 1
+        self.messages.append(message)
+        if message["type"] == "http.response.body" and not message.get("more_body", False):
+            self.ended = True
+
+    def leave(self) -> None:
+        self.in_send -= 1
+
+    def bodies(self) -> list[bytes]:
+        return [m["body"] for m in self.messages if m["type"] == "http.response.body"]
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    gaps=st.lists(st.sampled_from([0.0, 0.002, 0.006]), min_size=1, max_size=12),
+    keepalive_block=st.sampled_from([0.0, 0.003, 0.01]),
+    spec=st.sampled_from(["2.3", "2.4"]),
+)
+def test_slow_keepalive_writes_never_overlap_lose_or_reorder_chunks(
+    gaps: list[float], keepalive_block: float, spec: str
+) -> None:
+    """A client slow to take the keep-alives (their send blocks) while the source produces:
+    every chunk once, in order, no two sends at once, the end last."""
+
+    async def main() -> None:
+        rec = _Recorder()
+        closed = False
+
+        async def source() -> AsyncIterator[bytes]:
+            nonlocal closed
+            try:
+                for i, gap in enumerate(gaps):
+                    await asyncio.sleep(gap)
+                    yield f"data: {i}\n\n".encode()
+            finally:
+                closed = True
+
+        async def send(message: dict[str, Any]) -> None:
+            await rec.enter(message)
+            try:
+                if message.get("body") == KEEPALIVE:
+                    await asyncio.sleep(keepalive_block)
+                else:
+                    await asyncio.sleep(0)
+            finally:
+                rec.leave()
+
+        before = asyncio.all_tasks()
+        response = SSEResponse(source(), keepalive_seconds=0.001)
+        await asyncio.wait_for(response(_scope(spec), _never, send), timeout=10)
+        await asyncio.sleep(0)
+        assert asyncio.all_tasks() - before == set()
+        assert closed
+        assert rec.overlaps == 0 and rec.after_end == 0
+        bodies = rec.bodies()
+        assert bodies[-1] == b"" and rec.ended
+        data = [b for b in bodies[:-1] if b != KEEPALIVE]
+        assert data == [f"data: {i}\n\n".encode() for i in range(len(gaps))]
+
+    asyncio.run(main())
+
+
+@pytest.mark.parametrize("spec", ["2.3", "2.4"])
+@pytest.mark.parametrize("first", ["fail", "cancel"])
+async def test_shutdown_racing_a_failing_keepalive_propagates_as_cancellation(
+    spec: str, first: str
+) -> None:
+    """A cancellation from elsewhere (server shutdown, a timeout around the app) in the same
+    loop turn as a keep-alive's write failing: the task was cancelled by someone else, so it
+    must end with ``CancelledError`` (asyncio's contract: ``asyncio.timeout`` turns only that
+    into ``TimeoutError``), not with the keep-alive's error in its place."""
+    keepalive_sent = asyncio.Event()
+    write_done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+    closed = False
+
+    async def source() -> AsyncIterator[bytes]:
+        nonlocal closed
+        try:
+            await asyncio.Event().wait()
+            yield b"data: never\n\n"
+        finally:
+            closed = True
+
+    async def send(message: dict[str, Any]) -> None:
+        if message.get("body") == KEEPALIVE:
+            keepalive_sent.set()
+            await write_done
+
+    before = asyncio.all_tasks()
+    response = SSEResponse(source(), keepalive_seconds=0.01)
+    task = asyncio.create_task(response(_scope(spec), _never, send))
+    await keepalive_sent.wait()
+    if first == "fail":
+        write_done.set_exception(OSError("connection reset"))
+        task.cancel()
+    else:
+        task.cancel()
+        write_done.set_exception(OSError("connection reset"))
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert closed
+    await asyncio.sleep(0)
+    assert asyncio.all_tasks() - before == set()
+
+
+@pytest.mark.parametrize("spec", ["2.3", "2.4"])
+async def test_failing_keepalive_while_source_waits_ends_the_response(spec: str) -> None:
+    rec = _Recorder()
+    closed = False
+
+    async def source() -> AsyncIterator[bytes]:
+        nonlocal closed
+        try:
+            yield b"data: 0\n\n"
+            await asyncio.Event().wait()
+            yield b"data: never\n\n"
+        finally:
+            closed = True
+
+    async def send(message: dict[str, Any]) -> None:
+        await rec.enter(message)
+        rec.leave()
+        if message.get("body") == KEEPALIVE:
+            raise OSError("connection reset")
+
+    before = asyncio.all_tasks()
+    response = SSEResponse(source(), keepalive_seconds=0.005)
+    expected = ClientDisconnect if spec == "2.4" else OSError
+    with pytest.raises(expected):
+        await asyncio.wait_for(response(_scope(spec), _never, send), timeout=5)
+    assert closed
+    assert rec.bodies() == [b"data: 0\n\n", KEEPALIVE]
+    assert asyncio.current_task().cancelling() == 0  # type: ignore[union-attr]
+    await asyncio.sleep(0)
+    assert asyncio.all_tasks() - before == set()
+
+
+async def test_disconnect_during_a_keepalive_send_ends_normally() -> None:
+    rec = _Recorder()
+    gone = asyncio.Event()
+    closed = False
+
+    async def source() -> AsyncIterator[bytes]:
+        nonlocal closed
+        try:
+            yield b"data: 0\n\n"
+            await asyncio.Event().wait()
+            yield b"data: never\n\n"
+        finally:
+            closed = True
+
+    async def receive() -> dict[str, Any]:
+        await gone.wait()
+        return {"type": "http.disconnect"}
+
+    async def send(message: dict[str, Any]) -> None:
+        await rec.enter(message)
+        try:
+            if message.get("body") == KEEPALIVE:
+                gone.set()
+                await asyncio.sleep(0.05)  # the client is gone mid-write
+        finally:
+            rec.leave()
+
+    before = asyncio.all_tasks()
+    response = SSEResponse(source(), keepalive_seconds=0.005)
+    await asyncio.wait_for(response(_scope("2.3"), receive, send), timeout=5)
+    assert closed
+    assert rec.overlaps == 0 and rec.after_end == 0
+    await asyncio.sleep(0)
+    assert asyncio.all_tasks() - before == set()
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    cancel_after=st.sampled_from([0, 1, 2, 3, 5, 8, 13]),
+    spec=st.sampled_from(["2.3", "2.4"]),
+    keepalive_block=st.sampled_from([0.0, 0.004]),
+    chunk_block=st.sampled_from([0.0, 0.004]),
+)
+def test_cancellation_from_elsewhere_at_any_point(
+    cancel_after: int, spec: str, keepalive_block: float, chunk_block: float
+) -> None:
+    """Server shutdown after ``cancel_after`` loop turns (in ``_first_turn``, in a keep-alive,
+    in a write, while the source waits): ``CancelledError``, the source closed if it started,
+    no task left behind."""
+
+    async def main() -> None:
+        started = closed = False
+
+        async def source() -> AsyncIterator[bytes]:
+            nonlocal started, closed
+            started = True
+            try:
+                for i in range(1000):
+                    await asyncio.sleep(0.001)
+                    yield f"data: {i}\n\n".encode()
+            finally:
+                closed = True
+
+        async def send(message: dict[str, Any]) -> None:
+            if message.get("body") == KEEPALIVE:
+                await asyncio.sleep(keepalive_block)
+            elif message.get("body"):
+                await asyncio.sleep(chunk_block)
+
+        before = asyncio.all_tasks()
+        response = SSEResponse(source(), keepalive_seconds=0.001)
+        task = asyncio.create_task(response(_scope(spec), _never, send))
+        for _ in range(cancel_after):
+            await asyncio.sleep(0)
+        if cancel_after > 3:
+            await asyncio.sleep(0.002 * cancel_after)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        assert closed == started
+        await asyncio.sleep(0)
+        assert asyncio.all_tasks() - before == set()
+
+    asyncio.run(main())
+
+
+@pytest.mark.parametrize("spec", ["2.3", "2.4"])
+@pytest.mark.parametrize("fail_after", [0, 1, 3])
+async def test_a_failing_source_raises_after_its_chunks(spec: str, fail_after: int) -> None:
+    rec = _Recorder()
+
+    async def source() -> AsyncIterator[bytes]:
+        for i in range(fail_after):
+            yield f"data: {i}\n\n".encode()
+        raise RuntimeError("boom")
+
+    async def send(message: dict[str, Any]) -> None:
+        await rec.enter(message)
+        rec.leave()
+
+    before = asyncio.all_tasks()
+    with pytest.raises(RuntimeError, match="boom"):
+        await SSEResponse(source(), keepalive_seconds=60)(_scope(spec), _never, send)
+    assert rec.bodies() == [f"data: {i}\n\n".encode() for i in range(fail_after)]
+    assert not rec.ended
+    await asyncio.sleep(0)
+    assert asyncio.all_tasks() - before == set()
+
+
+@pytest.mark.parametrize("spec", ["2.3", "2.4"])
+async def test_a_plain_async_iterator_without_aclose(spec: str) -> None:
+    class Chunks:
+        def __init__(self) -> None:
+            self.i = 0
+
+        def __aiter__(self) -> Chunks:
+            return self
+
+        async def __anext__(self) -> bytes:
+            if self.i == 3:
+                raise StopAsyncIteration
+            self.i += 1
+            await asyncio.sleep(0.003)
+            return b"data: x\n\n"
+
+    rec = _Recorder()
+
+    async def send(message: dict[str, Any]) -> None:
+        await rec.enter(message)
+        rec.leave()
+
+    await SSEResponse(Chunks(), keepalive_seconds=0.001)(_scope(spec), _never, send)
+    bodies = rec.bodies()
+    assert [b for b in bodies if b != KEEPALIVE] == [b"data: x\n\n"] * 3 + [b""]
+    assert bodies[-1] == b"" and rec.after_end == 0
+
+
+@pytest.mark.parametrize("spec", ["2.3", "2.4"])
+async def test_a_source_that_never_waits_after_an_immediate_disconnect(spec: str) -> None:
+    """The client is gone before the first turn (spec 2.3: the watcher cancels at once); a
+    source that never waits: the response ends without error (2.3) and the source ran its
+    cleanup; nothing after the end."""
+    rec = _Recorder()
+    closed = False
+
+    async def source() -> AsyncIterator[bytes]:
+        nonlocal closed
+        try:
+            for i in range(3):
+                yield f"data: {i}\n\n".encode()
+        finally:
+            closed = True
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.disconnect"}
+
+    async def send(message: dict[str, Any]) -> None:
+        await rec.enter(message)
+        rec.leave()
+
+    before = asyncio.all_tasks()
+    await SSEResponse(source(), keepalive_seconds=60)(_scope(spec), receive, send)
+    assert closed and rec.after_end == 0 and rec.overlaps == 0
+    await asyncio.sleep(0)
+    assert asyncio.all_tasks() - before == set()
+    assert asyncio.current_task().cancelling() == 0  # type: ignore[union-attr]
+
+
+async def test_tiny_keepalive_only_after_a_whole_silence() -> None:
+    """keepalive 1 ms, a fast source with random pauses: a keep-alive only after a whole
+    interval with nothing sent (measured from the end of the previous write)."""
+    loop = asyncio.get_running_loop()
+    interval = 0.001
+    times: list[tuple[float, float, bytes]] = []
+
+    async def source() -> AsyncIterator[bytes]:
+        for i in range(200):
+            if i % 7 == 0:
+                await asyncio.sleep(0.003)
+            elif i % 3 == 0:
+                await asyncio.sleep(0)
+            yield f"data: {i}\n\n".encode()
+
+    async def send(message: dict[str, Any]) -> None:
+        start = loop.time()
+        if message.get("body") == KEEPALIVE:
+            await asyncio.sleep(0.0005)
+        times.append((start, loop.time(), message.get("body", b"")))
+
+    await SSEResponse(source(), keepalive_seconds=interval)(_scope("2.4"), _never, send)
+    bodies = [b for _, _, b in times]
+    assert [b for b in bodies[1:-1] if b != KEEPALIVE] == [
+        f"data: {i}\n\n".encode() for i in range(200)
+    ]
+    for (_, prev_end, _), (start, _, body) in itertools.pairwise(times):
+        if body == KEEPALIVE:
+            assert start - prev_end >= interval - 1e-9
+        assert start >= prev_end  # one write at a time
