@@ -208,6 +208,7 @@ class SSEResponse(StreamingResponse):
         task = asyncio.current_task()
         assert task is not None
         keepalive = _KeepAlive(loop, self._keepalive, write, task)
+        cancelling = task.cancelling()
         try:
             redelivered = await _first_turn(task)
             async for chunk in self._source:
@@ -224,7 +225,10 @@ class SSEResponse(StreamingResponse):
         except asyncio.CancelledError:
             if keepalive.error is None:
                 raise
-            task.uncancel()  # the keep-alive's cancel: its error is what ended the stream
+            # The keep-alive's cancel taken back; one from elsewhere too (server shutdown, a
+            # timeout, the client gone) is still requested: that one propagates.
+            if task.uncancel() > cancelling:
+                raise
             raise keepalive.error from None
         finally:
             keepalive.stop()
