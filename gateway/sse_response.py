@@ -170,12 +170,13 @@ class SSEResponse(StreamingResponse):
                 task.cancel()
 
         watcher = asyncio.create_task(watch())
+        cancelling = task.cancelling()
         try:
             await self.stream_response(send)
         except asyncio.CancelledError:
-            if not state.gone:
+            # the watcher's cancel taken back; one from elsewhere too still propagates
+            if not state.gone or task.uncancel() > cancelling:
                 raise
-            task.uncancel()
         finally:
             state.streaming = False
             watcher.cancel()
