@@ -506,3 +506,49 @@ async def test_shutdown_after_a_disconnect_still_propagates(where: str) -> None:
         await task
     await asyncio.sleep(0)
     assert asyncio.all_tasks() - before == set()
+
+
+@pytest.mark.parametrize("spec", ["2.3", "2.4"])
+async def test_a_keepalive_failing_while_a_chunk_waits_behind_it(spec: str) -> None:
+    """The source has its next chunk while a keep-alive's write blocks, then that write
+    fails: the chunk is not sent (nothing after a failed write), the failure ends the
+    response, the source is closed, no task is left behind."""
+    rec = _Recorder()
+    blocked = asyncio.Event()
+    release: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+    closed = False
+
+    async def source() -> AsyncIterator[bytes]:
+        nonlocal closed
+        try:
+            yield b"data: 0\n\n"
+            await blocked.wait()
+            yield b"data: 1\n\n"  # ready while the keep-alive is still being written
+            yield b"data: 2\n\n"
+        finally:
+            closed = True
+
+    async def send(message: dict[str, Any]) -> None:
+        await rec.enter(message)
+        try:
+            if message.get("body") == KEEPALIVE:
+                blocked.set()
+                await release
+        finally:
+            rec.leave()
+
+    before = asyncio.all_tasks()
+    task = asyncio.create_task(
+        SSEResponse(source(), keepalive_seconds=0.005)(_scope(spec), _never, send)
+    )
+    await blocked.wait()
+    for _ in range(5):
+        await asyncio.sleep(0)  # the response takes chunk 1 and waits for the keep-alive
+    release.set_exception(OSError("connection reset"))
+    with pytest.raises(ClientDisconnect if spec == "2.4" else OSError):
+        await task
+    assert closed
+    assert rec.bodies() == [b"data: 0\n\n", KEEPALIVE]
+    assert rec.overlaps == 0
+    await asyncio.sleep(0)
+    assert asyncio.all_tasks() - before == set()
