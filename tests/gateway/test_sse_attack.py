@@ -552,3 +552,93 @@ async def test_a_keepalive_failing_while_a_chunk_waits_behind_it(spec: str) -> N
     assert rec.overlaps == 0
     await asyncio.sleep(0)
     assert asyncio.all_tasks() - before == set()
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    spec=st.sampled_from(["2.3", "2.4"]),
+    events=st.lists(
+        st.tuples(st.sampled_from(["fail", "shutdown", "disconnect"]), st.integers(0, 2)),
+        min_size=1,
+        max_size=3,
+        unique_by=lambda e: e[0],
+    ),
+)
+def test_keepalive_failure_disconnect_and_shutdown_in_any_order(
+    spec: str, events: list[tuple[str, int]]
+) -> None:
+    """While a keep-alive is being written: its write failing, the client leaving (spec 2.3)
+    and a shutdown, in any order, some in the same turn. A shutdown propagates as
+    ``CancelledError``; else a disconnect ends the response normally (2.3); else the failure
+    ends it with its error. The source is closed, no task left behind."""
+
+    async def main() -> None:
+        keepalive_sent = asyncio.Event()
+        release: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        gone = asyncio.Event()
+        closed = False
+
+        async def source() -> AsyncIterator[bytes]:
+            nonlocal closed
+            try:
+                yield b"data: 0\n\n"
+                await asyncio.Event().wait()
+                yield b"data: never\n\n"
+            finally:
+                closed = True
+
+        async def receive() -> dict[str, Any]:
+            await gone.wait()
+            return {"type": "http.disconnect"}
+
+        async def send(message: dict[str, Any]) -> None:
+            if message.get("body") == KEEPALIVE:
+                keepalive_sent.set()
+                await release
+
+        before = asyncio.all_tasks()
+        task = asyncio.create_task(
+            SSEResponse(source(), keepalive_seconds=0.005)(_scope(spec), receive, send)
+        )
+        await keepalive_sent.wait()
+        kinds = set()
+        for kind, turns in events:
+            for _ in range(turns):
+                await asyncio.sleep(0)
+            if task.done():
+                break
+            kinds.add(kind)
+            if kind == "fail":
+                release.set_exception(OSError("connection reset"))
+            elif kind == "shutdown":
+                task.cancel()
+            else:
+                gone.set()
+        for _ in range(3):
+            await asyncio.sleep(0)
+        if not task.done() and not ("disconnect" in kinds and spec == "2.3"):
+            kinds.add("shutdown")  # nothing ends it under 2.4 but a failure: end the test
+            task.cancel()
+        try:
+            await asyncio.wait_for(task, timeout=5)
+            outcome = "normal"
+        except asyncio.CancelledError:
+            outcome = "cancelled"
+        except (OSError, ClientDisconnect):
+            outcome = "error"
+        assert closed
+        await asyncio.sleep(0)
+        assert asyncio.all_tasks() - before == set()
+        if "shutdown" in kinds:
+            assert outcome == "cancelled"
+        elif "disconnect" in kinds and spec == "2.3":
+            # the keep-alive's failure may end it first (its error) or the disconnect
+            assert outcome in {"normal", "error"}
+            if "fail" not in kinds:
+                assert outcome == "normal"
+        elif "fail" in kinds:
+            assert outcome == "error"
+        if not release.done():
+            release.cancel()
+
+    asyncio.run(main())
