@@ -1,5 +1,5 @@
-"""SSEResponse against hostile timings: slow and failing keep-alive writes, disconnects and
-cancellations from elsewhere at any point, failing and unusual sources.
+"""SSEResponse's keep-alives against hostile timings: slow and failing keep-alive writes while
+the source produces or waits, a disconnect or a shutdown in the same turn.
 
 What a real ASGI server relies on (ASGI HTTP spec, "Response Body"): no two sends overlap,
 body chunks in the source's order, each once; nothing after ``more_body: False``; under spec
@@ -17,52 +17,10 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from sse_harness import Recorder, never, scope
 from starlette.requests import ClientDisconnect
 
 from gateway.sse_response import KEEPALIVE, SSEResponse
-
-
-def _scope(spec: str) -> dict[str, Any]:
-    return {
-        "type": "http",
-        "asgi": {"version": "3.0", "spec_version": spec},
-        "http_version": "1.1",
-        "method": "GET",
-        "path": "/",
-        "headers": [],
-    }
-
-
-async def _never() -> dict[str, Any]:
-    await asyncio.Event().wait()
-    raise AssertionError
-
-
-class _Recorder:
-    """An ASGI ``send`` that checks that sends never overlap and nothing follows the end."""
-
-    def __init__(self) -> None:
-        self.messages: list[dict[str, Any]] = []
-        self.in_send = 0
-        self.overlaps = 0
-        self.after_end = 0
-        self.ended = False
-
-    async def enter(self, message: dict[str, Any]) -> None:
-        if self.ended:
-            self.after_end += 1
-        self.in_send += 1
-        if self.in_send > 1:
-            self.overlaps += 1
-        self.messages.append(message)
-        if message["type"] == "http.response.body" and not message.get("more_body", False):
-            self.ended = True
-
-    def leave(self) -> None:
-        self.in_send -= 1
-
-    def bodies(self) -> list[bytes]:
-        return [m["body"] for m in self.messages if m["type"] == "http.response.body"]
 
 
 @settings(max_examples=30, deadline=None)
@@ -78,7 +36,7 @@ def test_slow_keepalive_writes_never_overlap_lose_or_reorder_chunks(
     every chunk once, in order, no two sends at once, the end last."""
 
     async def main() -> None:
-        rec = _Recorder()
+        rec = Recorder()
         closed = False
 
         async def source() -> AsyncIterator[bytes]:
@@ -102,7 +60,7 @@ def test_slow_keepalive_writes_never_overlap_lose_or_reorder_chunks(
 
         before = asyncio.all_tasks()
         response = SSEResponse(source(), keepalive_seconds=0.001)
-        await asyncio.wait_for(response(_scope(spec), _never, send), timeout=10)
+        await asyncio.wait_for(response(scope(spec), never, send), timeout=10)
         await asyncio.sleep(0)
         assert asyncio.all_tasks() - before == set()
         assert closed
@@ -143,7 +101,7 @@ async def test_shutdown_racing_a_failing_keepalive_propagates_as_cancellation(
 
     before = asyncio.all_tasks()
     response = SSEResponse(source(), keepalive_seconds=0.01)
-    task = asyncio.create_task(response(_scope(spec), _never, send))
+    task = asyncio.create_task(response(scope(spec), never, send))
     await keepalive_sent.wait()
     if first == "fail":
         write_done.set_exception(OSError("connection reset"))
@@ -160,7 +118,7 @@ async def test_shutdown_racing_a_failing_keepalive_propagates_as_cancellation(
 
 @pytest.mark.parametrize("spec", ["2.3", "2.4"])
 async def test_failing_keepalive_while_source_waits_ends_the_response(spec: str) -> None:
-    rec = _Recorder()
+    rec = Recorder()
     closed = False
 
     async def source() -> AsyncIterator[bytes]:
@@ -182,7 +140,7 @@ async def test_failing_keepalive_while_source_waits_ends_the_response(spec: str)
     response = SSEResponse(source(), keepalive_seconds=0.005)
     expected = ClientDisconnect if spec == "2.4" else OSError
     with pytest.raises(expected):
-        await asyncio.wait_for(response(_scope(spec), _never, send), timeout=5)
+        await asyncio.wait_for(response(scope(spec), never, send), timeout=5)
     assert closed
     assert rec.bodies() == [b"data: 0\n\n", KEEPALIVE]
     assert asyncio.current_task().cancelling() == 0  # type: ignore[union-attr]
@@ -191,7 +149,7 @@ async def test_failing_keepalive_while_source_waits_ends_the_response(spec: str)
 
 
 async def test_disconnect_during_a_keepalive_send_ends_normally() -> None:
-    rec = _Recorder()
+    rec = Recorder()
     gone = asyncio.Event()
     closed = False
 
@@ -219,143 +177,11 @@ async def test_disconnect_during_a_keepalive_send_ends_normally() -> None:
 
     before = asyncio.all_tasks()
     response = SSEResponse(source(), keepalive_seconds=0.005)
-    await asyncio.wait_for(response(_scope("2.3"), receive, send), timeout=5)
+    await asyncio.wait_for(response(scope("2.3"), receive, send), timeout=5)
     assert closed
     assert rec.overlaps == 0 and rec.after_end == 0
     await asyncio.sleep(0)
     assert asyncio.all_tasks() - before == set()
-
-
-@settings(max_examples=40, deadline=None)
-@given(
-    cancel_after=st.sampled_from([0, 1, 2, 3, 5, 8, 13]),
-    spec=st.sampled_from(["2.3", "2.4"]),
-    keepalive_block=st.sampled_from([0.0, 0.004]),
-    chunk_block=st.sampled_from([0.0, 0.004]),
-)
-def test_cancellation_from_elsewhere_at_any_point(
-    cancel_after: int, spec: str, keepalive_block: float, chunk_block: float
-) -> None:
-    """Server shutdown after ``cancel_after`` loop turns (in ``_first_turn``, in a keep-alive,
-    in a write, while the source waits): ``CancelledError``, the source closed if it started,
-    no task left behind."""
-
-    async def main() -> None:
-        started = closed = False
-
-        async def source() -> AsyncIterator[bytes]:
-            nonlocal started, closed
-            started = True
-            try:
-                for i in range(1000):
-                    await asyncio.sleep(0.001)
-                    yield f"data: {i}\n\n".encode()
-            finally:
-                closed = True
-
-        async def send(message: dict[str, Any]) -> None:
-            if message.get("body") == KEEPALIVE:
-                await asyncio.sleep(keepalive_block)
-            elif message.get("body"):
-                await asyncio.sleep(chunk_block)
-
-        before = asyncio.all_tasks()
-        response = SSEResponse(source(), keepalive_seconds=0.001)
-        task = asyncio.create_task(response(_scope(spec), _never, send))
-        for _ in range(cancel_after):
-            await asyncio.sleep(0)
-        if cancel_after > 3:
-            await asyncio.sleep(0.002 * cancel_after)
-        task.cancel()
-        with pytest.raises(asyncio.CancelledError):
-            await task
-        assert closed == started
-        await asyncio.sleep(0)
-        assert asyncio.all_tasks() - before == set()
-
-    asyncio.run(main())
-
-
-@pytest.mark.parametrize("spec", ["2.3", "2.4"])
-@pytest.mark.parametrize("fail_after", [0, 1, 3])
-async def test_a_failing_source_raises_after_its_chunks(spec: str, fail_after: int) -> None:
-    rec = _Recorder()
-
-    async def source() -> AsyncIterator[bytes]:
-        for i in range(fail_after):
-            yield f"data: {i}\n\n".encode()
-        raise RuntimeError("boom")
-
-    async def send(message: dict[str, Any]) -> None:
-        await rec.enter(message)
-        rec.leave()
-
-    before = asyncio.all_tasks()
-    with pytest.raises(RuntimeError, match="boom"):
-        await SSEResponse(source(), keepalive_seconds=60)(_scope(spec), _never, send)
-    assert rec.bodies() == [f"data: {i}\n\n".encode() for i in range(fail_after)]
-    assert not rec.ended
-    await asyncio.sleep(0)
-    assert asyncio.all_tasks() - before == set()
-
-
-@pytest.mark.parametrize("spec", ["2.3", "2.4"])
-async def test_a_plain_async_iterator_without_aclose(spec: str) -> None:
-    class Chunks:
-        def __init__(self) -> None:
-            self.i = 0
-
-        def __aiter__(self) -> Chunks:
-            return self
-
-        async def __anext__(self) -> bytes:
-            if self.i == 3:
-                raise StopAsyncIteration
-            self.i += 1
-            await asyncio.sleep(0.003)
-            return b"data: x\n\n"
-
-    rec = _Recorder()
-
-    async def send(message: dict[str, Any]) -> None:
-        await rec.enter(message)
-        rec.leave()
-
-    await SSEResponse(Chunks(), keepalive_seconds=0.001)(_scope(spec), _never, send)
-    bodies = rec.bodies()
-    assert [b for b in bodies if b != KEEPALIVE] == [b"data: x\n\n"] * 3 + [b""]
-    assert bodies[-1] == b"" and rec.after_end == 0
-
-
-@pytest.mark.parametrize("spec", ["2.3", "2.4"])
-async def test_a_source_that_never_waits_after_an_immediate_disconnect(spec: str) -> None:
-    """The client is gone before the first turn (spec 2.3: the watcher cancels at once); a
-    source that never waits: the response ends without error (2.3) and the source ran its
-    cleanup; nothing after the end."""
-    rec = _Recorder()
-    closed = False
-
-    async def source() -> AsyncIterator[bytes]:
-        nonlocal closed
-        try:
-            for i in range(3):
-                yield f"data: {i}\n\n".encode()
-        finally:
-            closed = True
-
-    async def receive() -> dict[str, Any]:
-        return {"type": "http.disconnect"}
-
-    async def send(message: dict[str, Any]) -> None:
-        await rec.enter(message)
-        rec.leave()
-
-    before = asyncio.all_tasks()
-    await SSEResponse(source(), keepalive_seconds=60)(_scope(spec), receive, send)
-    assert closed and rec.after_end == 0 and rec.overlaps == 0
-    await asyncio.sleep(0)
-    assert asyncio.all_tasks() - before == set()
-    assert asyncio.current_task().cancelling() == 0  # type: ignore[union-attr]
 
 
 async def test_tiny_keepalive_only_after_a_whole_silence() -> None:
@@ -379,7 +205,7 @@ async def test_tiny_keepalive_only_after_a_whole_silence() -> None:
             await asyncio.sleep(0.0005)
         times.append((start, loop.time(), message.get("body", b"")))
 
-    await SSEResponse(source(), keepalive_seconds=interval)(_scope("2.4"), _never, send)
+    await SSEResponse(source(), keepalive_seconds=interval)(scope("2.4"), never, send)
     bodies = [b for _, _, b in times]
     assert [b for b in bodies[1:-1] if b != KEEPALIVE] == [
         f"data: {i}\n\n".encode() for i in range(200)
@@ -390,130 +216,12 @@ async def test_tiny_keepalive_only_after_a_whole_silence() -> None:
         assert start >= prev_end  # one write at a time
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the source's aclose runs in the response task: anyio's shield does not stop a "
-    "native task.cancel(), so a second cancellation interrupts the source's cleanup (the "
-    "producer task of the earlier design finished it on its own)",
-)
-@pytest.mark.parametrize("spec", ["2.3", "2.4"])
-async def test_a_second_cancellation_during_the_source_cleanup_lets_it_finish(spec: str) -> None:
-    """Shutdown while a write blocks (the source waits at a ``yield``), then again while the
-    source's cleanup runs: the cleanup (an upstream stream's close) finishes, and the
-    response ends with ``CancelledError``."""
-    writing = asyncio.Event()
-    cleaning = asyncio.Event()
-    cleaned = False
-
-    async def source() -> AsyncIterator[bytes]:
-        nonlocal cleaned
-        try:
-            yield b"data: 0\n\n"
-            yield b"data: 1\n\n"
-        finally:
-            cleaning.set()
-            await asyncio.sleep(0.02)
-            cleaned = True
-
-    async def send(message: dict[str, Any]) -> None:
-        if message.get("body") == b"data: 0\n\n":
-            writing.set()
-            await asyncio.Event().wait()  # the client does not read
-
-    before = asyncio.all_tasks()
-    task = asyncio.create_task(SSEResponse(source())(_scope(spec), _never, send))
-    await writing.wait()
-    task.cancel()
-    await cleaning.wait()
-    task.cancel()
-    with pytest.raises(asyncio.CancelledError):
-        await task
-    assert cleaned
-    await asyncio.sleep(0)
-    assert asyncio.all_tasks() - before == set()
-
-
-@pytest.mark.parametrize("where", ["write", "wait"])
-async def test_a_disconnect_with_a_source_failing_in_its_cleanup(where: str) -> None:
-    """Spec 2.3, the client leaves while the source is at a ``yield`` (a write blocks) or
-    waiting, and the source's cleanup raises: the error is the app's (the server logs it), no
-    task is left behind."""
-    gone = asyncio.Event()
-
-    async def source() -> AsyncIterator[bytes]:
-        try:
-            yield b"data: 0\n\n"
-            await asyncio.Event().wait()
-            yield b"data: never\n\n"
-        finally:
-            raise RuntimeError("cleanup failed")
-
-    async def receive() -> dict[str, Any]:
-        await gone.wait()
-        return {"type": "http.disconnect"}
-
-    async def send(message: dict[str, Any]) -> None:
-        if message.get("body") == b"data: 0\n\n":
-            gone.set()
-            if where == "write":
-                await asyncio.Event().wait()
-
-    before = asyncio.all_tasks()
-
-    with pytest.raises(RuntimeError, match="cleanup failed"):
-        await asyncio.wait_for(SSEResponse(source())(_scope("2.3"), receive, send), timeout=5)
-    await asyncio.sleep(0)
-    assert asyncio.all_tasks() - before == set()
-
-
-@pytest.mark.parametrize("where", ["wait", "cleanup"])
-async def test_shutdown_after_a_disconnect_still_propagates(where: str) -> None:
-    """Spec 2.3: the client leaves, and the server cancels the app (shutdown, its graceful
-    timeout) in the same turn or while the source cleans up: the cancellation from elsewhere
-    propagates (only the watcher's own cancel is taken back)."""
-    gone = asyncio.Event()
-    cleaning = asyncio.Event()
-
-    async def source() -> AsyncIterator[bytes]:
-        try:
-            yield b"data: 0\n\n"
-            await asyncio.Event().wait()
-            yield b"data: never\n\n"
-        finally:
-            cleaning.set()
-            if where == "cleanup":
-                await asyncio.sleep(0.02)
-
-    async def receive() -> dict[str, Any]:
-        await gone.wait()
-        return {"type": "http.disconnect"}
-
-    sent = asyncio.Event()
-
-    async def send(message: dict[str, Any]) -> None:
-        if message.get("body"):
-            sent.set()
-
-    before = asyncio.all_tasks()
-    task = asyncio.create_task(SSEResponse(source())(_scope("2.3"), receive, send))
-    await sent.wait()
-    await asyncio.sleep(0.005)  # the source waits
-    gone.set()
-    if where == "cleanup":
-        await cleaning.wait()
-    task.cancel()
-    with pytest.raises(asyncio.CancelledError):
-        await task
-    await asyncio.sleep(0)
-    assert asyncio.all_tasks() - before == set()
-
-
 @pytest.mark.parametrize("spec", ["2.3", "2.4"])
 async def test_a_keepalive_failing_while_a_chunk_waits_behind_it(spec: str) -> None:
     """The source has its next chunk while a keep-alive's write blocks, then that write
     fails: the chunk is not sent (nothing after a failed write), the failure ends the
     response, the source is closed, no task is left behind."""
-    rec = _Recorder()
+    rec = Recorder()
     blocked = asyncio.Event()
     release: asyncio.Future[None] = asyncio.get_running_loop().create_future()
     closed = False
@@ -539,7 +247,7 @@ async def test_a_keepalive_failing_while_a_chunk_waits_behind_it(spec: str) -> N
 
     before = asyncio.all_tasks()
     task = asyncio.create_task(
-        SSEResponse(source(), keepalive_seconds=0.005)(_scope(spec), _never, send)
+        SSEResponse(source(), keepalive_seconds=0.005)(scope(spec), never, send)
     )
     await blocked.wait()
     for _ in range(5):
@@ -598,7 +306,7 @@ def test_keepalive_failure_disconnect_and_shutdown_in_any_order(
 
         before = asyncio.all_tasks()
         task = asyncio.create_task(
-            SSEResponse(source(), keepalive_seconds=0.005)(_scope(spec), receive, send)
+            SSEResponse(source(), keepalive_seconds=0.005)(scope(spec), receive, send)
         )
         await keepalive_sent.wait()
         kinds = set()
