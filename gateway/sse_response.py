@@ -170,12 +170,13 @@ class SSEResponse(StreamingResponse):
                 task.cancel()
 
         watcher = asyncio.create_task(watch())
+        cancelling = task.cancelling()
         try:
             await self.stream_response(send)
         except asyncio.CancelledError:
-            if not state.gone:
+            # the watcher's cancel taken back; one from elsewhere too still propagates
+            if not state.gone or task.uncancel() > cancelling:
                 raise
-            task.uncancel()
         finally:
             state.streaming = False
             watcher.cancel()
@@ -208,6 +209,7 @@ class SSEResponse(StreamingResponse):
         task = asyncio.current_task()
         assert task is not None
         keepalive = _KeepAlive(loop, self._keepalive, write, task)
+        cancelling = task.cancelling()
         try:
             redelivered = await _first_turn(task)
             async for chunk in self._source:
@@ -224,7 +226,10 @@ class SSEResponse(StreamingResponse):
         except asyncio.CancelledError:
             if keepalive.error is None:
                 raise
-            task.uncancel()  # the keep-alive's cancel: its error is what ended the stream
+            # The keep-alive's cancel taken back; one from elsewhere too (server shutdown, a
+            # timeout, the client gone) is still requested: that one propagates.
+            if task.uncancel() > cancelling:
+                raise
             raise keepalive.error from None
         finally:
             keepalive.stop()

@@ -4,18 +4,20 @@ the in-process broker's retained tail begins with the run's first event
 (``gateway/runs/reader.py``, ``_tail_follows``; ``docs/runs.md`` §3): that holds when the
 run's pump has taken its first step (RUN_STARTED published) before the reader subscribes,
 which the SSE response keeps by starting its source one loop turn after the endpoint returned
-(``gateway/sse_response.py``). The stream must still be the whole run, once, in order."""
+(``gateway/sse_response.py``, ``_first_turn``). The stream must still be the whole run, once,
+in order. Both wires: AG-UI (``POST /v1/agui/{route}``) and the AI SDK's UI message stream
+(``POST /v1/ai-sdk/{route}``)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 import respx
-from gwtest import FAST, OPENAI_URL, RUN_INPUT, drive
+from gwtest import CHAT_REQUEST, FAST, OPENAI_URL, RUN_INPUT, drive
 
 BODY = (
     b'data: {"choices":[{"index":0,"delta":{"role":"assistant","content":"h"}}]}\n\n'
@@ -25,16 +27,8 @@ BODY = (
 )
 
 
-@pytest.mark.usefixtures("keys")
-async def test_a_live_durable_stream_reads_none_of_its_events_back_from_the_store(
-    tmp_path: Path, make_app: Callable[..., Any], router: respx.MockRouter
-) -> None:
-    router.post(OPENAI_URL).mock(
-        side_effect=lambda _request: httpx.Response(
-            200, content=BODY, headers={"content-type": "text/event-stream"}
-        )
-    )
-    app = make_app(database_url=f"sqlite+aiosqlite:///{tmp_path}/runs.db", **FAST)
+async def _reads_while(app: Any, stream: Callable[[int], Awaitable[None]]) -> list[Any]:
+    """The store's event reads (``read_wire`` calls) while ``stream(n)`` runs for n = 0, 1, 2."""
     async with app.router.lifespan_context(app):
         store = app.state.services.manager.store
         reads: list[Any] = []
@@ -46,9 +40,50 @@ async def test_a_live_durable_stream_reads_none_of_its_events_back_from_the_stor
 
         store.read_wire = read_wire
         for n in range(3):
-            result = await drive(app, "/v1/agui/gpt", {**RUN_INPUT, "runId": f"run-{n}"})
-            events = [e for e in result.data() if isinstance(e, dict)]
-            types = [e["type"] for e in events]
-            assert types[0] == "RUN_STARTED" and types[-1] == "RUN_FINISHED", types
-            assert "".join(e.get("delta", "") for e in events) == "hi"  # whole, once
-        assert reads == []
+            await stream(n)
+    return reads
+
+
+def _app(tmp_path: Path, make_app: Callable[..., Any], router: respx.MockRouter) -> Any:
+    router.post(OPENAI_URL).mock(
+        side_effect=lambda _request: httpx.Response(
+            200, content=BODY, headers={"content-type": "text/event-stream"}
+        )
+    )
+    return make_app(database_url=f"sqlite+aiosqlite:///{tmp_path}/runs.db", **FAST)
+
+
+@pytest.mark.usefixtures("keys")
+async def test_a_live_durable_stream_reads_none_of_its_events_back_from_the_store(
+    tmp_path: Path, make_app: Callable[..., Any], router: respx.MockRouter
+) -> None:
+    app = _app(tmp_path, make_app, router)
+
+    async def stream(n: int) -> None:
+        result = await drive(app, "/v1/agui/gpt", {**RUN_INPUT, "runId": f"run-{n}"})
+        events = [e for e in result.data() if isinstance(e, dict)]
+        types = [e["type"] for e in events]
+        assert types[0] == "RUN_STARTED" and types[-1] == "RUN_FINISHED", types
+        assert "".join(e.get("delta", "") for e in events) == "hi"  # whole, once
+
+    assert await _reads_while(app, stream) == []
+
+
+@pytest.mark.usefixtures("keys")
+async def test_a_live_durable_ai_sdk_stream_reads_none_of_its_events_back_from_the_store(
+    tmp_path: Path, make_app: Callable[..., Any], router: respx.MockRouter
+) -> None:
+    app = _app(tmp_path, make_app, router)
+
+    async def stream(n: int) -> None:
+        result = await drive(app, "/v1/ai-sdk/gpt", {**CHAT_REQUEST, "id": f"chat-{n}"})
+        assert result.status == 200, result.body
+        data = result.data()
+        chunks = [e for e in data if isinstance(e, dict)]
+        types = [e["type"] for e in chunks]
+        assert types[0] == "start" and types[-1] == "finish", types
+        assert data[-1] == "[DONE]"
+        deltas = "".join(e.get("delta", "") for e in chunks if e["type"] == "text-delta")
+        assert deltas == "hi"  # whole, once
+
+    assert await _reads_while(app, stream) == []
