@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from sse_harness import Recorder, never, scope
+from sse_harness import Held, Recorder, never, scope
 from starlette.requests import ClientDisconnect
 
 from gateway.sse_response import KEEPALIVE, SSEResponse
@@ -119,16 +119,7 @@ async def test_shutdown_racing_a_failing_keepalive_propagates_as_cancellation(
 @pytest.mark.parametrize("spec", ["2.3", "2.4"])
 async def test_failing_keepalive_while_source_waits_ends_the_response(spec: str) -> None:
     rec = Recorder()
-    closed = False
-
-    async def source() -> AsyncIterator[bytes]:
-        nonlocal closed
-        try:
-            yield b"data: 0\n\n"
-            await asyncio.Event().wait()
-            yield b"data: never\n\n"
-        finally:
-            closed = True
+    held = Held()
 
     async def send(message: dict[str, Any]) -> None:
         await rec.enter(message)
@@ -137,11 +128,11 @@ async def test_failing_keepalive_while_source_waits_ends_the_response(spec: str)
             raise OSError("connection reset")
 
     before = asyncio.all_tasks()
-    response = SSEResponse(source(), keepalive_seconds=0.005)
+    response = SSEResponse(held.chunks(), keepalive_seconds=0.005)
     expected = ClientDisconnect if spec == "2.4" else OSError
     with pytest.raises(expected):
         await asyncio.wait_for(response(scope(spec), never, send), timeout=5)
-    assert closed
+    assert held.closed
     assert rec.bodies() == [b"data: 0\n\n", KEEPALIVE]
     assert asyncio.current_task().cancelling() == 0  # type: ignore[union-attr]
     await asyncio.sleep(0)
@@ -151,16 +142,7 @@ async def test_failing_keepalive_while_source_waits_ends_the_response(spec: str)
 async def test_disconnect_during_a_keepalive_send_ends_normally() -> None:
     rec = Recorder()
     gone = asyncio.Event()
-    closed = False
-
-    async def source() -> AsyncIterator[bytes]:
-        nonlocal closed
-        try:
-            yield b"data: 0\n\n"
-            await asyncio.Event().wait()
-            yield b"data: never\n\n"
-        finally:
-            closed = True
+    held = Held()
 
     async def receive() -> dict[str, Any]:
         await gone.wait()
@@ -176,9 +158,9 @@ async def test_disconnect_during_a_keepalive_send_ends_normally() -> None:
             rec.leave()
 
     before = asyncio.all_tasks()
-    response = SSEResponse(source(), keepalive_seconds=0.005)
+    response = SSEResponse(held.chunks(), keepalive_seconds=0.005)
     await asyncio.wait_for(response(scope("2.3"), receive, send), timeout=5)
-    assert closed
+    assert held.closed
     assert rec.overlaps == 0 and rec.after_end == 0
     await asyncio.sleep(0)
     assert asyncio.all_tasks() - before == set()
@@ -284,16 +266,7 @@ def test_keepalive_failure_disconnect_and_shutdown_in_any_order(
         keepalive_sent = asyncio.Event()
         release: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         gone = asyncio.Event()
-        closed = False
-
-        async def source() -> AsyncIterator[bytes]:
-            nonlocal closed
-            try:
-                yield b"data: 0\n\n"
-                await asyncio.Event().wait()
-                yield b"data: never\n\n"
-            finally:
-                closed = True
+        held = Held()
 
         async def receive() -> dict[str, Any]:
             await gone.wait()
@@ -306,7 +279,7 @@ def test_keepalive_failure_disconnect_and_shutdown_in_any_order(
 
         before = asyncio.all_tasks()
         task = asyncio.create_task(
-            SSEResponse(source(), keepalive_seconds=0.005)(scope(spec), receive, send)
+            SSEResponse(held.chunks(), keepalive_seconds=0.005)(scope(spec), receive, send)
         )
         await keepalive_sent.wait()
         kinds = set()
@@ -334,7 +307,7 @@ def test_keepalive_failure_disconnect_and_shutdown_in_any_order(
             outcome = "cancelled"
         except (OSError, ClientDisconnect):
             outcome = "error"
-        assert closed
+        assert held.closed
         await asyncio.sleep(0)
         assert asyncio.all_tasks() - before == set()
         if "shutdown" in kinds:

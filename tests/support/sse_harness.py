@@ -6,9 +6,10 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
 from typing import Any
 
-__all__ = ["Recorder", "never", "scope"]
+__all__ = ["Held", "Recorder", "never", "scope"]
 
 
 def scope(spec: str) -> dict[str, Any]:
@@ -55,3 +56,19 @@ class Recorder:
 
     def bodies(self) -> list[bytes]:
         return [m["body"] for m in self.messages if m["type"] == "http.response.body"]
+
+
+class Held:
+    """A source that yields ``data: 0`` and then waits for ever (a live stream gone silent);
+    ``closed`` tells whether its ``finally`` ran (the response closed it)."""
+
+    def __init__(self) -> None:
+        self.closed = False
+
+    async def chunks(self) -> AsyncIterator[bytes]:
+        try:
+            yield b"data: 0\n\n"
+            await asyncio.Event().wait()
+            yield b"data: never\n\n"
+        finally:
+            self.closed = True
