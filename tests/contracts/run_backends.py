@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import os
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -71,6 +71,19 @@ async def make_store(kind: str, tmp_path: Path, clock: ManualClock) -> AsyncIter
     finally:
         await drop_schema(store.engine, schema)
         await store.close()
+
+
+def looped_store(kind: str, tmp_path: Path) -> Iterator[tuple[asyncio.AbstractEventLoop, Any]]:
+    """For a module-scoped fixture (``yield from``): an event loop of its own and a store of
+    ``kind`` (:func:`make_store`, on a :class:`ManualClock`) open on it, closed after."""
+    loop = asyncio.new_event_loop()
+    manager = make_store(kind, tmp_path, ManualClock())
+    store = loop.run_until_complete(manager.__aenter__())
+    try:
+        yield loop, store
+    finally:
+        loop.run_until_complete(manager.__aexit__(None, None, None))
+        loop.close()
 
 
 async def drop_schema(engine: Any, schema: str, *, attempts: int = 5) -> None:

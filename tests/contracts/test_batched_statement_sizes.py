@@ -29,7 +29,7 @@ from gateway.store.sql_statements import padded_count
 from gateway.store.sql_writes import BATCH_UPDATE_MAX, prepare_append, update_runs
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # run_backends
-from run_backends import STORES, ManualClock, make_store
+from run_backends import STORES, looped_store
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -49,14 +49,7 @@ def test_padded_count_is_the_next_power_of_two_within_the_bound(count: int, most
 def backend(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[tuple[asyncio.AbstractEventLoop, Any]]:
-    loop = asyncio.new_event_loop()
-    manager = make_store(request.param, tmp_path_factory.mktemp("sizes"), ManualClock())
-    store = loop.run_until_complete(manager.__aenter__())
-    try:
-        yield loop, store
-    finally:
-        loop.run_until_complete(manager.__aexit__(None, None, None))
-        loop.close()
+    yield from looped_store(request.param, tmp_path_factory.mktemp("sizes"))
 
 
 def test_every_group_size_takes_a_padded_statement_that_updates_only_its_runs(

@@ -29,7 +29,7 @@ from gateway.store.sql_writes import finish_run, finish_runs
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # run_backends
 
-from run_backends import STORES, ManualClock, make_store
+from run_backends import STORES, looped_store
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -58,14 +58,7 @@ _FINAL = st.tuples(
 def backend(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[tuple[asyncio.AbstractEventLoop, Any]]:
-    loop = asyncio.new_event_loop()
-    manager = make_store(request.param, tmp_path_factory.mktemp("own"), ManualClock())
-    store = loop.run_until_complete(manager.__aenter__())
-    try:
-        yield loop, store
-    finally:
-        loop.run_until_complete(manager.__aexit__(None, None, None))
-        loop.close()
+    yield from looped_store(request.param, tmp_path_factory.mktemp("own"))
 
 
 async def _state(conn: AsyncConnection, thread_id: str) -> Any:

@@ -26,7 +26,7 @@ from gateway.store.sql_writes import prepare_append, update_run, update_runs
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # run_backends
 
-from run_backends import STORES, ManualClock, make_store
+from run_backends import STORES, looped_store
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -51,14 +51,7 @@ _APPEND = st.tuples(
 def backend(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[tuple[asyncio.AbstractEventLoop, Any]]:
-    loop = asyncio.new_event_loop()
-    manager = make_store(request.param, tmp_path_factory.mktemp("finals"), ManualClock())
-    store = loop.run_until_complete(manager.__aenter__())
-    try:
-        yield loop, store
-    finally:
-        loop.run_until_complete(manager.__aexit__(None, None, None))
-        loop.close()
+    yield from looped_store(request.param, tmp_path_factory.mktemp("finals"))
 
 
 def _outcome(out: Any) -> Any:
