@@ -16,6 +16,7 @@ rate, concurrent runs, stored bytes) are checked here too.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import math
 import time
@@ -36,6 +37,7 @@ from agui_codecs.protocols import ClientRequest
 from .auth import ANONYMOUS, Authenticator, Caller, ForbiddenError, RouteForbiddenError
 from .body_parse import off_loop
 from .config import RouteConfig, Settings
+from .early_stream import start_early
 from .errors import RequestError, RouteNotFoundError, RunIdTakenError
 from .pipeline import RunPipeline, requested_model
 from .quota import RUN_RESERVE, capped
@@ -43,6 +45,7 @@ from .runs import RunManager
 from .runs.history import input_items
 from .runs.interrupts import check_resume
 from .runs.prelude import Prelude
+from .runs.pump import run_log_context
 from .runs.rejoin import known_ids, rejoin_refusal
 from .store import (
     HistoryPage,
@@ -52,6 +55,7 @@ from .store import (
     RunStore,
     ThreadSummary,
 )
+from .tenancy import public_id
 from .types import JsonObject
 from .upstream_ids import gateway_ids_in
 
@@ -342,25 +346,49 @@ class Services:
         # for passthrough upstreams, whose own RUN_STARTED may carry metadata (messageId); it
         # is stored with the run, in one commit (issue 13 item 2)
         announce = not get_protocol(route.protocol).passthrough
-        run = await self._create(
-            manager,
-            caller,
-            route,
-            client.run_input,
-            wire,
-            message_id=message_id,
-            announce=announce,
-            continues=continues,
-        )
+        run_input = client.run_input
         # the run's ids are fixed here, once: the decoder stamps the recorded ones
-        # ids the store refuses are remapped; the thread keeps each provider's own
-        keep = partial(manager.store.keep_upstream_ids, run.thread_id)
+        # ids the store refuses are remapped; the thread keeps each provider's own, once the
+        # thread is recorded
+        thread_key = caller.thread_key(run_input.thread_id)
+        public_run_id = public_id(caller.run_key(run_input.thread_id, run_input.run_id))
+        recorded: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+        async def keep(mapping: dict[str, str]) -> None:
+            await asyncio.shield(recorded)
+            await manager.store.keep_upstream_ids(thread_key, mapping)
+
         batches = prepared.stream(
-            thread_id=run.public_thread_id, run_id=run.public_run_id, keep=keep
+            thread_id=public_id(thread_key),
+            run_id=public_run_id,
+            keep=keep,
         )
+        # The upstream request goes out while the run is recorded, not after (issue 13 item
+        # 2, docs/runs.md §2): what it sends waits for the pump, which starts once the run
+        # and its RUN_STARTED are durable. A run answering interrupts (resume[]) is recorded
+        # first: its answers are claimed in that commit, and a refused claim must not reach
+        # the upstream.
+        context = run_log_context(public_run_id, route.name, route.upstream_url)
+        source = batches if run_input.resume else start_early(batches, context=context)
+        try:
+            run = await self._create(
+                manager,
+                caller,
+                route,
+                run_input,
+                wire,
+                message_id=message_id,
+                announce=announce,
+                continues=continues,
+            )
+        except BaseException:
+            recorded.cancel()
+            await source.aclose()  # the upstream request ends (RunExistsError: a re-join)
+            raise
+        recorded.set_result(None)
         # one chunk's events go to the pump together (issue 13: one call per chunk, not per event)
         manager.start(
-            run, capped(batches, share) if share is not None else batches, announce=announce
+            run, capped(source, share) if share is not None else source, announce=announce
         )
         return run
 

@@ -48,6 +48,7 @@ import logging
 import time
 from collections import deque
 from collections.abc import AsyncIterable, AsyncIterator, Sequence
+from contextvars import Context, copy_context
 from dataclasses import dataclass
 from typing import Any, Literal
 from urllib.parse import urlsplit
@@ -77,7 +78,9 @@ __all__ = [
     "PumpSource",
     "RunOutcome",
     "RunPump",
+    "bind_run",
     "next_flush_tick",
+    "run_log_context",
 ]
 
 _log = logging.getLogger(__name__)
@@ -158,6 +161,23 @@ def upstream_host(upstream: str | None) -> str | None:
         return None
     parts = urlsplit(upstream)
     return parts.netloc or parts.scheme or None
+
+
+def bind_run(run_id: str, route: str | None, upstream: str | None) -> None:
+    """Name the run in the current log context: ``run_id`` (the AG-UI runId), ``route`` and
+    ``upstream_host`` (:func:`upstream_host` of its URL), the fields every record of a run's
+    work carries (``gateway/logs.py``)."""
+    bind(run_id=run_id, route=route, upstream_host=upstream_host(upstream))
+
+
+def run_log_context(run_id: str, route: str | None, upstream: str | None) -> Context:
+    """A copy of the current context whose log context is the run's own (:func:`bind_run`),
+    as the pump's task has it: for work on the run's behalf before its pump starts (the
+    upstream's first step, :func:`gateway.early_stream.start_early`)."""
+    context = copy_context()
+    context.run(use_context, {})
+    context.run(bind_run, run_id, route, upstream)
+    return context
 
 
 def _wire(event: Event | JsonObject) -> JsonObject:
@@ -277,8 +297,8 @@ class RunPump:
             raise RuntimeError("RunPump.run() can be called once")
         self._started = True
         token = use_context({})  # this task's own context: not the request's it started from
-        bind(run_id=self.run_record.public_run_id, route=self.run_record.route)
-        bind(upstream_host=upstream_host(self.run_record.upstream))
+        record = self.run_record
+        bind_run(record.public_run_id, record.route, record.upstream)
         try:
             return await self._run(source)
         finally:

@@ -65,13 +65,13 @@ from .models import (
 from .protocol import HISTORY_DEFAULT_LIMIT
 from .purge_sql import purge_in
 from .replicas_sql import drop_replica_in, replica_beat_in, stale_clause
+from .run_lookup import RunLookups
 from .run_marks_sql import GET_RUNS_CHUNK, fetch_marks, fetch_runs
 from .schema import events as events_t
 from .schema import runs
 from .sql_errors import connection, is_database_error, transaction, translate_error
 from .sql_statements import (
     CREATE_RUN,
-    GET_RUN,
     json_size,
     run_from_row,
 )
@@ -157,6 +157,7 @@ class SqlRunStore:
         self.engine = engine
         self._reads = reads_engine(engine)
         self._readers = asyncio.Semaphore(max(1, max_readers))
+        self._lookups = RunLookups(self._fetch_runs)
         self._clock = clock or _utcnow
         self.group: GroupCommitter | None = (
             GroupCommitter(engine, self.now, window=group_window, heartbeat_hold=heartbeat_hold)
@@ -321,12 +322,18 @@ class SqlRunStore:
             return await originals_of(conn, thread_id, gateway_ids)
 
     async def get_run(self, run_id: str) -> RunRecord:
-        """See :meth:`RunStore.get_run`."""
-        async with self._read() as conn:
-            row = (await conn.execute(GET_RUN, {"p_run_id": run_id})).first()
-        if row is None:
+        """See :meth:`RunStore.get_run`. Concurrent calls share one read
+        (:class:`~gateway.store.run_lookup.RunLookups`)."""
+        record = await self._lookups.get(run_id)
+        if record is None:
             raise RunNotFoundError(f"unknown run {run_id!r}")
-        return run_from_row(row)
+        return record
+
+    async def _fetch_runs(self, take: Callable[[], Collection[str]]) -> dict[str, RunRecord]:
+        """:meth:`get_runs` of the ids ``take()`` returns once a reader slot is held (what
+        :class:`~gateway.store.run_lookup.RunLookups` needs)."""
+        async with self._read() as conn:
+            return await fetch_runs(conn, list(take()))
 
     async def get_runs(self, run_ids: Collection[str]) -> dict[str, RunRecord]:
         """See :meth:`RunStore.get_runs`: one ``SELECT ... WHERE id IN (...)`` per

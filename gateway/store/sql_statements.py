@@ -21,7 +21,6 @@ __all__ = [
     "APPEND_FINAL",
     "APPEND_UPDATE",
     "CREATE_RUN",
-    "GET_RUN",
     "GET_RUNS",
     "HEARTBEAT",
     "INSERT_EVENTS",
@@ -141,7 +140,6 @@ TOUCH_THREAD = (
     .where(threads.c.id == _param("p_thread_id", threads.c.id))
     .values(updated_at=_param("p_now", threads.c.updated_at))
 )
-GET_RUN = sa.select(runs).where(runs.c.id == _param("p_run_id", runs.c.id))
 GET_RUNS = sa.select(runs).where(runs.c.id.in_(sa.bindparam("p_run_ids", expanding=True)))
 HEARTBEAT = (
     sa.update(runs)

@@ -40,6 +40,7 @@ by verb) and whoever counts statements see every statement of a raw group.
 
 from __future__ import annotations
 
+import re
 import sqlite3
 import weakref
 from collections.abc import Callable, Coroutine, Sequence
@@ -281,18 +282,56 @@ def _multi_values(
     clause: str, bound: list[tuple[str, tuple[Any, ...]]]
 ) -> list[tuple[str, tuple[Any, ...]]]:
     """Single-row ``INSERT``s (the same text) as multi-row ones: ``VALUES (...), (...)``,
-    their parameters in row order, at most :data:`_MULTI_VALUES_PARAMS` each."""
+    their parameters in row order, at most :data:`_MULTI_VALUES_PARAMS` each, in chunks of a
+    power of two rows (:func:`_chunk_sizes`: few distinct texts for ``sqlite3``'s statement
+    cache)."""
     text = bound[0][0]
-    per_row = max(1, len(bound[0][1]))
-    rows_each = max(1, min(1000, _MULTI_VALUES_PARAMS // per_row))
     head, tail = text.split(clause)
     single = clause[len("VALUES ") :]
     out = []
-    for start in range(0, len(bound), rows_each):
-        chunk = bound[start : start + rows_each]
-        values = ", ".join([single] * len(chunk))
+    start = 0
+    for size in _chunk_sizes(len(bound), max(1, len(bound[0][1]))):
+        chunk = bound[start : start + size]
+        start += size
+        values = ", ".join([single] * size)
         out.append((f"{head}VALUES {values}{tail}", tuple(v for _, row in chunk for v in row)))
     return out
+
+
+def _chunk_sizes(rows: int, per_row: int) -> list[int]:
+    """``rows`` split into powers of two, largest first, none over 1,024 rows or
+    :data:`_MULTI_VALUES_PARAMS` parameters (37 rows: 32, 4, 1)."""
+    most = 1
+    while most * 2 <= min(1024, _MULTI_VALUES_PARAMS // per_row):
+        most *= 2
+    sizes = []
+    while rows:
+        size = min(most, 1 << (rows.bit_length() - 1))
+        sizes.append(size)
+        rows -= size
+    return sizes
+
+
+_PLAIN_VALUES: Final = re.compile(r"VALUES \((?:\?, )*\?\)")
+"""The one ``VALUES (?, ...)`` of a plain ``INSERT`` the driver would run once per row."""
+
+
+def _at_once(text: str, rows: list[Any]) -> list[tuple[str, tuple[Any, ...]]] | None:
+    """An ``executemany`` of a plain ``INSERT`` (one ``VALUES (?, ...)``, no ``RETURNING``)
+    as a few multi-row statements (:func:`_multi_values`), or None (run it as it is).
+
+    Why (issue 13): ``sqlite3``'s ``executemany`` releases the GIL around every row's step
+    (CPython 3.11 ``Modules/_sqlite/cursor.c``, ``pysqlite_step``) and must win it back each
+    time; while the event loop's thread runs Python, each such hand-over waits for its switch
+    interval (up to 5 ms, ``sys.getswitchinterval``), so a group's few hundred rows could hold
+    its transaction, and every write waiting behind it, for tens of milliseconds. One
+    statement per chunk hands the GIL over once per chunk."""
+    if len(rows) < 2 or not text.startswith("INSERT") or "RETURNING" in text:
+        return None
+    found = _PLAIN_VALUES.findall(text)
+    if len(found) != 1:
+        return None
+    return _multi_values(found[0], [(text, tuple(row)) for row in rows])
 
 
 def _prepared(
@@ -374,6 +413,13 @@ class RawConnection:
 
     def _run(self, verb: str, text: str, values: Any, prepared: _Prepared | None) -> RawResult:
         many = isinstance(values, list)
+        if many:
+            chunks = _at_once(text, values)
+            if chunks is not None:
+                count = 0
+                for chunk_text, chunk_values in chunks:
+                    count += max(self._run(verb, chunk_text, chunk_values, None).rowcount, 0)
+                return RawResult([], count)
         events = self.events
         cursor = self.raw.cursor()
         try:

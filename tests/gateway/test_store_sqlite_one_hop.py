@@ -165,5 +165,8 @@ def test_a_store_write_costs_one_worker_call_per_group(tmp_path: Path) -> None:
     # create_run, append_events and heartbeat are one group commit each, and a group's whole
     # transaction is one worker call (gateway/store/sqlite_raw.py), whatever its statements;
     # read_wire is one driver call (gateway/store/wire_read.py) and no SQLAlchemy statement
-    assert statements == 5, statements  # 2 + 2 + 1: the raw ones still fire the engine events
+    # 2 + 3 + 1: the raw ones still fire the engine events; the append's 3 rows are two
+    # multi-row INSERTs (2 + 1 rows: power-of-two chunks, sqlite_raw._at_once), not one
+    # executemany handing the GIL over per row
+    assert statements == 6, statements
     assert calls == 3 + 1, (calls, statements)

@@ -1,0 +1,140 @@
+"""``gateway/early_stream.py``: a stream whose first step runs at once, in a task of its own.
+
+What the run's pump relies on: iterating the early stream gives exactly the source's items
+(the first one, or the error the first step raised, included), its first step is under way
+before anyone iterates, a cancel of the reader does not cancel that step, and ``aclose``
+ends the step (if still waiting) and runs the source's cleanup. Hypothesis varies where the
+source fails and when the reader starts or stops.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncGenerator
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from gateway.early_stream import start_early
+
+
+class Source:
+    """An async generator of ``items`` that records what ran; ``hold`` gates its first item."""
+
+    def __init__(self, items: list[int], fail_at: int | None = None) -> None:
+        self.items, self.fail_at = items, fail_at
+        self.started = False
+        self.cleaned = False
+        self.hold = asyncio.Event()
+        self.hold.set()
+
+    async def run(self) -> AsyncGenerator[int, None]:
+        self.started = True
+        try:
+            await self.hold.wait()
+            for index, item in enumerate(self.items):
+                if index == self.fail_at:
+                    raise ValueError(f"failed at {index}")
+                yield item
+            if self.fail_at == len(self.items):
+                raise ValueError("failed at the end")
+        finally:
+            self.cleaned = True
+
+
+async def _drain(stream: object) -> list[int]:
+    return [item async for item in stream]  # type: ignore[attr-defined]
+
+
+async def test_the_first_step_starts_before_anyone_reads() -> None:
+    source = Source([1, 2])
+    source.hold.clear()
+    stream = start_early(source.run())
+    await asyncio.sleep(0)
+    assert source.started  # the request would be on its way
+    source.hold.set()
+    assert await _drain(stream) == [1, 2]
+    assert source.cleaned
+
+
+@given(
+    items=st.lists(st.integers(), max_size=6),
+    fail=st.one_of(st.none(), st.integers(min_value=0, max_value=6)),
+    turns=st.integers(min_value=0, max_value=3),
+)
+@settings(max_examples=60, deadline=None)
+def test_the_early_stream_yields_what_the_source_yields(
+    items: list[int], fail: int | None, turns: int
+) -> None:
+    async def main() -> None:
+        fail_at = None if fail is None else min(fail, len(items))
+
+        async def plain() -> tuple[list[int], str | None]:
+            got: list[int] = []
+            try:
+                async for item in Source(items, fail_at).run():
+                    got.append(item)
+            except ValueError as exc:
+                return got, str(exc)
+            return got, None
+
+        expected = await plain()
+        source = Source(items, fail_at)
+        stream = start_early(source.run())
+        for _ in range(turns):  # the reader comes later or at once
+            await asyncio.sleep(0)
+        got: list[int] = []
+        error = None
+        try:
+            async for item in stream:
+                got.append(item)
+        except ValueError as exc:
+            error = str(exc)
+        assert (got, error) == expected
+        await stream.aclose()
+        assert source.cleaned
+
+    asyncio.run(main())
+
+
+async def test_aclose_during_the_first_step_ends_it_and_cleans_up() -> None:
+    source = Source([1])
+    source.hold.clear()  # the upstream has not answered yet
+    stream = start_early(source.run())
+    await asyncio.sleep(0)
+    await asyncio.wait_for(stream.aclose(), 2)
+    assert source.cleaned
+    with pytest.raises(StopAsyncIteration):
+        await stream.__anext__()
+
+
+async def test_aclose_after_the_first_item_closes_the_source() -> None:
+    source = Source([1, 2, 3])
+    stream = start_early(source.run())
+    assert await stream.__anext__() == 1
+    await stream.aclose()
+    assert source.cleaned
+
+
+async def test_aclose_of_a_first_step_that_failed_retrieves_its_error() -> None:
+    source = Source([1], fail_at=0)
+    stream = start_early(source.run())
+    for _ in range(3):
+        await asyncio.sleep(0)
+    await stream.aclose()  # nobody read it: no "exception was never retrieved" at exit
+    assert source.cleaned
+
+
+async def test_a_cancelled_reader_leaves_the_first_step_running() -> None:
+    source = Source([7, 8])
+    source.hold.clear()
+    stream = start_early(source.run())
+    reader = asyncio.create_task(stream.__anext__())
+    await asyncio.sleep(0)
+    reader.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await reader
+    assert not source.cleaned  # the step still waits for the upstream
+    source.hold.set()
+    assert await _drain(stream) == [7, 8]
