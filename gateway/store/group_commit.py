@@ -350,6 +350,10 @@ class GroupCommitter:
         later: list[_Request] = []
         for request in group:
             request.result = request.error = None
+        batched_steps = await self._batch_steps(conn, group, now, rows)
+        for request in group:
+            if id(request) in batched_steps:
+                continue
             if request.heartbeat is not None:
                 run_id, epoch = request.heartbeat
                 request.result = await sql_writes.heartbeat_in(conn, run_id, epoch, now)
@@ -387,6 +391,40 @@ class GroupCommitter:
         await sql_writes.finish_runs(
             conn, [(record, append.final) for record, append in finals], now
         )
+
+    @staticmethod
+    async def _batch_steps(
+        conn: Any, group: list[_Request], now: datetime, rows: list[dict[str, Any]]
+    ) -> set[int]:
+        """The group's steps that can be written together (a step whose class has a
+        ``batch(conn, steps, now)``: the run creations, :class:`gateway.store.create_sql.
+        NewRun`), one call per class when there are several; each result set as its own
+        step's would be (:class:`StepRows` rows joined to ``rows``). Returns the ``id()`` of
+        the requests done.
+
+        Raises:
+            _Conflict: a key is already stored (the transaction is lost).
+        """
+        kinds: dict[Any, list[_Request]] = {}
+        for request in group:
+            batch = getattr(type(request.step), "batch", None)
+            if request.step is not None and batch is not None:
+                kinds.setdefault(batch, []).append(request)
+        done: set[int] = set()
+        for batch, requests in kinds.items():
+            if len(requests) < 2:
+                continue
+            try:
+                outs = await batch(conn, [r.step for r in requests], now)
+            except sa.exc.IntegrityError:
+                raise _Conflict from None
+            for request, out in zip(requests, outs, strict=True):
+                if isinstance(out, StepRows):
+                    rows.extend(out.rows)
+                    out = out.result
+                request.result = out
+                done.add(id(request))
+        return done
 
     @staticmethod
     async def _update_one(

@@ -43,10 +43,14 @@ __all__ = [
     "VISIBILITY_HISTORY",
     "add_input",
     "add_items",
+    "add_locked",
     "add_own_items",
     "ensure_thread",
+    "flush_rows",
     "history_page",
+    "input_rows",
     "insert_ignore",
+    "set_next_position",
     "visibility_mask",
 ]
 
@@ -232,7 +236,7 @@ async def _insert_new(
     return True
 
 
-async def _flush(
+async def flush_rows(
     conn: AsyncConnection, pending: tuple[list[dict[str, Any]], list[dict[str, Any]]]
 ) -> None:
     """Insert the queued ``messages`` rows, then the queued alias rows (one multi-row
@@ -294,10 +298,10 @@ async def add_items(
         and await _insert_new(conn, thread_id, items[0], run_id, now, position)
     ):
         return 1
-    return await _add_locked(conn, thread_id, items, run_id, now, replace, position)
+    return await add_locked(conn, thread_id, items, run_id, now, replace, position)
 
 
-async def _add_locked(
+async def add_locked(
     conn: AsyncConnection,
     thread_id: str,
     items: Sequence[JsonObject],
@@ -317,6 +321,73 @@ async def _add_locked(
             names.update(str(a) for a in item.get("aliases") or ())
         params = {"p_thread_id": thread_id, "p_names": sorted(names)}
         known = {r.alias: r.message_id for r in (await conn.execute(_KNOWN_ALIASES, params))}
+    if not replace:
+        rows, aliases, position = input_rows(thread_id, items, run_id, now, position, known)
+        added = len(rows)
+        await flush_rows(conn, (rows, aliases))  # (emptied)
+    else:
+        added, position = await _replace_items(conn, thread_id, items, run_id, now, position, known)
+    if added != reserve:  # give back the positions of the items not added
+        await set_next_position(conn, thread_id, position)
+    return added
+
+
+async def set_next_position(conn: AsyncConnection, thread_id: str, position: int) -> None:
+    """Set the thread's next free position (positions reserved and not used given back)."""
+    await conn.execute(_SET_NEXT_POSITION, {"p_thread_id": thread_id, "p_position": position})
+
+
+def input_rows(
+    thread_id: str,
+    items: Sequence[JsonObject],
+    run_id: str | None,
+    now: datetime,
+    position: int,
+    known: dict[str, str],
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], int]:
+    """Client input (:func:`add_items` without ``replace``) as rows: the ``messages`` rows
+    of the items whose id and aliases are unknown (``known``: name -> message id, grown with
+    every item added, so an item repeating an earlier one is skipped too), from ``position``
+    on, and their ``message_aliases`` rows; with the position after the last one. Pure: what
+    the statements store is decided here (also for a group's creations,
+    :mod:`gateway.store.create_sql`)."""
+    rows: list[dict[str, Any]] = []
+    aliases: list[dict[str, Any]] = []
+    for item in items:
+        message_id = str(item["id"])
+        names = [str(a) for a in item.get("aliases") or ()]
+        if any(a in known for a in (message_id, *names)):
+            continue  # the client echoed a message the gateway already recorded
+        rows.append(
+            {
+                "thread_id": thread_id,
+                "message_id": message_id,
+                "position": position,
+                "created_at": now,
+                **_row(item, run_id),
+            }
+        )
+        position += 1
+        fresh = list(dict.fromkeys((message_id, *names)))
+        aliases.extend(
+            {"thread_id": thread_id, "alias": a, "message_id": message_id} for a in fresh
+        )
+        known.update(dict.fromkeys(fresh, message_id))
+    return rows, aliases, position
+
+
+async def _replace_items(
+    conn: AsyncConnection,
+    thread_id: str,
+    items: Sequence[JsonObject],
+    run_id: str | None,
+    now: datetime,
+    position: int,
+    known: dict[str, str],
+) -> tuple[int, int]:
+    """A run's own items (:func:`add_items` with ``replace``): an item whose id is stored is
+    updated in place, the others inserted from ``position`` on; returns how many were added
+    and the position after them."""
     pending: tuple[list[dict[str, Any]], list[dict[str, Any]]] = ([], [])  # messages, aliases
     added = 0
     for item in items:
@@ -324,9 +395,7 @@ async def _add_locked(
         aliases = [str(a) for a in item.get("aliases") or ()]
         row = _row(item, run_id)
         if known.get(message_id) == message_id:
-            if not replace:
-                continue
-            await _flush(conn, pending)  # the update may read a message inserted just before
+            await flush_rows(conn, pending)  # the update may read a message inserted just before
             await _merge_continuation(conn, thread_id, message_id, row)
             await conn.execute(
                 _UPDATE_MESSAGE,
@@ -339,8 +408,6 @@ async def _add_locked(
                     "p_payload": row["payload"],
                 },
             )
-        elif not replace and any(a in known for a in (message_id, *aliases)):
-            continue  # the client echoed a message the gateway already recorded
         else:
             pending[0].append(
                 {
@@ -358,10 +425,8 @@ async def _add_locked(
             {"thread_id": thread_id, "alias": a, "message_id": message_id} for a in fresh
         )
         known.update(dict.fromkeys(fresh, message_id))
-    await _flush(conn, pending)
-    if added != reserve:  # give back the positions of the items not added
-        await conn.execute(_SET_NEXT_POSITION, {"p_thread_id": thread_id, "p_position": position})
-    return added
+    await flush_rows(conn, pending)
+    return added, position
 
 
 OWN_ITEMS_MAX = 64
@@ -456,7 +521,7 @@ async def add_own_items(
         await conn.execute(_insert_aliases(dialect), names)
     for thread_id, item, run_id in owned:
         if thread_id not in inserted:  # its id is taken: as add_items after _insert_new
-            await _add_locked(conn, thread_id, [item], run_id, now, True, reserved[thread_id])
+            await add_locked(conn, thread_id, [item], run_id, now, True, reserved[thread_id])
 
 
 async def add_input(

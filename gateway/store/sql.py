@@ -29,7 +29,8 @@ import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from .. import migrations
-from .answers_sql import Answer, answered, claim
+from .answers_sql import Answer, answered
+from .create_sql import NewRun
 from .cursor import Cursor
 from .engine import DEFAULT_DATABASE_URL, create_engine, reads_engine
 from .errors import (
@@ -39,7 +40,7 @@ from .errors import (
     RunStoreError,
     SequenceError,
 )
-from .group_commit import GroupCommitter, StepRows, insert_step_rows
+from .group_commit import GroupCommitter, insert_step_rows
 from .history_sql import add_input, history_page
 from .keys_sql import get_key, insert_key, list_keys, revoke_key, tenant_usage
 from .models import (
@@ -71,11 +72,10 @@ from .schema import events as events_t
 from .schema import runs
 from .sql_errors import connection, is_database_error, transaction, translate_error
 from .sql_statements import (
-    CREATE_RUN,
     json_size,
     run_from_row,
 )
-from .sql_writes import append_in, event_rows, heartbeat_in, prepare_append
+from .sql_writes import append_in, heartbeat_in, prepare_append
 from .threads_sql import thread_summaries
 from .upstream_ids_sql import keep_originals, originals_of
 from .wire_read import fetch_wire
@@ -235,34 +235,24 @@ class SqlRunStore:
             size += first.bytes
             status = "running"
 
-        async def create(conn: AsyncConnection, now: datetime) -> RunRecord | StepRows:
-            await add_input(conn, thread_id, input_messages, now)  # and the thread row
-            values = {
-                "id": run_id,
-                "thread_id": thread_id,
-                "status": status,
-                "route": route,
-                "upstream": upstream,
-                "model": model,
-                "message_id": message_id,
-                "epoch": 1,
-                "last_seq": len(events),
-                "last_epoch": 1 if events else 0,
-                "lease_owner": owner,
-                "heartbeat_at": now,
-                "cancel_requested": False,
-                "created_at": now,
-                "updated_at": now,
-                "tenant": tenant,
-                "stored_bytes": size,
-                "continues": list(continues) or None,
-            }
-            row = (await conn.execute(CREATE_RUN, values)).one()
-            await claim(conn, thread_id, run_id, answers, now)
-            record = run_from_row(row)
-            if first is None:
-                return record
-            return StepRows(record, event_rows(first, now))  # with the group's event rows
+        values = {
+            "id": run_id,
+            "thread_id": thread_id,
+            "status": status,
+            "route": route,
+            "upstream": upstream,
+            "model": model,
+            "message_id": message_id,
+            "epoch": 1,
+            "last_seq": len(events),
+            "last_epoch": 1 if events else 0,
+            "lease_owner": owner,
+            "cancel_requested": False,
+            "tenant": tenant,
+            "stored_bytes": size,
+            "continues": list(continues) or None,
+        }
+        create = NewRun(thread_id, values, input_messages, answers, first)
 
         try:
             if self.group is not None:  # one writer: the create joins the next group
