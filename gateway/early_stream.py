@@ -33,8 +33,12 @@ _T = TypeVar("_T")
 class EarlyStream(AsyncIterator[_T], Generic[_T]):
     """``source`` whose first step was taken by :func:`start_early`: iterate it as
     ``source`` (the first item is that step's outcome, a value or the exception it raised,
-    ``StopAsyncIteration`` included); :meth:`aclose` cancels the first step if it is still
-    under way, then closes ``source``."""
+    ``StopAsyncIteration`` included; a reader cancelled while it waits for that step cancels
+    the step, as it would the source's own); :meth:`aclose` cancels the first step if it is
+    still under way, then closes ``source``.
+
+    While the first step waits for the upstream (a slow first chunk), the stream holds its
+    task (about a KiB) besides the reader's."""
 
     __slots__ = ("_first", "_source")
 
@@ -47,12 +51,13 @@ class EarlyStream(AsyncIterator[_T], Generic[_T]):
 
     async def __anext__(self) -> _T:
         first = self._first
-        if first is None:
+        if first is None or first.cancelled():  # (cancelled: the source ended with it)
+            self._first = None
             return await self._source.__anext__()
         try:
-            # shielded: a cancel of the reader (the pump's feeder) must not cancel the step
-            # under the reader's feet: aclose() cancels it, then closes the source
-            return await asyncio.shield(first)
+            # a cancel of the reader cancels the step, as it would cancel the source's own
+            # pending step (the pump's feeder: "cancels the pending upstream read")
+            return await first
         finally:
             if first.done():
                 self._first = None
