@@ -20,7 +20,6 @@ queue. The first step's timeouts (``asyncio.timeout_at``) are entered and left w
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from collections.abc import AsyncGenerator, AsyncIterator
 from contextvars import Context
 from typing import Generic, TypeVar
@@ -63,15 +62,21 @@ class EarlyStream(AsyncIterator[_T], Generic[_T]):
                 self._first = None
 
     async def aclose(self) -> None:
-        """Cancel the first step if it is under way (its wait for the upstream ends), then
-        close the source (its ``finally`` clauses run: the upstream response is closed)."""
+        """Cancel the first step if it is under way (its wait for the upstream ends, and the
+        source's cleanup runs in the step's task as the cancel unwinds it), else close the
+        source (its ``finally`` clauses run: the upstream response is closed).
+
+        Raises:
+            asyncio.CancelledError: the caller was cancelled while the step unwound (the
+                step still finishes its cleanup in its own task).
+        """
         first, self._first = self._first, None
-        if first is not None and not first.done():
-            first.cancel()
-            with contextlib.suppress(BaseException):
-                await first
-        elif first is not None and not first.cancelled():
-            first.exception()  # retrieved: an exception nobody read is not logged at exit
+        if first is not None:
+            if not first.done():
+                first.cancel()
+                await asyncio.wait([first])
+            if first.cancelled() or first.exception() is not None:
+                return  # the source ended with its step (the exception is retrieved)
         await self._source.aclose()
 
 

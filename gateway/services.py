@@ -23,6 +23,7 @@ import time
 from collections.abc import AsyncGenerator, Mapping, Sequence
 from dataclasses import replace
 from functools import partial
+from typing import Any
 
 import orjson
 from ag_ui.core import Event, RunAgentInput
@@ -37,7 +38,7 @@ from agui_codecs.protocols import ClientRequest
 from .auth import ANONYMOUS, Authenticator, Caller, ForbiddenError, RouteForbiddenError
 from .body_parse import off_loop
 from .config import RouteConfig, Settings
-from .early_stream import start_early
+from .early_stream import EarlyStream, start_early
 from .errors import RequestError, RouteNotFoundError, RunIdTakenError
 from .pipeline import RunPipeline, requested_model
 from .quota import RUN_RESERVE, capped
@@ -295,6 +296,7 @@ class Services:
         accept_language: str | None,
         message_id: str | None = None,
         continues: Sequence[str] = (),
+        early: bool = False,
     ) -> RunRecord:
         """Build the upstream request, record the run, pump it in the background.
 
@@ -305,6 +307,10 @@ class Services:
             message_id: the assistant message id to record (AI SDK continuation).
             continues: the tool call ids the AI SDK continuation continues, recorded for its
                 resumes (:attr:`~gateway.store.RunRecord.continues`).
+            early: send the upstream request while the run is recorded (issue 13 item 2,
+                ``docs/runs.md`` §2), for a caller that knows the run is new (the AG-UI
+                endpoint after its re-join check; a runId the gateway made); else only once
+                the run is recorded, so a taken runId never reaches the upstream.
 
         Returns:
             The recorded run (its ``id`` is the one to resume with).
@@ -363,13 +369,17 @@ class Services:
             run_id=public_run_id,
             keep=keep,
         )
-        # The upstream request goes out while the run is recorded, not after (issue 13 item
-        # 2, docs/runs.md §2): what it sends waits for the pump, which starts once the run
-        # and its RUN_STARTED are durable. A run answering interrupts (resume[]) is recorded
-        # first: its answers are claimed in that commit, and a refused claim must not reach
-        # the upstream.
-        context = run_log_context(public_run_id, route.name, route.upstream_url)
-        source = batches if run_input.resume else start_early(batches, context=context)
+        stream: AsyncGenerator[Any, None] = batches if share is None else capped(batches, share)
+        source: AsyncGenerator[Any, None] | EarlyStream[Any] = stream
+        if early and not run_input.resume:
+            # The upstream request goes out while the run is recorded, not after (issue 13
+            # item 2, docs/runs.md §2): what it sends waits for the pump, which starts once
+            # the run and its RUN_STARTED are durable. A run answering interrupts (resume[]) is
+            # recorded first: its answers are claimed in that commit, and a refused claim must
+            # not reach the upstream. The cap is inside: closing the early stream closes it,
+            # started or not.
+            context = run_log_context(public_run_id, route.name, route.upstream_url)
+            source = start_early(stream, context=context)
         try:
             run = await self._create(
                 manager,
@@ -387,9 +397,7 @@ class Services:
             raise
         recorded.set_result(None)
         # one chunk's events go to the pump together (issue 13: one call per chunk, not per event)
-        manager.start(
-            run, capped(source, share) if share is not None else source, announce=announce
-        )
+        manager.start(run, source, announce=announce)
         return run
 
     async def _create(

@@ -216,6 +216,7 @@ async def _stream(
         accept_language=language,
         message_id=message_id,
         continues=continues,
+        early=True,  # the AG-UI re-join check found no run of its runId; AI SDK: a fresh one
     )
     annotate(call.request, run_id=run.public_run_id)
     events = await manager.reader(run.id, run=run)  # the record start_run returned

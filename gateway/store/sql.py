@@ -21,6 +21,7 @@ in :mod:`gateway.store.sql_statements`; the batched row reads of the idle re-che
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 from collections.abc import AsyncIterator, Callable, Collection, Mapping, Sequence
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
@@ -76,11 +77,16 @@ from .sql_statements import (
     run_from_row,
 )
 from .sql_writes import append_in, heartbeat_in, prepare_append
+from .sqlite_loop_read import loop_reads_for
 from .threads_sql import thread_summaries
 from .upstream_ids_sql import keep_originals, originals_of
 from .wire_read import fetch_wire
 
 __all__ = ["GET_RUNS_CHUNK", "SqlRunStore", "open_store"]
+
+
+class _NotAtOnce(Exception):
+    """``get_run``: no read on the loop's thread (not a SQLite file)."""
 
 
 async def open_store(
@@ -158,6 +164,7 @@ class SqlRunStore:
         self._reads = reads_engine(engine)
         self._readers = asyncio.Semaphore(max(1, max_readers))
         self._lookups = RunLookups(self._fetch_runs)
+        self._loop_reads = loop_reads_for(engine.url, engine.dialect)
         self._clock = clock or _utcnow
         self.group: GroupCommitter | None = (
             GroupCommitter(engine, self.now, window=group_window, heartbeat_hold=heartbeat_hold)
@@ -173,6 +180,8 @@ class SqlRunStore:
         """Commit the queued writes, then dispose of the engine's connections."""
         if self.group is not None:
             await self.group.aclose()
+        if self._loop_reads is not None:
+            self._loop_reads.close()
         await self.engine.dispose()
 
     # -- plumbing -------------------------------------------------------------------------
@@ -312,9 +321,17 @@ class SqlRunStore:
             return await originals_of(conn, thread_id, gateway_ids)
 
     async def get_run(self, run_id: str) -> RunRecord:
-        """See :meth:`RunStore.get_run`. Concurrent calls share one read
-        (:class:`~gateway.store.run_lookup.RunLookups`)."""
-        record = await self._lookups.get(run_id)
+        """See :meth:`RunStore.get_run`. On a SQLite file, on the loop's thread
+        (:mod:`gateway.store.sqlite_loop_read`); else, or when that cannot answer at once,
+        concurrent calls share one read (:class:`~gateway.store.run_lookup.RunLookups`)."""
+        record: RunRecord | None
+        loop_reads = self._loop_reads
+        try:
+            if loop_reads is None:
+                raise _NotAtOnce
+            record = loop_reads.get_run(run_id)
+        except (_NotAtOnce, sqlite3.Error):  # not a SQLite file, or busy: the usual way
+            record = await self._lookups.get(run_id)
         if record is None:
             raise RunNotFoundError(f"unknown run {run_id!r}")
         return record

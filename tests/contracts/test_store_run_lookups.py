@@ -1,19 +1,26 @@
-"""Concurrent ``get_run`` calls share one read (``gateway/store/run_lookup.py``, issue 13).
+"""``get_run`` under a burst (issue 13): every ``POST /v1/agui/{route}`` looks its run up
+before its upstream request goes out, and a burst of new runs used to make one point read
+each, eight at a time.
 
-A burst of new runs used to make one point read each, eight at a time, before any of them
-reached the upstream. Here: a burst is one ``SELECT ... IN`` (counted at the engine, SQLite
-and PostgreSQL), every caller gets its own run or ``RunNotFoundError``, a lookup asked while
-a read is under way is answered by the next read (so a caller that wrote sees its write),
-and a read that fails fails its own callers only, whether it failed before its statement
-(no connection: the regression that looped forever) or in it.
+Concurrent calls share one read (``gateway/store/run_lookup.py``): a burst is one ``SELECT
+... IN`` (counted at the engine, PostgreSQL; and SQLite when its loop-thread read cannot
+answer), every caller gets its own run or ``RunNotFoundError``, a lookup asked while a read is
+under way is answered by the next read (so a caller that wrote sees its write), and a read
+that fails fails its own callers only, whether it failed before its statement (no connection:
+the regression that looped forever) or in it. On a SQLite file the lookup is made on the
+loop's thread (``gateway/store/sqlite_loop_read.py``): no statement through the engine, the
+committed state even while the group writer holds its write transaction open, and the usual
+read when it cannot answer at once.
 """
 
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 from collections.abc import Callable, Collection
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 import sqlalchemy as sa
@@ -24,6 +31,7 @@ from run_backends import STORES, ManualClock, make_store
 from gateway.store import RunNotFoundError
 from gateway.store.models import RunRecord
 from gateway.store.run_lookup import RunLookups
+from gateway.store.sqlite_loop_read import LoopReads
 
 _T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -165,29 +173,70 @@ async def test_a_cancelled_caller_leaves_the_others_their_answer() -> None:
     assert gone.cancelled()
 
 
-@pytest.mark.parametrize("kind", STORES)
-async def test_a_burst_of_get_run_is_one_statement(kind: str, tmp_path: Path) -> None:
-    async with make_store(kind, tmp_path, ManualClock()) as store:
-        ids = [f"r{i}" for i in range(48)]
-        for run_id in ids[::2]:
-            await store.create_run(run_id=run_id, thread_id=f"t-{run_id}", owner="o")
-        statements: list[str] = []
+async def _burst(store: Any, ids: list[str]) -> tuple[list[str | None], list[str]]:
+    """``get_run`` of every id at once: the ids found (None: not found) and the SELECT
+    statements the engine ran."""
+    statements: list[str] = []
 
-        def count(_conn: object, _cursor: object, statement: str, *_rest: object) -> None:
-            if statement.lstrip().upper().startswith("SELECT"):
-                statements.append(statement)
+    def count(_conn: object, _cursor: object, statement: str, *_rest: object) -> None:
+        if statement.lstrip().upper().startswith("SELECT"):
+            statements.append(statement)
 
-        sa.event.listen(store.engine.sync_engine, "before_cursor_execute", count)
+    async def one(run_id: str) -> str | None:
         try:
+            return (await store.get_run(run_id)).id
+        except RunNotFoundError:
+            return None
 
-            async def one(run_id: str) -> str | None:
-                try:
-                    return (await store.get_run(run_id)).id
-                except RunNotFoundError:
-                    return None
+    sa.event.listen(store.engine.sync_engine, "before_cursor_execute", count)
+    try:
+        got = await asyncio.gather(*(one(i) for i in ids))
+    finally:
+        sa.event.remove(store.engine.sync_engine, "before_cursor_execute", count)
+    return list(got), statements
 
-            got = await asyncio.gather(*(one(i) for i in ids))
+
+_IDS = [f"r{i}" for i in range(48)]
+
+
+async def _created(store: Any) -> None:
+    for run_id in _IDS[::2]:
+        await store.create_run(run_id=run_id, thread_id=f"t-{run_id}", owner="o")
+
+
+_EXPECTED = [i if n % 2 == 0 else None for n, i in enumerate(_IDS)]
+
+
+@pytest.mark.parametrize("kind", STORES)
+async def test_a_burst_of_get_run_is_one_statement(
+    kind: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async with make_store(kind, tmp_path, ManualClock()) as store:
+        await _created(store)
+        if kind == "sqlite":  # the loop-thread read busy: the usual way, coalesced
+
+            def busy(_self: object, _run_id: str) -> None:
+                raise sqlite3.OperationalError("database is locked")
+
+            monkeypatch.setattr(LoopReads, "get_run", busy)
+        got, statements = await _burst(store, _IDS)
+    assert got == _EXPECTED
+    assert len(statements) == 1, statements
+
+
+async def test_on_a_sqlite_file_the_lookup_is_made_on_the_loops_thread(tmp_path: Path) -> None:
+    async with make_store("sqlite", tmp_path, ManualClock()) as store:
+        await _created(store)
+        got, statements = await _burst(store, _IDS)
+        assert got == _EXPECTED
+        assert statements == []  # no hop to a driver thread
+        # the group writer's transaction open and uncommitted: the committed state, at once
+        writer = sqlite3.connect(tmp_path / "runs.db", isolation_level=None)
+        try:
+            writer.execute("BEGIN IMMEDIATE")
+            writer.execute("UPDATE runs SET status = 'failed' WHERE id = 'r0'")
+            assert (await store.get_run("r0")).status == "queued"
+            writer.execute("COMMIT")
         finally:
-            sa.event.remove(store.engine.sync_engine, "before_cursor_execute", count)
-        assert got == [i if n % 2 == 0 else None for n, i in enumerate(ids)]
-        assert len(statements) == 1, statements
+            writer.close()
+        assert (await store.get_run("r0")).status == "failed"  # a write, then a read: seen

@@ -140,3 +140,85 @@ async def test_a_cancelled_reader_cancels_the_first_step_as_it_would_the_sources
     with pytest.raises(StopAsyncIteration):
         await stream.__anext__()
     await stream.aclose()
+
+
+class SlowCleanup:
+    """A source whose first step waits for the upstream and whose cleanup takes a while (an
+    upstream response whose close awaits the network)."""
+
+    def __init__(self) -> None:
+        self.hold = asyncio.Event()
+        self.cleaning = asyncio.Event()
+        self.cleaned = False
+
+    async def run(self) -> AsyncGenerator[int, None]:
+        try:
+            await self.hold.wait()
+            yield 1
+            yield 2
+        finally:
+            self.cleaning.set()
+            await asyncio.sleep(0.2)
+            self.cleaned = True
+
+
+async def test_a_cancel_of_the_closer_during_aclose_is_not_swallowed() -> None:
+    """``aclose`` waits for the cancelled first step under ``suppress(BaseException)``: a
+    cancel of the task calling ``aclose`` (start_run's task on shutdown, or the pump's task
+    cancelled by ``RunManager.aclose`` after its timeout) must still end that task with
+    CancelledError, not be swallowed (nor turn into another error)."""
+    source = SlowCleanup()
+    stream = start_early(source.run())
+    await asyncio.sleep(0)
+    closer = asyncio.create_task(stream.aclose())
+    await asyncio.wait_for(source.cleaning.wait(), 2)  # the first step is cleaning up
+    closer.cancel()
+    outcome: BaseException | None = None
+    try:
+        await closer
+    except BaseException as exc:
+        outcome = exc
+    await asyncio.sleep(0.3)
+    assert isinstance(outcome, asyncio.CancelledError), repr(outcome)
+
+
+async def test_start_run_style_close_keeps_the_original_error() -> None:
+    """What ``Services.start_run`` does when the create fails: ``await source.aclose()`` then
+    ``raise``. Cancelled meanwhile, it must end with the create's error or CancelledError,
+    never with an error of the close (a wrong code to the client)."""
+    source = SlowCleanup()
+    stream = start_early(source.run())
+    await asyncio.sleep(0)
+
+    async def start_run() -> None:
+        try:
+            raise LookupError("the create failed (RUN_EXISTS)")
+        except BaseException:
+            await stream.aclose()
+            raise
+
+    task = asyncio.create_task(start_run())
+    await asyncio.wait_for(source.cleaning.wait(), 2)
+    task.cancel()
+    outcome: BaseException | None = None
+    try:
+        await task
+    except BaseException as exc:
+        outcome = exc
+    await asyncio.sleep(0.3)
+    assert isinstance(outcome, (LookupError, asyncio.CancelledError)), repr(outcome)
+
+
+async def test_an_early_stream_over_a_capped_source_closed_unread_closes_the_upstream() -> None:
+    """``Services.start_run`` puts the quota cap (``gateway/quota.py`` ``capped``) inside the
+    early stream: closed before anyone read it (a pump stopped before its feeder ran), the
+    first step ends and the upstream is closed (an early stream has sent its request; a
+    ``capped`` generator wrapped around it would not have closed it, never started)."""
+    from gateway.quota import capped
+
+    source = SlowCleanup()
+    stream = start_early(capped(source.run(), 10_000))  # type: ignore[arg-type]
+    await asyncio.sleep(0)
+    await stream.aclose()
+    await asyncio.sleep(0.4)
+    assert source.cleaned, "the early first step still waits for the upstream"
