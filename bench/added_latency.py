@@ -25,6 +25,11 @@ is the guarded h11 protocol, ``agui-gateway serve``'s with ``GATEWAY_HTTP_PROTOC
 ``GATEWAY_*`` setting (``GATEWAY_UPSTREAM_MAX_CONNECTIONS=100``), and ``BENCH_PROFILE=PATH`` (a cProfile of
 the gateway process, written when it stops).
 
+``--by-delta`` splits each point: a paced upstream starts its clock at the gateway's request,
+so whatever delays that request (the run's setup) delays every delta of the stream; the line
+under the point gives the first delta's Δ (the start) and the p99 of each delta's excess
+beyond its stream's first (what the gateway adds once the stream flows).
+
 Run: ``python bench/added_latency.py`` (quick: agui, off + sqlite, 4 rounds) or ``--full``
 (both wires, every store, 8 rounds); ``--json PATH`` keeps every figure.
 """
@@ -196,10 +201,32 @@ class Point:
     rounds: list[float]
     cpu_ms_per_stream: float | None
     error_kinds: dict[str, int] = field(default_factory=dict)
+    first_d_p50: float = float("nan")
+    first_d_p99: float = float("nan")
+    within_d_p99: float = float("nan")
 
 
 def _excess(streams: list[Stream], median: dict[int, float]) -> list[float]:
     return [t - median[k] for s in streams for k, t in s.times.items() if k in median]
+
+
+def _first_excess(streams: list[Stream], median: dict[int, float]) -> list[float]:
+    """The first delta's excess of each stream: what the stream's start (the gateway's setup
+    before its upstream request, which a paced upstream's clock waits for) adds to every one
+    of its deltas."""
+    return [s.times[0] - median[0] for s in streams if 0 in s.times and 0 in median]
+
+
+def _within(streams: list[Stream], median: dict[int, float]) -> list[float]:
+    """Each delta's excess beyond its stream's first delta's: what the gateway adds per
+    event once the stream flows."""
+    return [
+        (t - s.times[0]) - (median[k] - median[0])
+        for s in streams
+        if 0 in s.times and 0 in median
+        for k, t in s.times.items()
+        if k in median
+    ]
 
 
 def _ok(streams: list[Stream]) -> list[Stream]:
@@ -247,7 +274,15 @@ async def compare(
         rounds=deltas,
         cpu_ms_per_stream=cpu / len(all_other) * 1000 if other.child and all_other else None,
         error_kinds=_error_kinds([s for s in all_other if s not in ok_other]),
+        first_d_p50=_d(_first_excess(ok_other, median), _first_excess(all_direct, median), 0.5),
+        first_d_p99=_d(_first_excess(ok_other, median), _first_excess(all_direct, median), 0.99),
+        within_d_p99=_d(_within(ok_other, median), _within(all_direct, median), 0.99),
     )
+
+
+def _d(other: list[float], direct: list[float], q: float) -> float:
+    """``q`` quantile of ``other`` less that of ``direct``, in ms."""
+    return (quantile(other, q) - quantile(direct, q)) * 1000
 
 
 def _error_kinds(streams: list[Stream]) -> dict[str, int]:
@@ -278,6 +313,17 @@ async def _reachable(pg: str, redis_url: str) -> str | None:
     except Exception as exc:
         return f"{type(exc).__name__}: {exc}"
     return None
+
+
+def print_by_delta(p: Point) -> None:
+    """``--by-delta``: the point's added latency split into its streams' start (the first
+    delta's excess, which every later delta of the stream carries too) and what each delta
+    adds beyond its stream's first (within the stream)."""
+    print(
+        f"{'':34}   first delta Δp50 {p.first_d_p50:+8.2f}  Δp99 {p.first_d_p99:+9.2f}"
+        f"  within the stream Δp99 {p.within_d_p99:+9.2f}",
+        flush=True,
+    )
 
 
 def print_point(p: Point) -> None:
@@ -337,6 +383,8 @@ async def sweep(args: argparse.Namespace, mock: Child, variants: list[Variant]) 
                         direct.close()
                         other.close()
                         print_point(p)
+                        if args.by_delta:
+                            print_by_delta(p)
                         points.append(p)
         finally:
             for gw in gateways.values():
@@ -358,6 +406,11 @@ def main() -> int:
     parser.add_argument("--pg", default="postgresql+asyncpg://postgres@127.0.0.1:5432/test")
     parser.add_argument("--redis", default="redis://127.0.0.1:6379/0")
     parser.add_argument("--json", default=None)
+    parser.add_argument(
+        "--by-delta",
+        action="store_true",
+        help="also print each point's first-delta and within-stream Δ (the setup's share)",
+    )
     args = parser.parse_args()
     args.wires = args.wires or (["agui", "ai-sdk"] if args.full else ["agui"])
     args.stores = args.stores or (["off", "sqlite", "postgres"] if args.full else ["off", "sqlite"])
