@@ -7,7 +7,7 @@ step, the answer scheduled on the loop); while the loop's thread runs Python eac
 waits for its switch interval (5 ms), so under a burst of new runs the read took 10-30 ms
 (``bench/added_latency.py`` C=64), every event of the run late by that much. The read itself
 is a primary-key lookup of a few microseconds: :class:`LoopReads` makes it on the loop's
-thread, on a read-only connection of its own (WAL: readers never wait for the writer), with
+thread, on a query-only connection of its own (WAL: readers never wait for the writer), with
 no busy wait (``busy_timeout`` 0): a database that cannot answer at once (a checkpoint that
 must reset the WAL, a lock held by another process) raises, and the caller reads it the usual
 way. The row goes through the same compiled statement and result processing as the store's
