@@ -125,18 +125,17 @@ class NewRun:
         ]
         results: dict[int, Any] = {}
         if len(together) > 1:
-            await _create_together(conn, together, now, results)
+            outcomes = await _create_together(conn, together, now)
+            results = dict(zip(map(id, together), outcomes, strict=True))
         for creation in creations:
             if id(creation) not in results:
                 results[id(creation)] = await creation(conn, now)
         return [results[id(c)] for c in creations]
 
 
-async def _create_together(
-    conn: Any, creations: Sequence[NewRun], now: datetime, results: dict[int, Any]
-) -> None:
+async def _create_together(conn: Any, creations: Sequence[NewRun], now: datetime) -> list[Any]:
     """The creations on distinct threads, each with input and no answers, written together;
-    their results set in ``results`` by ``id()``."""
+    their results in their order."""
     locked = await conn.execute(
         _upsert_threads(conn.dialect.name),
         [
@@ -167,5 +166,4 @@ async def _create_together(
     await flush_rows(conn, (messages, aliases))
     created = await conn.execute(CREATE_RUN, [c._row(now) for c in creations])
     records = {record.id: record for record in map(run_from_row, created.all())}
-    for creation in creations:
-        results[id(creation)] = creation._done(records[creation.run_id], now)
+    return [creation._done(records[creation.run_id], now) for creation in creations]

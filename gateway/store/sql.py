@@ -85,10 +85,6 @@ from .wire_read import fetch_wire
 __all__ = ["GET_RUNS_CHUNK", "SqlRunStore", "open_store"]
 
 
-class _NotAtOnce(Exception):
-    """``get_run``: no read on the loop's thread (not a SQLite file)."""
-
-
 async def open_store(
     url: str = DEFAULT_DATABASE_URL,
     *,
@@ -325,13 +321,13 @@ class SqlRunStore:
         (:mod:`gateway.store.sqlite_loop_read`); else, or when that cannot answer at once,
         concurrent calls share one read (:class:`~gateway.store.run_lookup.RunLookups`)."""
         record: RunRecord | None
-        loop_reads = self._loop_reads
-        try:
-            if loop_reads is None:
-                raise _NotAtOnce
-            record = loop_reads.get_run(run_id)
-        except (_NotAtOnce, sqlite3.Error):  # not a SQLite file, or busy: the usual way
+        if self._loop_reads is None:  # not a SQLite file
             record = await self._lookups.get(run_id)
+        else:
+            try:
+                record = self._loop_reads.get_run(run_id)
+            except sqlite3.Error:  # could not answer at once: the usual way
+                record = await self._lookups.get(run_id)
         if record is None:
             raise RunNotFoundError(f"unknown run {run_id!r}")
         return record
