@@ -10,12 +10,22 @@ listed in :mod:`agui_codecs.protocols.agui.decoder`, which wraps it as a :class:
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, Final
+
+from ag_ui.core import (
+    Event,
+    ReasoningMessageContentEvent,
+    TextMessageContentEvent,
+    ToolCallArgsEvent,
+)
+from pydantic import BaseModel, ValidationError
 
 from ...core.chunks import CHUNKS, ChunkError, ChunkSpec
 from ...errors import MalformedUpstreamError
-from ...transitions import AGUI_TERMINAL, LIFECYCLE_BY_EVENT
+from ...transitions import AGUI_TERMINAL, ANY, LIFECYCLE_BY_EVENT, RUN_TABLE, Phase
 from ._carried import args_in as _args_in
+from ._cleaning import _CANONICAL, _FIELDS
 from ._holds import _END, _PHASE, HOLD_EVENTS, HOLD_RESULT_BYTES, Wire
 from ._identity import AguiIdentity
 from ._stray import HOLD_STRAY_BYTES
@@ -23,6 +33,28 @@ from ._stray import HOLD_STRAY_BYTES
 __all__ = ["HOLD_EVENTS", "HOLD_RESULT_BYTES", "HOLD_STRAY_BYTES", "AguiNormalizer", "Wire"]
 
 _LIFECYCLE_KIND = {"text": "text-message", "tool": "tool-call", "reasoning": "reasoning-message"}
+
+_DeltaSpec = tuple[str, str, frozenset[str], frozenset[str], Callable[[Wire], Event]]
+
+
+def _delta_spec(cls: type[BaseModel]) -> tuple[str, _DeltaSpec]:
+    etype = str(cls.model_fields["type"].default.value)
+    lifecycle, role = LIFECYCLE_BY_EVENT[etype]
+    active = RUN_TABLE.get((Phase.ACTIVE, etype), RUN_TABLE[(Phase.ACTIVE, ANY)])
+    assert role == "continue" and active is Phase.ACTIVE  # the verifier changes nothing
+    keys = _CANONICAL[etype] - {"subagentRunId"}  # (a tag the verifier checks)
+    validate = cls.__pydantic_validator__.validate_python
+    return etype, (lifecycle.kind, lifecycle.id_field, keys, frozenset(_FIELDS[etype]), validate)
+
+
+_DELTAS: Final[dict[str, _DeltaSpec]] = dict(
+    _delta_spec(cls)
+    for cls in (TextMessageContentEvent, ReasoningMessageContentEvent, ToolCallArgsEvent)
+)
+"""Delta event type -> (its lifecycle kind, its id field, the keys it may have as it comes,
+the names of its fields (wire and Python), its class's core validator): the events
+:meth:`AguiNormalizer.push_delta` takes (a delta inside a run leaves the run's phase as it
+is)."""
 
 
 class AguiNormalizer(AguiIdentity):
@@ -110,6 +142,69 @@ class AguiNormalizer(AguiIdentity):
             if not self._kept:  # the event that ended the run goes with its RUN_ERROR
                 self.unsent.append(event)
             raise
+
+    fast_deltas: bool = True
+    """Let the decoder offer each upstream event to :meth:`push_delta` first (same events)."""
+
+    def push_delta(self, raw: Any) -> Event | None:
+        """:meth:`push` of the commonest upstream event, a content delta that passes as it
+        came, given as its event.
+
+        Taken: a ``TEXT_MESSAGE_CONTENT`` / ``REASONING_MESSAGE_CONTENT`` / ``TOOL_CALL_ARGS``
+        object whose keys are its class's wire names (no ``null``, no ``subagentRunId``) or
+        unknown ones (dropped: ``unknown-field-dropped``), valid for its class, for an item
+        open under its id (no derived id; for a call, no END held for want of arguments)
+        while the run is active and nothing is held or chunk-expanded (no held END, no chunk
+        lane). For such an event :meth:`push` only cleans and validates it and passes it
+        through the verifier, which reads the state and finds nothing.
+
+        Returns:
+            the event, having made the changes :meth:`push` makes (the count of events, the
+            repairs, the call's "got arguments", the ids used); or None, having changed
+            nothing (then :meth:`push` it: any other event, and an invalid one, whose error
+            :meth:`push` reports). ``tests/codecs/test_agui_delta_fast_path.py`` checks the
+            decoder's events, repairs and error are the same either way (hypothesis).
+        """
+        if type(raw) is not dict:
+            return None
+        etype = raw.get("type")
+        spec = _DELTAS.get(etype) if type(etype) is str else None
+        if (
+            spec is None
+            or self.ended
+            or not self.started
+            or self._ended
+            or self._chunks.lanes
+            or self.verifier.phase is not Phase.ACTIVE
+        ):
+            return None
+        kind, id_field, keys, names, validate = spec
+        up = raw.get(id_field)
+        extra = raw.keys() - keys
+        if extra:  # unknown fields are dropped (counted); a field under another name is not
+            if not extra.isdisjoint(names):
+                return None
+            raw = {key: value for key, value in raw.items() if key not in extra}
+        if (
+            type(up) is not str
+            or None in raw.values()
+            or up not in self.verifier.open[kind]
+            or self._alias.get((kind, up), up) != up
+            or (kind == "tool-call" and (up in self._held or up not in self._args))
+        ):
+            return None
+        try:
+            event = validate(raw)
+        except ValidationError:
+            return None  # push reports it
+        if extra:
+            self.repairs["unknown-field-dropped"] += len(extra)
+        self._count += 1
+        if kind == "tool-call":
+            self._args[up] = self._args[up] or bool(raw["delta"])
+        self._used.add(up)
+        self._last_valid = None  # as push leaves it: its event given out
+        return event
 
     def close_open(self, *, incomplete: bool = False) -> list[Wire]:
         """Close everything open (held ENDs are sent, then held results), innermost kinds
