@@ -24,7 +24,9 @@ answers (granian binds a port given to it: a free one is picked first).
 
 ``BENCH_TRACEMALLOC=PATH`` (uvicorn and ``serve``): ``tracemalloc`` runs from the start, and each
 ``SIGUSR1`` writes the live allocations grouped by source line, largest first (top 40), to
-``PATH`` (``bench/open_streams.py --tracemalloc PATH`` sends it with the streams open).
+``PATH`` and the whole snapshot to ``PATH.snap`` (``tracemalloc.Snapshot.load``; group it by
+file or traceback at leisure) (``bench/open_streams.py --tracemalloc PATH`` sends it with the
+streams open).
 ``BENCH_IDLE_PROFILE=PATH`` (``serve`` only): two ``SIGUSR2`` start and write a cProfile
 (``bench/open_streams.py --idle-profile PATH``: the hold only).
 """
@@ -314,6 +316,7 @@ def _install_tracemalloc(path: str) -> None:
 
     def dump(_signum: int, _frame: object) -> None:
         snapshot = tracemalloc.take_snapshot()
+        snapshot.dump(f"{path}.snap")  # the whole snapshot, for tracemalloc.Snapshot.load
         stats = snapshot.statistics("lineno")
         total = sum(s.size for s in stats)
         lines = [f"total {total / 2**20:.1f} MiB in {sum(s.count for s in stats)} blocks"]
