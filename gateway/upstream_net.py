@@ -31,7 +31,6 @@ from __future__ import annotations
 import asyncio
 import socket
 import ssl
-from collections import deque
 from collections.abc import Iterable
 from typing import Any, cast
 
@@ -53,7 +52,9 @@ class _Protocol(asyncio.Protocol):
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self.loop = loop
         self.transport: asyncio.Transport | None = None
-        self.chunks: deque[bytes] = deque()
+        # a list, not a deque: an empty deque is about 760 bytes (every open stream holds
+        # one connection), a list 56; :meth:`take` removes a slice of it at once
+        self.chunks: list[bytes] = []
         self.buffered = 0
         self.eof = False
         self.error: BaseException | None = None
@@ -105,18 +106,19 @@ class _Protocol(asyncio.Protocol):
     def take(self, max_bytes: int) -> bytes:
         """The buffered bytes, at most ``max_bytes`` (some are buffered)."""
         chunks = self.chunks
-        first = chunks.popleft()
+        first = chunks[0]
         if len(first) > max_bytes:
-            chunks.appendleft(first[max_bytes:])
+            chunks[0] = first[max_bytes:]
             first = first[:max_bytes]
-        elif chunks and len(first) + len(chunks[0]) <= max_bytes:
-            parts = [first]
+        else:
             size = len(first)
-            while chunks and size + len(chunks[0]) <= max_bytes:
-                part = chunks.popleft()
-                parts.append(part)
-                size += len(part)
-            first = b"".join(parts)
+            taken = 1
+            while taken < len(chunks) and size + len(chunks[taken]) <= max_bytes:
+                size += len(chunks[taken])
+                taken += 1
+            if taken > 1:
+                first = b"".join(chunks[:taken])
+            del chunks[:taken]
         self.buffered -= len(first)
         if self.paused and self.buffered <= READ_HIGH_WATER // 2 and self.transport is not None:
             self.paused = False

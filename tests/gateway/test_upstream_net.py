@@ -296,3 +296,31 @@ def test_https_upstreams_read_the_same_over_tls(tmp_path: Path, loop: str) -> No
 
     fast, slow = _runner(loop)(both())
     assert fast == slow == b"".join(v for _, v in steps if isinstance(v, bytes))
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    chunks=st.lists(st.binary(min_size=1, max_size=40), max_size=30),
+    limits=st.lists(st.integers(1, 64), min_size=1, max_size=8),
+)
+def test_the_receive_buffer_gives_back_every_byte_in_order_within_each_read_limit(
+    chunks: list[bytes], limits: list[int]
+) -> None:
+    """The buffer is a list (no deque per connection): takes of any size, chunks of any size,
+    give back what arrived, in order, none larger than asked, never empty while data waits."""
+    protocol = upstream_net._Protocol(asyncio.new_event_loop())
+    try:
+        for chunk in chunks:
+            protocol.data_received(chunk)
+        got: list[bytes] = []
+        i = 0
+        while protocol.chunks:
+            limit = limits[i % len(limits)]
+            i += 1
+            part = protocol.take(limit)
+            assert 0 < len(part) <= limit
+            got.append(part)
+        assert b"".join(got) == b"".join(chunks)
+        assert protocol.buffered == 0
+    finally:
+        protocol.loop.close()

@@ -94,6 +94,23 @@ async def test_a_new_subscriber_gets_only_the_newest_tail_that_fits_its_bound() 
         assert [m.cursor.seq for m in await sub.receive(0)] == [8, 9, 10]
 
 
+@settings(deadline=None)
+@given(count=st.integers(0, 60), maxlen=st.integers(1, 40), after=st.integers(0, 60))
+async def test_a_late_subscriber_gets_the_newest_retained_tail_in_order_before_and_after_a_trim(
+    count: int, maxlen: int, after: int
+) -> None:
+    """The tail is a list until it first reaches its bound, then a deque: either way a new
+    subscriber gets the retained events after its cursor, oldest first, each once."""
+    broker = InProcessBroker(maxlen=maxlen, reader_maxlen=100)
+    published = [RunEvent(Cursor(1, n), delta(n, 1)) for n in range(1, count + 1)]
+    for message in published:
+        assert await broker.publish("r", message.cursor, message.event)
+    retained = published[max(0, count - maxlen) :]
+    async with broker.subscribe("r", Cursor(1, after) if after else None) as sub:
+        got = await sub.receive(0)
+    assert got == [m for m in retained if m.cursor.seq > after]
+
+
 async def test_the_tail_is_released_when_the_run_ends() -> None:
     broker = InProcessBroker()
     for n in range(1, 50):
