@@ -245,6 +245,9 @@ class RunPump:
         self._flush_booked = False  # a flush tick is booked for the pending deltas
         self._flush_due = False  # that tick came; the flush loop writes them
         self._flush_wait: asyncio.Future[None] | None = None  # set while the flush loop waits
+        # the flush loop's task, started by the first booked tick: a run that stages no delta
+        # (an idle stream, one whose events are all control events) never holds one
+        self._flusher: asyncio.Task[None] | None = None
         self._started = False
         self.guard = StoreGuard(thread_id=run.public_thread_id, run_id=run.public_run_id)
 
@@ -308,7 +311,7 @@ class RunPump:
     async def _run(self, source: PumpSource) -> RunOutcome:
         iterator = aiter(source)
         self._feeder = asyncio.create_task(self._feed(iterator), name=f"upstream:{self.run_id}")
-        tasks = [asyncio.create_task(self._flush_loop(), name=f"flush:{self.run_id}")]
+        tasks = []
         if not self.replica_lease:
             tasks.append(
                 asyncio.create_task(self._heartbeat_loop(), name=f"heartbeat:{self.run_id}")
@@ -321,6 +324,11 @@ class RunPump:
             for task in (self._feeder, *tasks):
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
+            flusher = self._flusher  # (none starts now: the feeder and the pump are done)
+            if flusher is not None:
+                flusher.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await flusher
             closer = getattr(iterator, "aclose", None)
             if closer is not None:
                 with contextlib.suppress(Exception):
@@ -567,6 +575,8 @@ class RunPump:
         """Book the next flush tick (:func:`next_flush_tick`) for the pending deltas: the
         flush loop writes them then (one booking until that tick came)."""
         self._flush_booked = True
+        if self._flusher is None:
+            self._flusher = asyncio.create_task(self._flush_loop(), name=f"flush:{self.run_id}")
         loop = asyncio.get_running_loop()
         self._ticks.book(loop, self.settings.batch_interval, self._flush_tick)
 

@@ -127,6 +127,55 @@ async def test_the_flushes_of_concurrent_runs_commit_as_one_group(
         assert (await task).status == "cancelled"
 
 
+def _flush_tasks() -> list[asyncio.Task[Any]]:
+    return [t for t in asyncio.all_tasks() if t.get_name().startswith("flush:")]
+
+
+async def test_a_run_holds_a_flush_task_only_once_it_has_deltas_to_flush(
+    memory_stack: Stack,
+) -> None:
+    """The flush loop's task starts at the first booked tick: a run with no delta staged (an
+    idle stream) holds none; its deltas, once they come, are still written by the tick, in
+    order, and the task ends with the run."""
+    store, broker = memory_stack.store, memory_stack.broker
+    interval = 0.05
+    run_settings = RunSettings(
+        batch_interval=interval, batch_max_events=1000, heartbeat_interval=5, lease_timeout=30
+    )
+    record = await store.create_run(run_id="r", thread_id="t", owner="test")
+    events = [
+        {"type": "RUN_STARTED", "threadId": "t", "runId": "r"},
+        {"type": "STEP_STARTED", "stepName": "s"},
+        {"type": "TEXT_MESSAGE_START", "messageId": "m", "role": "assistant"},
+        delta(1),
+        delta(2),
+        {"type": "TEXT_MESSAGE_END", "messageId": "m"},
+        {"type": "STEP_FINISHED", "stepName": "s"},
+        {"type": "RUN_FINISHED", "threadId": "t", "runId": "r"},
+    ]
+    gate = Gate(events)
+    pump = RunPump(store, broker, record, settings=run_settings)
+    task = asyncio.create_task(pump.run(gate.stream()))
+    await gate.release(2)  # control events only: written before they are published
+    await wait_until(lambda: pump.cursor is not None and pump.cursor.seq == 2)
+    await asyncio.sleep(3 * interval)
+    assert _flush_tasks() == []
+    await gate.release(3)  # an opening and two deltas (batched): the tick writes them
+
+    async def deltas_durable() -> bool:
+        return len(await store.read_events(record.id)) == 5
+
+    await wait_until(deltas_durable)
+    assert len(_flush_tasks()) == 1
+    await gate.release(3)
+    assert (await task).status == "completed"
+    stored = [e.event for e in await store.read_events(record.id)]
+    assert [(e["type"], e.get("delta")) for e in stored] == [
+        (e["type"], e.get("delta")) for e in events
+    ]
+    assert _flush_tasks() == []
+
+
 # -- the in-process subscription's wait ----------------------------------------------------
 
 
