@@ -46,7 +46,7 @@ import httpx
 from httpcore._async.connection import AsyncHTTPConnection
 from httpcore._async.connection_pool import AsyncPoolRequest
 from httpcore._async.http11 import AsyncHTTP11Connection
-from httpcore._synchronization import AsyncShieldCancellation
+from httpcore._synchronization import AsyncEvent, AsyncShieldCancellation
 from httpx._transports.default import map_httpcore_exceptions
 
 from .upstream_h1 import H1Connection
@@ -139,6 +139,9 @@ class _Pool(httpcore.AsyncConnectionPool):
                 closing = self._assign_requests_to_connections()
                 await self._close_connections(closing)
                 connection = await pool_request.wait_for_connection(timeout=timeout)
+                # its wait is over: a fresh event holds no asyncio.Event (whose deque is about
+                # 760 bytes) for the response's life, as httpcore's clear_connection makes one
+                pool_request._connection_acquired = AsyncEvent()
                 reused = _reused(connection)
                 try:
                     response = await connection.handle_async_request(pool_request.request)

@@ -156,3 +156,34 @@ def test_the_app_sends_upstream_requests_through_the_sharded_pool() -> None:
     transport = client._transport
     assert isinstance(transport, ShardedTransport)
     assert transport._max_shards == math.ceil(600 / SHARD_CONNECTIONS)
+
+
+def test_a_request_waiting_in_a_full_pool_gets_the_connection_given_back() -> None:
+    """A request queued behind a full pool is woken by the release of another's connection
+    (its wait event is set from that task), and its own connection goes back to the pool in
+    turn: the wait event, dropped once the connection is taken, is not needed after it."""
+
+    async def scenario() -> None:
+        server, base = await _server()
+        transport = ShardedTransport(httpx.Limits(max_connections=1), shard_connections=1)
+        client = httpx.AsyncClient(transport=transport, base_url=base, timeout=5)
+        try:
+            held = await client.send(client.build_request("GET", "/first"), stream=True)
+            waiting = [
+                asyncio.create_task(client.get(f"/queued{i}", timeout=httpx.Timeout(5)))
+                for i in range(3)
+            ]
+            await asyncio.sleep(0.05)
+            assert not any(task.done() for task in waiting)
+            assert await held.aread() == b"/first" * 50
+            await held.aclose()
+            got = [(await task).content for task in waiting]
+            assert got == [f"/queued{i}".encode() * 50 for i in range(3)]
+            assert (await client.get("/after")).content == b"/after" * 50
+            assert [s.in_flight for s in transport.shards] == [0]
+        finally:
+            await client.aclose()
+            server.close()
+            await server.wait_closed()
+
+    asyncio.run(scenario())
