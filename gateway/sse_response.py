@@ -83,6 +83,23 @@ SSE_HEADERS: dict[str, str] = {
 
 _CLEANUP_SECONDS = 5.0
 
+_SHARED_HEADERS: dict[tuple[bytes, bytes], tuple[bytes, bytes]] = {}
+"""One ``(name, value)`` tuple per distinct response header line, shared by every response
+that sends it (issue 13 item 5: each open stream kept its own copies, about 0.9 KiB). Bounded
+by :data:`_SHARED_MAX`: past it a header is kept per response, as before."""
+
+_SHARED_MAX = 256
+
+
+def _shared(pair: tuple[bytes, bytes]) -> tuple[bytes, bytes]:
+    """``pair``, or the equal one already shared."""
+    shared = _SHARED_HEADERS.get(pair)
+    if shared is not None:
+        return shared
+    if len(_SHARED_HEADERS) < _SHARED_MAX:
+        _SHARED_HEADERS[pair] = pair
+    return pair
+
 
 @dataclass(slots=True)
 class _Watch:
@@ -133,6 +150,12 @@ class SSEResponse(StreamingResponse):
             headers={**SSE_HEADERS, **(headers or {})},
             media_type=self.media_type,
         )
+
+    def init_headers(self, headers: Mapping[str, str] | None = None) -> None:
+        """starlette's ``raw_headers`` (the same lines in the same order), each line a tuple
+        shared with the other responses that send it (:data:`_SHARED_HEADERS`)."""
+        super().init_headers(headers)
+        self.raw_headers = [_shared(pair) for pair in self.raw_headers]
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         metrics.ACTIVE_STREAMS.inc()
