@@ -47,6 +47,8 @@ class GuardedHttpToolsProtocol(SlowClientGuards, HttpToolsProtocol):
     high-water mark as :class:`~gateway.http_protocol.GuardedH11Protocol`). Configure a
     subclass with :func:`gateway.http_protocol.guarded_protocol` (``parser="httptools"``)."""
 
+    __slots__ = ("_in_head",)  # (see SlowClientGuards.__slots__)
+
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._in_head = True
