@@ -233,8 +233,13 @@ class AguiVerifier:
         reports the next fault on its own).
         """
         if not apply_faulty:
-            if self.phase is Phase.ACTIVE and event.get("type") not in _MUTATING:
-                return self.step(event)  # reads the state only: nothing to restore
+            if self.phase is Phase.ACTIVE:
+                etype = event.get("type")
+                if etype not in _MUTATING:
+                    return self.step(event)  # reads the state only: nothing to restore
+                lifecycle = _BRACKETED.get(etype) if type(etype) is str else None
+                if lifecycle is not None:
+                    return self._step_bracket(lifecycle, event)
             saved = self._snapshot()
             found = self.step(event)
             if found is not None:
@@ -259,6 +264,25 @@ class AguiVerifier:
             found = found or self._finish_check()
         self.phase = nxt
         return first or found
+
+    def _step_bracket(self, lc: Lifecycle, event: Mapping[str, Any]) -> Finding | None:
+        """``step(event, apply_faulty=False)`` in an active run for an opener or closer of
+        ``lc`` (not a subagent): such a step changes only ``lc``'s open ids and the owner of
+        the event's id, so only these are saved, not the whole state (whose owners grow with
+        every entity of the run and its history: a copy of them for each START and END made
+        a run quadratic). ``tests/codecs/test_verifier_undo.py`` checks the findings and the
+        state against a step undone from a full copy (hypothesis)."""
+        kind = lc.kind
+        opened = dict(self.open[kind])
+        owners = self.owners[lc.owner] if lc.owner is not None else None
+        eid = str(event.get(lc.id_field))
+        had_owner = owners is not None and eid in owners
+        found = self.step(event)
+        if found is not None:  # (the phase stays active: _BRACKETED)
+            self.open[kind] = opened
+            if owners is not None and not had_owner:
+                owners.pop(eid, None)
+        return found
 
     def _finish_check(self) -> Finding | None:
         for kind in _FINISH_ORDER:
@@ -484,6 +508,15 @@ _MUTATING: Final = frozenset(
     | AGUI_TERMINAL
 )
 """Event types whose step may change the state of an active run (the others only read it)."""
+_BRACKETED: Final[dict[str, Lifecycle]] = {
+    etype: lc
+    for etype, (lc, role) in LIFECYCLE_BY_EVENT.items()
+    if role != "continue"
+    and lc.kind != "subagent"
+    and RUN_TABLE.get((Phase.ACTIVE, etype), RUN_TABLE[(Phase.ACTIVE, ANY)]) is Phase.ACTIVE
+}
+"""Openers and closers whose step in an active run changes only their kind's open ids and
+the owner of their id (:meth:`AguiVerifier._step_bracket`)."""
 _RUN_MESSAGES: Final[dict[Fault, str]] = {
     Fault.FIRST_EVENT: "first event is {type}, not RUN_STARTED",
     Fault.RUN_STARTED_WHILE_ACTIVE: "RUN_STARTED while a run is still active",
