@@ -24,8 +24,8 @@ __all__ = ["HEAD", "SCRIPT_LOCATION", "alembic_config", "upgrade"]
 SCRIPT_LOCATION: Final[Path] = Path(__file__).resolve().parent
 """Folder holding ``env.py`` and ``versions/``."""
 
-HEAD: Final[str] = "0006"
-"""Revision id of the newest migration (the chain: 0001, 0003, 0002, 0004, 0005, 0006; 0002's
+HEAD: Final[str] = "0007"
+"""Revision id of the newest migration (the chain: 0001, 0003, 0002, 0004, 0005, 0006, 0007; 0002's
 number was reserved for it before 0003 landed)."""
 
 _LOCK_KEY: Final[int] = 0x4147_5549  # "AGUI": advisory lock id for migrations

@@ -10,6 +10,9 @@ compares the migrated database with this metadata. Tables:
 * ``events``: the run's AG-UI events; primary key ``(run_id, seq)`` (the per-run sequence is
   unique), ``epoch`` of the producer that wrote it, ``type``, ``payload`` (wire dict, stored as
   ``json`` not ``jsonb`` so key order survives), ``durable`` (written before being published).
+  No other index (migration 0007 dropped ``(run_id, epoch, seq)``): every index keyed by run
+  puts one more page per run into each group commit's WAL frames, and the reads after a cursor
+  are ranges of the key (:mod:`gateway.store.wire_read`).
 * ``messages``: history items of a thread, ``position`` = the history ``sequence``.
 * ``message_aliases``: every AG-UI message id a history item covers (text, reasoning and tool
   result ids), so messages a client echoes back in a later RunAgentInput are not recorded
@@ -139,7 +142,6 @@ events = sa.Table(
     sa.Column("payload", sa.JSON, nullable=False),
     sa.Column("durable", sa.Boolean, nullable=False),
     sa.Column("created_at", UTCDateTime, nullable=False),
-    sa.Index("ix_events_run_epoch_seq", "run_id", "epoch", "seq"),
 )
 
 messages = sa.Table(

@@ -401,11 +401,27 @@ class SqlRunStore:
             events_t.c.created_at,
         ).where(events_t.c.run_id == run_id)
         if after is not None:
-            # (epoch, seq) > (e, s): an index range, as in gateway/store/wire_read.py
-            query = query.where(
-                sa.tuple_(events_t.c.epoch, events_t.c.seq) > sa.tuple_(after.epoch, after.seq)
+            # (epoch, seq) > (e, s) as a range of the primary key (gateway/store/wire_read.py)
+            prior = events_t.alias("prior")
+            start = (
+                sa.select(prior.c.seq)
+                .where(
+                    prior.c.run_id == run_id,
+                    prior.c.seq <= after.seq,
+                    prior.c.epoch <= after.epoch,
+                )
+                .order_by(prior.c.seq.desc())
+                .limit(1)
+                .scalar_subquery()
             )
-        query = query.order_by(events_t.c.epoch, events_t.c.seq).limit(max(1, limit))
+            query = query.where(
+                events_t.c.seq > sa.func.coalesce(start, -1),
+                sa.or_(
+                    events_t.c.epoch > after.epoch,
+                    sa.and_(events_t.c.epoch == after.epoch, events_t.c.seq > after.seq),
+                ),
+            )
+        query = query.order_by(events_t.c.seq).limit(max(1, limit))
         async with self._read() as conn:
             rows = (await conn.execute(query)).all()
         return [

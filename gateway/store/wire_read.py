@@ -12,14 +12,21 @@ statement cache), and the rows become :class:`~gateway.types.RunEvent` made from
 (the AI SDK encoder, the open-items fold of a control event), never for an AG-UI frame, which
 is the stored text as it is (``gateway/encoding.py``).
 
-The SQL, in each driver's parameter style: the events strictly after ``(epoch, seq)``, as
+The SQL, in each driver's parameter style: the events strictly after ``(e, s)``, as
 :meth:`~gateway.store.sql.SqlRunStore.read_events` (a later epoch continuing after a dead
-epoch's durable end, ``docs/runs.md`` §2), written as the row comparison ``(epoch, seq) >
-(?, ?)`` in ``(epoch, seq)`` order: the same order as ``seq`` (a run's seqs increase through
-its epochs, §1, §2), and a range of the ``(run_id, epoch, seq)`` index in SQLite and
-PostgreSQL, where ``(epoch = ? AND seq > ?) OR epoch > ?`` made SQLite walk the run's rows
-from its first on every page (``EXPLAIN QUERY PLAN``: a replay of 10,000 events in pages of
-500 cost 19 ms of SQLite's CPU instead of 8). The payload comes as the bytes of its text, the
+epoch's durable end, ``docs/runs.md`` §2), in ``seq`` order, read as a range of the primary
+key ``(run_id, seq)`` (there is no other index on ``events``: each index keyed by run is one
+more page per run in every group commit, :mod:`gateway.store.schema`). A run's stored seqs
+increase through its epochs (a new epoch continues from the durable end, §1, §2), so along
+``seq`` the epochs never decrease and "``(epoch, seq) > (e, s)``" is false up to some row
+and true from it on. The range therefore starts after the last stored row at or before ``s``
+of an epoch at most ``e`` (the subquery: a descending probe of the key that stops at its first
+row, normally row ``s`` itself) and keeps the comparison as a filter, which drops nothing
+past that start but rows of older epochs after a cursor no event of the run could have had.
+A plain ``(epoch = ? AND seq > ?) OR epoch > ?`` made SQLite walk the run's rows from its
+first on every page (``EXPLAIN QUERY PLAN``: a replay of 10,000 events in pages of 500 cost
+19 ms of SQLite's CPU instead of 8); ``tests/gateway/test_store_wire_read.py`` checks the
+plan. The payload comes as the bytes of its text, the
 writer's one ``orjson.dumps`` of the event (:attr:`RunEvent.json`): no JSON result processing,
 no ``str`` made and encoded again per row (SQLite: ``CAST(payload AS BLOB)``, the stored UTF-8
 text as it is; PostgreSQL: ``convert_to(payload::text, 'UTF8')``, a ``bytea`` asyncpg hands
@@ -56,10 +63,17 @@ _SQLITE: Final = "SELECT epoch, seq, type, CAST(payload AS BLOB) FROM events WHE
 _PG: Final = (
     "SELECT epoch, seq, type, convert_to(payload::text, 'UTF8') FROM events WHERE run_id = "
 )
+_AFTER: Final = (
+    "{r} AND seq > coalesce((SELECT prior.seq FROM events AS prior WHERE prior.run_id = {r}"
+    " AND prior.seq <= {s} AND prior.epoch <= {e} ORDER BY prior.seq DESC LIMIT 1), -1)"
+    " AND (epoch > {e} OR (epoch = {e} AND seq > {s})) ORDER BY seq LIMIT {n}"
+)
+"""The events strictly after the cursor ``(e, s)`` (see the module docstring), parameters
+named by position: run id, epoch, seq, limit."""
 _SQLITE_ALL: Final = _SQLITE + "? ORDER BY seq LIMIT ?"
-_SQLITE_AFTER: Final = _SQLITE + "? AND (epoch, seq) > (?, ?) ORDER BY epoch, seq LIMIT ?"
+_SQLITE_AFTER: Final = _SQLITE + _AFTER.format(r="?1", e="?2", s="?3", n="?4")
 _PG_ALL: Final = _PG + "$1 ORDER BY seq LIMIT $2"
-_PG_AFTER: Final = _PG + "$1 AND (epoch, seq) > ($2, $3) ORDER BY epoch, seq LIMIT $4"
+_PG_AFTER: Final = _PG + _AFTER.format(r="$1", e="$2", s="$3", n="$4")
 
 
 async def fetch_wire(
