@@ -21,6 +21,7 @@ __all__ = [
     "APPEND_FINAL",
     "APPEND_UPDATE",
     "CREATE_RUN",
+    "GET_RUN",
     "GET_RUNS",
     "HEARTBEAT",
     "INSERT_EVENTS",
@@ -141,6 +142,10 @@ TOUCH_THREAD = (
     .values(updated_at=_param("p_now", threads.c.updated_at))
 )
 GET_RUNS = sa.select(runs).where(runs.c.id.in_(sa.bindparam("p_run_ids", expanding=True)))
+GET_RUN = sa.select(runs).where(runs.c.id == _param("p_run_id", runs.c.id))
+"""One run by id: :data:`GET_RUNS` without its expanding ``IN`` parameter, whose SQL is
+rendered again on every execution (``construct_expanded_state``: about half of a point read's
+CPU on the loop's thread, :mod:`gateway.store.sqlite_loop_read`)."""
 HEARTBEAT = (
     sa.update(runs)
     .where(

@@ -28,7 +28,7 @@ import sqlalchemy as sa
 
 from .. import metrics
 from .models import RunRecord
-from .sql_statements import GET_RUNS, run_from_row
+from .sql_statements import GET_RUN, run_from_row
 from .sqlite_raw import RawConnection, drive
 
 __all__ = ["LoopReads", "loop_reads_for"]
@@ -71,7 +71,7 @@ class LoopReads:
         started = time.perf_counter()
         raw = RawConnection(self._connection(), self.dialect)
         try:
-            result = drive(raw.execute(GET_RUNS, {"p_run_ids": [run_id]}))
+            result = drive(raw.execute(GET_RUN, {"p_run_id": run_id}))
         except sa.exc.DBAPIError as exc:
             raise sqlite3.OperationalError(str(exc.orig)) from exc
         finally:
