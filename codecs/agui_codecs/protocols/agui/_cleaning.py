@@ -18,7 +18,7 @@ from ag_ui.core import Event
 from pydantic import BaseModel, ValidationError
 
 from ...errors import MalformedUpstreamError
-from ...events import event_to_wire, parse_event
+from ...events import event_json, event_to_wire, parse_event
 
 __all__ = ["AguiCleaner"]
 
@@ -188,13 +188,15 @@ class AguiCleaner:
                 event = trimmed
                 self.repairs["invalid-part-dropped"] += 1
                 continue
-            wire = event_to_wire(parsed)
             if self.reuse_validated:
                 try:  # its JSON now: whatever happens to the dict later, this is what it was
-                    self._last_valid = (orjson.dumps(wire), parsed)
+                    json = event_json(parsed)
                 except orjson.JSONEncodeError:
                     self._last_valid = None
-            return wire
+                else:  # the wire dict read back from it (event_to_wire(parsed), one dumps less)
+                    self._last_valid = (json, parsed)
+                    return orjson.loads(json)  # type: ignore[no-any-return]
+            return event_to_wire(parsed)
         raise MalformedUpstreamError(f"{event['type']}: too many invalid parts")
 
     reuse_validated: bool = True
