@@ -26,7 +26,7 @@ CORPUS = Path(__file__).resolve().parents[1] / "corpus" / "agui"
 def decode(body: bytes, *, reuse: bool) -> tuple[list[tuple[type, Any]], Any, Any]:
     decoder = get_decoder("agui")
     decoder.normalizer.reuse_validated = reuse
-    decoder.normalizer.fast_deltas = False  # (its own test: test_agui_delta_fast_path.py)
+    decoder.normalizer.fast_plain = False  # (its own test: test_agui_plain_fast_path.py)
     out: list[Event] = decoder.feed(body) + decoder.close()
     error = None if decoder.error is None else (type(decoder.error), decoder.error.code)
     return [(type(e), e) for e in out], decoder.repairs, error
@@ -80,7 +80,7 @@ def test_an_unchanged_event_is_validated_once(
     cleaner only (twice with the reuse off: the cleaner, then the emitted wire)."""
     decoder = get_decoder("agui")
     decoder.normalizer.reuse_validated = reuse
-    decoder.normalizer.fast_deltas = False  # a content event would skip the cleaner
+    decoder.normalizer.fast_plain = False  # a content event would skip the cleaner
     decoder.feed(
         b'{"type":"RUN_STARTED","threadId":"t","runId":"r"}\n'
         b'{"type":"TEXT_MESSAGE_START","messageId":"m","role":"assistant"}\n'

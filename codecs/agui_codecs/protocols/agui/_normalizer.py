@@ -14,8 +14,12 @@ from collections.abc import Callable
 from typing import Any, Final
 
 from ag_ui.core import (
+    CustomEvent,
     Event,
+    RawEvent,
     ReasoningMessageContentEvent,
+    StateDeltaEvent,
+    StateSnapshotEvent,
     TextMessageContentEvent,
     ToolCallArgsEvent,
 )
@@ -34,27 +38,40 @@ __all__ = ["HOLD_EVENTS", "HOLD_RESULT_BYTES", "HOLD_STRAY_BYTES", "AguiNormaliz
 
 _LIFECYCLE_KIND = {"text": "text-message", "tool": "tool-call", "reasoning": "reasoning-message"}
 
-_DeltaSpec = tuple[str, str, frozenset[str], frozenset[str], Callable[[Wire], Event]]
+_PlainSpec = tuple[str | None, str, frozenset[str], frozenset[str], Callable[[Wire], Event]]
 
 
-def _delta_spec(cls: type[BaseModel]) -> tuple[str, _DeltaSpec]:
+def _plain_spec(cls: type[BaseModel]) -> tuple[str, _PlainSpec]:
     etype = str(cls.model_fields["type"].default.value)
-    lifecycle, role = LIFECYCLE_BY_EVENT[etype]
     active = RUN_TABLE.get((Phase.ACTIVE, etype), RUN_TABLE[(Phase.ACTIVE, ANY)])
-    assert role == "continue" and active is Phase.ACTIVE  # the verifier changes nothing
+    assert active is Phase.ACTIVE and etype not in CHUNKS  # the run's phase stays as it is
+    entry = LIFECYCLE_BY_EVENT.get(etype)
+    assert entry is None or entry[1] == "continue"  # the verifier only reads its state
     keys = _CANONICAL[etype] - {"subagentRunId"}  # (a tag the verifier checks)
+    names = frozenset(_FIELDS[etype])
     validate = cls.__pydantic_validator__.validate_python
-    return etype, (lifecycle.kind, lifecycle.id_field, keys, frozenset(_FIELDS[etype]), validate)
+    if entry is None:
+        return etype, (None, "", keys, names, validate)
+    return etype, (entry[0].kind, entry[0].id_field, keys, names, validate)
 
 
-_DELTAS: Final[dict[str, _DeltaSpec]] = dict(
-    _delta_spec(cls)
-    for cls in (TextMessageContentEvent, ReasoningMessageContentEvent, ToolCallArgsEvent)
+_PLAIN: Final[dict[str, _PlainSpec]] = dict(
+    _plain_spec(cls)
+    for cls in (
+        TextMessageContentEvent,
+        ReasoningMessageContentEvent,
+        ToolCallArgsEvent,
+        RawEvent,
+        CustomEvent,
+        StateSnapshotEvent,
+        StateDeltaEvent,
+    )
 )
-"""Delta event type -> (its lifecycle kind, its id field, the keys it may have as it comes,
-the names of its fields (wire and Python), its class's core validator): the events
-:meth:`AguiNormalizer.push_delta` takes (a delta inside a run leaves the run's phase as it
-is)."""
+"""The event types :meth:`AguiNormalizer.push_plain` takes -> (the lifecycle kind of a delta,
+else None; a delta's id field; the keys the event may have as it comes; the names of its
+fields, wire and Python; its class's core validator). Inside a run none of them changes the
+run's phase or the verifier's state, and the normalizer's sequencing passes those that name
+no item (RAW, CUSTOM, STATE_SNAPSHOT, STATE_DELTA) on as they are."""
 
 
 class AguiNormalizer(AguiIdentity):
@@ -143,32 +160,33 @@ class AguiNormalizer(AguiIdentity):
                 self.unsent.append(event)
             raise
 
-    fast_deltas: bool = True
-    """Let the decoder offer each upstream event to :meth:`push_delta` first (same events)."""
+    fast_plain: bool = True
+    """Let the decoder offer each upstream event to :meth:`push_plain` first (same events)."""
 
-    def push_delta(self, raw: Any) -> Event | None:
-        """:meth:`push` of the commonest upstream event, a content delta that passes as it
-        came, given as its event.
+    def push_plain(self, raw: Any) -> Event | None:
+        """:meth:`push` of the commonest upstream events, those that pass on as they came,
+        given as their event.
 
         Taken: a ``TEXT_MESSAGE_CONTENT`` / ``REASONING_MESSAGE_CONTENT`` / ``TOOL_CALL_ARGS``
+        for an item open under its id (no derived id; for a call, no END held for want of
+        arguments), or a ``RAW`` / ``CUSTOM`` / ``STATE_SNAPSHOT`` / ``STATE_DELTA``: an
         object whose keys are its class's wire names (no ``null``, no ``subagentRunId``) or
-        unknown ones (dropped: ``unknown-field-dropped``), valid for its class, for an item
-        open under its id (no derived id; for a call, no END held for want of arguments)
-        while the run is active and nothing is held or chunk-expanded (no held END, no chunk
-        lane). For such an event :meth:`push` only cleans and validates it and passes it
-        through the verifier, which reads the state and finds nothing.
+        unknown ones (dropped: ``unknown-field-dropped``), valid for its class, while the run
+        is active and nothing is held or chunk-expanded (no held END, no chunk lane). For such
+        an event :meth:`push` only cleans and validates it and passes it through the verifier,
+        which reads the state and finds nothing.
 
         Returns:
             the event, having made the changes :meth:`push` makes (the count of events, the
             repairs, the call's "got arguments", the ids used); or None, having changed
             nothing (then :meth:`push` it: any other event, and an invalid one, whose error
-            :meth:`push` reports). ``tests/codecs/test_agui_delta_fast_path.py`` checks the
+            :meth:`push` reports). ``tests/codecs/test_agui_plain_fast_path.py`` checks the
             decoder's events, repairs and error are the same either way (hypothesis).
         """
         if type(raw) is not dict:
             return None
         etype = raw.get("type")
-        spec = _DELTAS.get(etype) if type(etype) is str else None
+        spec = _PLAIN.get(etype) if type(etype) is str else None
         if (
             spec is None
             or self.ended
@@ -179,15 +197,16 @@ class AguiNormalizer(AguiIdentity):
         ):
             return None
         kind, id_field, keys, names, validate = spec
-        up = raw.get(id_field)
         extra = raw.keys() - keys
         if extra:  # unknown fields are dropped (counted); a field under another name is not
             if not extra.isdisjoint(names):
                 return None
             raw = {key: value for key, value in raw.items() if key not in extra}
-        if (
+        if None in raw.values():
+            return None
+        up = raw.get(id_field)
+        if kind is not None and (
             type(up) is not str
-            or None in raw.values()
             or up not in self.verifier.open[kind]
             or self._alias.get((kind, up), up) != up
             or (kind == "tool-call" and (up in self._held or up not in self._args))
@@ -200,9 +219,10 @@ class AguiNormalizer(AguiIdentity):
         if extra:
             self.repairs["unknown-field-dropped"] += len(extra)
         self._count += 1
-        if kind == "tool-call":
-            self._args[up] = self._args[up] or bool(raw["delta"])
-        self._used.add(up)
+        if kind is not None:
+            if kind == "tool-call":
+                self._args[up] = self._args[up] or bool(raw["delta"])
+            self._used.add(up)
         self._last_valid = None  # as push leaves it: its event given out
         return event
 

@@ -200,8 +200,8 @@ class AguiDecoder(StreamDecoder):
         if frame.data is DONE:
             return
         assert isinstance(self.run, _AguiRun)
-        if self.normalizer.fast_deltas:
-            event = self.normalizer.push_delta(frame.data)
+        if self.normalizer.fast_plain:
+            event = self.normalizer.push_plain(frame.data)
             if event is not None:  # push()'s event, without its wire dict (same event)
                 self.run._out.append(event)
                 return

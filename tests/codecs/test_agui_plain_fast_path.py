@@ -1,10 +1,11 @@
-"""The AG-UI passthrough decoder takes a content delta that passes as it came
-(``AguiNormalizer.push_delta``: TEXT_MESSAGE_CONTENT, REASONING_MESSAGE_CONTENT, TOOL_CALL_ARGS
-for an item open under its id) without cleaning, sequencing and verifying its wire dict: the
-decoded events, repairs and error are those of :meth:`AguiNormalizer.push` for every event
-(``fast_deltas = False``), for streams of openers, deltas (clean, with optional, unknown,
-snake_case or null fields, invalid, tagged), ends, chunks, results and terminals over a few
-ids, and for every recorded AG-UI stream (issue 13)."""
+"""The AG-UI passthrough decoder takes an event that passes on as it came
+(``AguiNormalizer.push_plain``: TEXT_MESSAGE_CONTENT, REASONING_MESSAGE_CONTENT, TOOL_CALL_ARGS
+for an item open under its id; RAW, CUSTOM, STATE_SNAPSHOT, STATE_DELTA) without cleaning,
+sequencing and verifying its wire dict: the decoded events, repairs and error are those of
+:meth:`AguiNormalizer.push` for every event (``fast_plain = False``), for streams of openers,
+deltas and plain events (clean, with optional, unknown, snake_case or null fields, invalid,
+tagged), ends, chunks, results and terminals over a few ids, and for every recorded AG-UI
+stream (issue 13)."""
 
 from __future__ import annotations
 
@@ -28,7 +29,7 @@ Wire = dict[str, Any]
 
 def decode(body: bytes, *, fast: bool, reuse: bool = True) -> Any:
     decoder = get_decoder("agui")
-    decoder.normalizer.fast_deltas = fast
+    decoder.normalizer.fast_plain = fast
     decoder.normalizer.reuse_validated = reuse
     out: list[Event] = decoder.feed(body) + decoder.close()
     error = None if decoder.error is None else (type(decoder.error), decoder.error.code)
@@ -62,6 +63,7 @@ EXTRAS = st.dictionaries(
             "message_id",
             "tool_call_id",
             "raw_event",
+            "source",
         ]
     ),
     st.sampled_from([None, 0, 3, 2**70, -1.5, "s1", "a", [], {}, {"k": [1, None]}, ["x", {}]]),
@@ -88,6 +90,9 @@ def wire_events(draw: st.DrawFn) -> Wire:
                 "text-chunk",
                 "call-chunk",
                 "raw",
+                "custom",
+                "state-snapshot",
+                "state-delta",
                 "started",
                 "finished",
                 "error",
@@ -121,14 +126,20 @@ def wire_events(draw: st.DrawFn) -> Wire:
     elif kind == "call-chunk":
         ev = {"type": "TOOL_CALL_CHUNK", "toolCallId": i, "toolCallName": "f", "delta": delta}
     elif kind == "raw":
-        ev = {"type": "RAW", "event": {"x": 1}}
+        ev = {"type": "RAW", "event": draw(st.sampled_from([{"x": 1}, None, [], "e"]))}
+    elif kind == "custom":
+        ev = {"type": "CUSTOM", "name": draw(st.sampled_from(["n", "", None, 3])), "value": 1}
+    elif kind == "state-snapshot":
+        ev = {"type": "STATE_SNAPSHOT", "snapshot": draw(st.sampled_from([{"s": 1}, None, 2]))}
+    elif kind == "state-delta":
+        ev = {"type": "STATE_DELTA", "delta": draw(st.sampled_from([[], [{"op": "add"}], {}]))}
     elif kind == "started":
         ev = {"type": "RUN_STARTED", "threadId": "t", "runId": "r"}
     elif kind == "finished":
         ev = {"type": "RUN_FINISHED", "threadId": "t", "runId": "r"}
     else:
         ev = {"type": "RUN_ERROR", "message": "boom"}
-    if kind.endswith(("-delta", "-args")):
+    if kind.endswith(("-delta", "-args")) or kind in ("raw", "custom", "state-snapshot"):
         ev.update(draw(EXTRAS))
         if draw(st.booleans()):  # the keys in another order
             ev = dict(reversed(ev.items()))
@@ -221,19 +232,24 @@ def test_recorded_streams_decode_the_same(path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("delta", "pushed"),
+    ("line", "pushed"),
     [
         (b'{"type":"TEXT_MESSAGE_CONTENT","messageId":"m","delta":"hi"}', 0),
         (b'{"type":"TEXT_MESSAGE_CONTENT","messageId":"m","delta":"hi","_index":3}', 0),
         (b'{"type":"TEXT_MESSAGE_CONTENT","messageId":"m","delta":5}', 1),  # invalid
         (b'{"type":"TEXT_MESSAGE_CONTENT","messageId":"x","delta":"hi"}', 1),  # not open
         (b'{"type":"TEXT_MESSAGE_CONTENT","message_id":"m","delta":"hi"}', 1),  # renamed
+        (b'{"type":"RAW","event":{"a":[1]},"source":"s","_index":1}', 0),
+        (b'{"type":"STATE_SNAPSHOT","snapshot":{"a":1}}', 0),
+        (b'{"type":"RAW","event":{},"raw_event":{}}', 1),  # renamed
+        (b'{"type":"RAW","event":{},"subagentRunId":"s"}', 1),  # a tag to check
+        (b'{"type":"CUSTOM","name":"n","value":1,"timestamp":null}', 1),  # a null dropped
     ],
 )
-def test_a_clean_delta_skips_push(
-    monkeypatch: pytest.MonkeyPatch, delta: bytes, pushed: int
+def test_a_plain_event_skips_push(
+    monkeypatch: pytest.MonkeyPatch, line: bytes, pushed: int
 ) -> None:
-    """The fast path is taken for a delta that passes as it came, and only then."""
+    """The fast path is taken for an event that passes on as it came, and only then."""
     decoder = get_decoder("agui")
     decoder.feed(
         b'{"type":"RUN_STARTED","threadId":"t","runId":"r"}\n'
@@ -244,5 +260,5 @@ def test_a_clean_delta_skips_push(
     monkeypatch.setattr(
         AguiNormalizer, "push", lambda self, raw: calls.append(raw) or push(self, raw)
     )
-    decoder.feed(delta + b"\n")
+    decoder.feed(line + b"\n")
     assert len(calls) == pushed
