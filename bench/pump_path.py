@@ -27,6 +27,12 @@ Variants compare builds in one invocation: ``--variant NAME[:src=PATH]`` runs th
 in a child process with ``PATH`` and ``PATH/codecs`` first on ``sys.path`` (a checkout of
 another commit), blocks interleaved round by round (ABAB), so both see the same machine.
 
+``--events 50,500`` (a comma list) runs every store at each run length and splits its CPU per
+run into a fixed part and a part per delta (the least-squares line through the medians): what
+a run costs to record and end, and what each content delta costs; with ``off``, each store's
+persistence cost per delta as on/off (issue 13's "durable persistence cost on the codec path,
+< 20 %" is about the per-event part) and its fixed part as on - off.
+
 ``--counts`` adds, per run, the event loop's callbacks (task steps included), SQL statements,
 transactions and aiosqlite calls (each a round trip to its worker thread): figures the machine's
 load does not move.
@@ -39,6 +45,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
 import json
 import os
 import statistics
@@ -163,7 +170,7 @@ async def _child(args: argparse.Namespace) -> None:
     c, pace, counts, kind = args.c, args.pace_ms / 1000, args.counts, args.store[-1]
     if counts:
         _count_work()
-    body = _body(args.events)
+    body = _body(int(args.events))
 
     with tempfile.TemporaryDirectory(prefix="agui-pump-path-") as tmp:
         store: Any = None
@@ -205,10 +212,35 @@ async def _drop_schema(url: str, schema: str) -> None:
         await conn.close()
 
 
+def _name(variant: str, store: str, events: int, stores: list[str], sizes: list[int]) -> str:
+    """A child's name: the variant, then the store and the deltas per run when several."""
+    name = variant if len(stores) == 1 else f"{variant}/{store}"
+    return name if len(sizes) == 1 else f"{name}/{events}"
+
+
+def _split(
+    medians: dict[tuple[str, int], float], store: str, sizes: list[int]
+) -> tuple[float, float]:
+    """A store's CPU per run as ``fixed + per_delta * deltas`` (ms, ms per delta): the least
+    squares line through its medians at each run length."""
+    xs = [float(n) for n in sizes]
+    ys = [medians[store, n] for n in sizes]
+    mx, my = statistics.fmean(xs), statistics.fmean(ys)
+    slope = sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / sum(
+        (x - mx) ** 2 for x in xs
+    )
+    return my - slope * mx, slope
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("-c", type=int, default=16, help="runs at once")
-    parser.add_argument("--events", type=int, default=50, help="content deltas per run")
+    parser.add_argument(
+        "--events",
+        default="50",
+        help="content deltas per run; a comma list (50,500) also splits each figure into a"
+        " per-run part and a per-delta part (see the docstring)",
+    )
     parser.add_argument("--pace-ms", type=float, default=5.0)
     parser.add_argument("--rounds", type=int, default=6)
     parser.add_argument("--variant", action="append", default=[], help="NAME[:src=PATH]")
@@ -231,6 +263,7 @@ def main() -> int:
         return 0
     variants = args.variant or ["now"]
     stores = list(dict.fromkeys(args.store or ["sqlite", "off"]))
+    sizes = sorted({int(n) for n in str(args.events).split(",")})
     children: dict[str, subprocess.Popen[str]] = {}
     for text in variants:
         variant, _, rest = text.partition(":")
@@ -238,10 +271,10 @@ def main() -> int:
         if rest.startswith("src="):
             src = os.path.abspath(rest[4:])
             env["PYTHONPATH"] = os.pathsep.join([src, str(Path(src) / "codecs")])
-        for store in stores:
-            name = variant if len(stores) == 1 else f"{variant}/{store}"
+        for store, events in itertools.product(stores, sizes):
+            name = _name(variant, store, events, stores, sizes)
             command = [sys.executable, __file__, "--child", "-c", str(args.c)]
-            command += ["--events", str(args.events), "--pace-ms", str(args.pace_ms)]
+            command += ["--events", str(events), "--pace-ms", str(args.pace_ms)]
             command += ["--rounds", str(args.rounds), "--store", store, "--pg", args.pg]
             command += ["--counts"] if args.counts else []
             child = subprocess.Popen(
@@ -272,18 +305,41 @@ def main() -> int:
             + "".join(f"  {k}/run {statistics.median(v):.1f}" for k, v in counted[name].items()),
             flush=True,
         )
-    if "off" in stores and len(stores) > 1:
-        for text in variants:
-            variant = text.partition(":")[0]
-            off = statistics.median(figures[f"{variant}/off"])
+    for text in variants:
+        variant = text.partition(":")[0]
+        medians = {
+            (store, n): statistics.median(figures[_name(variant, store, n, stores, sizes)])
+            for store in stores
+            for n in sizes
+        }
+        if "off" in stores and len(stores) > 1:
             for store in stores:
-                if store != "off":
-                    on = statistics.median(figures[f"{variant}/{store}"])
-                    print(
-                        f"{variant:10} {store:8} persistence on-off {on - off:6.2f} ms/run"
-                        f"  on/off {on / off:5.2f}",
-                        flush=True,
-                    )
+                if store == "off":
+                    continue
+                on, off = medians[store, sizes[0]], medians["off", sizes[0]]
+                print(
+                    f"{variant:10} {store:8} persistence on-off {on - off:6.2f} ms/run"
+                    f"  on/off {on / off:5.2f}  ({sizes[0]} deltas)",
+                    flush=True,
+                )
+        if len(sizes) > 1:
+            split = {store: _split(medians, store, sizes) for store in stores}
+            for store, (fixed, per_delta) in split.items():
+                print(
+                    f"{variant:10} {store:8} per run {fixed:6.2f} ms + per delta"
+                    f" {per_delta * 1000:6.1f} µs",
+                    flush=True,
+                )
+            if "off" in split:
+                off_fixed, off_delta = split["off"]
+                for store, (fixed, per_delta) in split.items():
+                    if store != "off":
+                        print(
+                            f"{variant:10} {store:8} persistence per delta on/off"
+                            f" {per_delta / off_delta:5.2f}, per run on-off"
+                            f" {fixed - off_fixed:6.2f} ms",
+                            flush=True,
+                        )
     print(f"loadavg after: {_loadavg()}", flush=True)
     return 0
 
