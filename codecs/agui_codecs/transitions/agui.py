@@ -267,20 +267,31 @@ class AguiVerifier:
 
     def _step_bracket(self, lc: Lifecycle, event: Mapping[str, Any]) -> Finding | None:
         """``step(event, apply_faulty=False)`` in an active run for an opener or closer of
-        ``lc`` (not a subagent): such a step changes only ``lc``'s open ids and the owner of
-        the event's id, so only these are saved, not the whole state (whose owners grow with
-        every entity of the run and its history: a copy of them for each START and END made
-        a run quadratic). ``tests/codecs/test_verifier_undo.py`` checks the findings and the
-        state against a step undone from a full copy (hypothesis)."""
+        ``lc`` (not a subagent), undoing only what such a step changes instead of copying the
+        whole state first (whose owners grow with every entity of the run and its history,
+        and whose open ids with every message whose END a producer holds: a copy at each
+        START and END made a run quadratic). A step changes the state only when it finds
+        nothing; an opener or a closer of a text, tool call or reasoning item adds its id to
+        the open ids and its owner, whatever it finds, or removes its open id, finding a fault
+        only for a ``subagentRunId`` its owner does not have (then the open ids are copied
+        first, to put that id back in its place). ``tests/codecs/test_verifier_undo.py``
+        checks the findings and the state against a step undone from a full copy
+        (hypothesis)."""
+        if lc.owner is None:
+            return self.step(event)
         kind = lc.kind
-        opened = dict(self.open[kind])
-        owners = self.owners[lc.owner] if lc.owner is not None else None
+        opened = self.open[kind]
+        owners = self.owners[lc.owner]
         eid = str(event.get(lc.id_field))
-        had_owner = owners is not None and eid in owners
+        was_open, had_owner = eid in opened, eid in owners
+        saved = dict(opened) if was_open and "subagentRunId" in event else None
         found = self.step(event)
         if found is not None:  # (the phase stays active: _BRACKETED)
-            self.open[kind] = opened
-            if owners is not None and not had_owner:
+            if saved is not None:
+                self.open[kind] = saved
+            elif not was_open:
+                opened.pop(eid, None)
+            if not had_owner:
                 owners.pop(eid, None)
         return found
 
@@ -516,7 +527,7 @@ _BRACKETED: Final[dict[str, Lifecycle]] = {
     and RUN_TABLE.get((Phase.ACTIVE, etype), RUN_TABLE[(Phase.ACTIVE, ANY)]) is Phase.ACTIVE
 }
 """Openers and closers whose step in an active run changes only their kind's open ids and
-the owner of their id (:meth:`AguiVerifier._step_bracket`)."""
+the owner of their id, and keeps the phase (:meth:`AguiVerifier._step_bracket`)."""
 _RUN_MESSAGES: Final[dict[Fault, str]] = {
     Fault.FIRST_EVENT: "first event is {type}, not RUN_STARTED",
     Fault.RUN_STARTED_WHILE_ACTIVE: "RUN_STARTED while a run is still active",
