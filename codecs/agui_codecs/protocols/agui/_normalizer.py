@@ -420,7 +420,7 @@ class AguiNormalizer(AguiIdentity):
                         )
                     return self._hold_stray(ev)
                 if eid in self._held:  # the END of a call without ARGS: hold it as late args
-                    self._ended[(kind, eid)] = (self._held.pop(eid), self._count, True)
+                    self._hold_end(kind, eid, self._held.pop(eid), upstream=True)
                 if self._late(kind, eid):
                     self.repairs["late-tool-args-held"] += 1
                 self._args[eid] = self._args[eid] or bool(ev["delta"])
@@ -443,7 +443,7 @@ class AguiNormalizer(AguiIdentity):
         ):
             self._held[eid] = ev  # no arguments yet: wait for a result or snapshot carrying them
             return []
-        self._ended[(kind, eid)] = (ev, self._count, upstream)
+        self._hold_end(kind, eid, ev, upstream=upstream)
         return []
 
     def _reopen(self, kind: str, id_field: str, up: str, ev: Wire) -> list[Wire]:
