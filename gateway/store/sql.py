@@ -415,11 +415,7 @@ class SqlRunStore:
                 .scalar_subquery()
             )
             query = query.where(
-                events_t.c.seq > sa.func.coalesce(start, -1),
-                sa.or_(
-                    events_t.c.epoch > after.epoch,
-                    sa.and_(events_t.c.epoch == after.epoch, events_t.c.seq > after.seq),
-                ),
+                events_t.c.seq > sa.func.coalesce(start, -1), events_t.c.epoch >= after.epoch
             )
         query = query.order_by(events_t.c.seq).limit(max(1, limit))
         async with self._read() as conn:

@@ -9,6 +9,11 @@ commit; without this one, ~23, and the group's SQLite CPU fell by about 40 % (st
 ``(epoch, seq) > (e, s)``; a run's seqs increase through its epochs (``docs/runs.md`` §1, §2),
 so that is a range of the primary key ``(run_id, seq)`` (:mod:`gateway.store.wire_read`).
 
+Rolling upgrades: a replica of the previous release still reads after a cursor with the tuple
+comparison, which without this index is a scan of ``events`` on PostgreSQL for each page; such
+a replica reports not ready once the database is at 0007 (``/readyz``), and should be replaced
+soon after (README, Deployment).
+
 Revision ID: 0007
 Revises: 0006
 Create Date: 2026-12-07
