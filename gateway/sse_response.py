@@ -85,14 +85,36 @@ _CLEANUP_SECONDS = 5.0
 
 _SHARED_HEADERS: dict[tuple[bytes, bytes], tuple[bytes, bytes]] = {}
 """One ``(name, value)`` tuple per distinct response header line, shared by every response
-that sends it (issue 13 item 5: each open stream kept its own copies, about 0.9 KiB). Bounded
-by :data:`_SHARED_MAX`: past it a header is kept per response, as before."""
+that sends it (issue 13 item 5: each open stream kept its own copies, about 0.9 KiB). Only
+lines of :func:`_shareable` names, whose values are the same for every stream: a line naming
+its run (``x-agui-run-id``, ``x-workflow-run-id``, ...) would fill the cache after a hundred
+streams and leave the later constant lines unshared. Bounded by :data:`_SHARED_MAX`: past it a
+header is kept per response, as before."""
 
 _SHARED_MAX = 256
 
+_SHAREABLE: frozenset[bytes] | None = None
+
+
+def _shareable() -> frozenset[bytes]:
+    """The header names whose values are constants: :data:`SSE_HEADERS` and every registered
+    encoder's own headers (``Encoder.headers``, e.g. ``x-vercel-ai-ui-message-stream``),
+    lower case as starlette sends them. Read once, at the first response."""
+    global _SHAREABLE
+    if _SHAREABLE is None:
+        from agui_codecs import ENCODERS
+
+        names = {*SSE_HEADERS}
+        for encoder in ENCODERS.values():
+            names.update(getattr(encoder, "headers", {}))
+        _SHAREABLE = frozenset(name.lower().encode("latin-1") for name in names)
+    return _SHAREABLE
+
 
 def _shared(pair: tuple[bytes, bytes]) -> tuple[bytes, bytes]:
-    """``pair``, or the equal one already shared."""
+    """``pair``, or the equal one already shared (only lines of :func:`_shareable` names)."""
+    if pair[0] not in _shareable():
+        return pair
     shared = _SHARED_HEADERS.get(pair)
     if shared is not None:
         return shared

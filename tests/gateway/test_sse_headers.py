@@ -41,6 +41,7 @@ def test_past_the_shared_bound_lines_are_kept_per_response(
 ) -> None:
     monkeypatch.setattr(sse_response, "_SHARED_HEADERS", {})
     monkeypatch.setattr(sse_response, "_SHARED_MAX", 2)
+    monkeypatch.setattr(sse_response, "_SHAREABLE", frozenset({b"x-a", b"content-type"}))
     first = SSEResponse(_empty(), headers={"x-a": "1"}).raw_headers
     again = SSEResponse(_empty(), headers={"x-a": "1"}).raw_headers
     assert again == first == _starlette({"x-a": "1"})
@@ -49,3 +50,18 @@ def test_past_the_shared_bound_lines_are_kept_per_response(
     other = SSEResponse(_empty(), headers={"x-a": "2"}).raw_headers
     assert other == _starlette({"x-a": "2"})
     assert len(sse_response._SHARED_HEADERS) == 2
+
+
+def test_lines_naming_a_run_are_not_shared_and_leave_room_for_the_constant_ones(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(sse_response, "_SHARED_HEADERS", {})
+    for n in range(2 * sse_response._SHARED_MAX):  # many streams, each naming its run
+        headers = {"x-agui-run-id": f"run-{n}", "x-workflow-run-id": f"wrun-{n}"}
+        assert SSEResponse(_empty(), headers=headers).raw_headers == _starlette(headers)
+    assert all(name in sse_response._shareable() for name, _ in sse_response._SHARED_HEADERS)
+    ai_sdk = {"x-vercel-ai-ui-message-stream": "v1"}
+    first = SSEResponse(_empty(), headers=ai_sdk).raw_headers
+    again = SSEResponse(_empty(), headers=ai_sdk).raw_headers
+    assert again == first == _starlette(ai_sdk)
+    assert all(a is b for a, b in zip(again, first, strict=True))  # every line shared
