@@ -15,6 +15,12 @@ the gateway's log path, all go to ``--json``). The gateway needs two descriptors
 under a hard ``RLIMIT_NOFILE`` below 2 n + 256, ``serve`` answers the excess ``503`` (counted
 in errors).
 
+``--history N`` puts N earlier messages (alternating user / assistant, 228 characters each,
+about 0.3 KiB of JSON apiece) before each request's user message: a long conversation, which
+every stream of a real chat carries and the default one-message request does not. Each request
+opens a thread of its own, so the store records the whole history for every stream (a
+conversation's later requests record only their new messages).
+
 Run: ``python bench/open_streams.py -n 1000 --hold 15 [--store sqlite|off|postgres]
 [--variant NAME:key=value,...]`` (variants as in ``bench/added_latency.py``). ``--json PATH``
 keeps the figures; ``--tracemalloc PATH`` runs the gateway under ``tracemalloc`` and writes its
@@ -41,6 +47,9 @@ from added_latency import Variant, start_gateway
 from sse_probe import Child, loadavg, post, run
 
 _TAIL = 8192
+
+_LINE = "A line of an earlier turn of the conversation, as long as a short paragraph. " * 3
+"""Each ``--history`` message's content (228 characters)."""
 
 
 def ended_how(h: _Holder, t0: float) -> dict[str, object]:
@@ -122,8 +131,13 @@ async def hold(
     trace: bool = False,
     idle_profile: bool = False,
     open_profile: bool = False,
+    history_messages: int = 0,
 ) -> dict[str, object]:
     loop = asyncio.get_running_loop()
+    history = [
+        {"id": f"h{k}", "role": "user" if k % 2 == 0 else "assistant", "content": _LINE}
+        for k in range(history_messages)
+    ]
     holders: list[_Holder] = []
     errors: collections.Counter[str] = collections.Counter()
     gate = asyncio.Semaphore(conc)
@@ -145,7 +159,7 @@ async def hold(
                 {
                     "threadId": f"t{ids}",
                     "runId": f"r{ids}",
-                    "messages": [{"id": "m1", "role": "user", "content": "hi"}],
+                    "messages": [*history, {"id": "m1", "role": "user", "content": "hi"}],
                     "tools": [],
                     "context": [],
                     "state": None,
@@ -217,6 +231,12 @@ def main() -> int:
     parser.add_argument("--pg", default="postgresql+asyncpg://postgres@127.0.0.1:5432/test")
     parser.add_argument("--redis", default="redis://127.0.0.1:6379/0")
     parser.add_argument("--route", default="slow", choices=("slow", "idle"))
+    parser.add_argument(
+        "--history",
+        type=int,
+        default=0,
+        help="earlier messages in each request (a long conversation: about 0.3 KiB each)",
+    )
     parser.add_argument("--json", default=None, help="write the figures here")
     parser.add_argument("--tracemalloc", default=None, help="see the docstring")
     parser.add_argument("--idle-profile", default=None, help="see the docstring")
@@ -252,6 +272,7 @@ def main() -> int:
                         bool(args.tracemalloc),
                         bool(args.idle_profile),
                         bool(args.open_profile),
+                        args.history,
                     )
                 )
             ended = result.pop("ended")
@@ -262,7 +283,15 @@ def main() -> int:
                     print(f"  e.g. {json.dumps(e)}")
                 print(f"  the gateway's log: {gw.log.name}", flush=True)
             result["ended"] = ended
-            results.append({"variant": v.name, "store": args.store, "route": args.route, **result})
+            results.append(
+                {
+                    "variant": v.name,
+                    "store": args.store,
+                    "route": args.route,
+                    "history": args.history,
+                    **result,
+                }
+            )
     print(f"loadavg after: {loadavg()}", flush=True)
     if args.json:
         with open(args.json, "w") as f:
