@@ -114,6 +114,9 @@ class Services:
             list(parse_many(settings.quota_rate)) if settings.quota_rate else []
         )
         self._limiter = MovingWindowRateLimiter(MemoryStorage())
+        self._starting: dict[str, asyncio.Future[None]] = {}
+        """The runs :meth:`start_run` is starting in this process, by store key: done once the
+        run is recorded and its pump started, or its start failed (:meth:`run_of` waits)."""
 
     def _store(self) -> RunStore | None:
         return self.manager.store if self.manager is not None else None
@@ -174,7 +177,9 @@ class Services:
         return quota - usage.stored_bytes - incoming if quota else None
 
     async def run_of(self, caller: Caller, thread_id: str, run_id: str) -> RunRecord:
-        """The caller's run ``run_id`` of its thread ``thread_id``.
+        """The caller's run ``run_id`` of its thread ``thread_id``. A run this process is
+        starting (its POST is being served, the run not recorded yet) is waited for: a stop
+        or a resume sent right after the request finds it (``docs/runs.md`` §2).
 
         Raises:
             RunNotFoundError: 404 ``RUN_NOT_FOUND``: unknown, of another thread, or of
@@ -185,10 +190,21 @@ class Services:
         """
         if caller.scope is not None and caller.scope != (thread_id, run_id):
             raise ForbiddenError("this token reads another run")
+        key = caller.run_key(thread_id, run_id)
         try:
-            run = await self.runs().get_run(caller.run_key(thread_id, run_id))
+            run = await self.runs().get_run(key)
         except RunNotFoundError:
-            raise RunNotFoundError(f"thread {thread_id!r} has no run {run_id!r}") from None
+            starting = self._starting.get(key)
+            if starting is None:
+                raise RunNotFoundError(f"thread {thread_id!r} has no run {run_id!r}") from None
+            # its POST is being served here: a stop (or a resume) sent right after the
+            # request, before the run was recorded, is for that run, not a 404 (the upstream
+            # request may already be out, docs/runs.md §2)
+            await asyncio.shield(starting)
+            try:
+                run = await self.runs().get_run(key)
+            except RunNotFoundError:  # its start failed: nothing was recorded
+                raise RunNotFoundError(f"thread {thread_id!r} has no run {run_id!r}") from None
         if run.route is not None and not caller.may_call(run.route):
             raise RouteForbiddenError(f"route {run.route!r} is not allowed for this credential")
         return run
@@ -331,6 +347,38 @@ class Services:
                 no upstream request).
         """
         manager = self.runs()
+        key = caller.run_key(client.run_input.thread_id, client.run_input.run_id)
+        starting = asyncio.get_running_loop().create_future()
+        mine = self._starting.setdefault(key, starting) is starting
+        try:
+            return await self._start_run(
+                manager,
+                route,
+                client,
+                caller=caller,
+                accept_language=accept_language,
+                message_id=message_id,
+                continues=continues,
+                early=early,
+            )
+        finally:
+            if mine:
+                del self._starting[key]
+            starting.set_result(None)
+
+    async def _start_run(
+        self,
+        manager: RunManager,
+        route: RouteConfig,
+        client: ClientRequest,
+        *,
+        caller: Caller,
+        accept_language: str | None,
+        message_id: str | None,
+        continues: Sequence[str],
+        early: bool,
+    ) -> RunRecord:
+        """:meth:`start_run`'s work (its callers wait for it through ``_starting``)."""
         # what create_run stores: the input as history items (gateway.runs.history)
         # a long conversation makes these seconds of CPU: off the loop (gateway.body_parse)
         size = len(client.run_input.messages)

@@ -4,8 +4,9 @@
 The store's ``create_run`` is held by the test, so the order is seen, not timed: the upstream
 is called while the run is not yet recorded, nothing reaches the client before the run and
 its RUN_STARTED are durable, and the stream is the whole run, once. A create that fails closes
-the upstream response it had started (503 to the client); two POSTs of one new runId racing
-past the existence check both reach the upstream, and the one whose create loses closes its
+the upstream response it had started (503 to the client); a second POST of a run this process
+is starting waits and re-joins it; two POSTs of one new runId racing past the existence check
+(as on two replicas) both reach the upstream, and the one whose create loses closes its
 response and re-joins the winner's run.
 """
 
@@ -117,6 +118,57 @@ async def test_a_failed_create_closes_the_upstream_response_it_started(
     assert stream.sent == 1  # closed at its gate: the rest was never read
 
 
+class PastTheCheck:
+    """Wraps ``Services.rejoin``: its first ``count`` calls (the POSTs' existence checks) wait
+    until all of them arrived and find no run, as two POSTs do on two replicas (in one process
+    the later check finds the earlier start under way and waits, ``Services.run_of``); later
+    calls (the loser's re-join) are the real one."""
+
+    def __init__(self, services: Any, count: int) -> None:
+        self.real = services.rejoin
+        self.count = count
+        self.entered = 0
+        self.all_in = asyncio.Event()
+        services.rejoin = self
+
+    async def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        self.entered += 1
+        if self.entered > self.count:
+            return await self.real(*args, **kwargs)
+        if self.entered == self.count:
+            self.all_in.set()
+        await self.all_in.wait()
+        return None
+
+
+async def test_a_post_of_a_run_being_started_waits_and_rejoins_it(
+    app: Any, router: respx.MockRouter
+) -> None:
+    """In one process the second POST's existence check finds the first's start under way
+    (``Services.run_of``): it waits for the run and re-joins it; one upstream request."""
+    route = router.post(OPENAI_URL).mock(return_value=httpx.Response(200, stream=GatedStream(TURN)))
+    async with running(app):
+        store = app.state.services.manager.store
+        held = HeldCreates(store)
+        first = asyncio.create_task(call(app, "POST", "/v1/agui/gpt", run_input("t1", "r1")))
+        await _true_when(lambda: held.entered == 1 and route.call_count == 1)
+        second = asyncio.create_task(call(app, "POST", "/v1/agui/gpt", run_input("t1", "r1")))
+        await asyncio.sleep(0.05)
+        assert held.entered == 1 and not second.done()  # waiting, not a second start
+        held.release.set()
+        replies = await asyncio.gather(first, second)
+        runs = await store.list_runs("t1")
+    assert [r.public_run_id for r in runs] == ["r1"]
+    assert route.call_count == 1
+    kinds = []
+    for reply in replies:
+        assert reply.status == 200 and agui_errors(reply.body) == [], reply.body
+        events = events_of(reply.body)
+        assert events[0]["type"] == "RUN_STARTED" and events[-1]["type"] == "RUN_FINISHED"
+        kinds.append("rejoined" if events[1]["type"] == "MESSAGES_SNAPSHOT" else "streamed")
+    assert kinds == ["streamed", "rejoined"]
+
+
 async def test_two_posts_of_one_new_run_racing_give_one_run_and_a_rejoin(
     app: Any, router: respx.MockRouter
 ) -> None:
@@ -127,6 +179,7 @@ async def test_two_posts_of_one_new_run_racing_give_one_run_and_a_rejoin(
     )
     async with running(app):
         store = app.state.services.manager.store
+        PastTheCheck(app.state.services, 2)  # both checks find no run
         held = HeldCreates(store)
         posts = [
             asyncio.create_task(call(app, "POST", "/v1/agui/gpt", run_input("t1", "r1")))
