@@ -20,7 +20,7 @@ from typing import Any
 import httpx
 import pytest
 import respx
-from gwtest import FAST, OPENAI_URL, GatedStream
+from gwtest import FAST, OPENAI_URL, GatedStream, HeldCreates
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "replicas"))  # durable_support
 
@@ -44,25 +44,6 @@ TURN = chat_events(text=["Hello ", "world."])
 @pytest.fixture
 def app(make_app: Any, tmp_path: Path, keys: None) -> Any:
     return make_app(database_url=f"sqlite:///{tmp_path}/runs.db", **FAST)
-
-
-class HeldCreates:
-    """Wraps the store's ``create_run``: each call waits for :attr:`release` (then runs the
-    real one, or raises :attr:`error`); :attr:`entered` counts the calls that arrived."""
-
-    def __init__(self, store: Any) -> None:
-        self.real = store.create_run
-        self.release = asyncio.Event()
-        self.entered = 0
-        self.error: Exception | None = None
-        store.create_run = self
-
-    async def __call__(self, **kwargs: Any) -> Any:
-        self.entered += 1
-        await self.release.wait()
-        if self.error is not None:
-            raise self.error
-        return await self.real(**kwargs)
 
 
 async def _true_when(check: Any) -> None:

@@ -101,6 +101,27 @@ class GatedStream(httpx.AsyncByteStream):
         self.closed.set()
 
 
+class HeldCreates:
+    """Wraps a run store's ``create_run``: each call waits for :attr:`release` (then runs the
+    real one, or raises :attr:`error`); :attr:`entered` counts the calls that arrived. A test
+    holding the create sees what happens while a run is not yet recorded (the early upstream
+    request, a stop sent meanwhile) in order, not by timing."""
+
+    def __init__(self, store: Any) -> None:
+        self.real = store.create_run
+        self.release = asyncio.Event()
+        self.entered = 0
+        self.error: Exception | None = None
+        store.create_run = self
+
+    async def __call__(self, **kwargs: Any) -> Any:
+        self.entered += 1
+        await self.release.wait()
+        if self.error is not None:
+            raise self.error
+        return await self.real(**kwargs)
+
+
 def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
     """One OpenAI ``chat.completion.chunk`` (choice 0) carrying ``delta``."""
     return {
