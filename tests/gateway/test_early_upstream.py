@@ -29,9 +29,9 @@ from durable_support import (
     call,
     chat_events,
     events_of,
-    eventually,
     run_input,
     running,
+    true_when,
 )
 
 from gateway.store import StoreUnavailableError
@@ -46,13 +46,6 @@ def app(make_app: Any, tmp_path: Path, keys: None) -> Any:
     return make_app(database_url=f"sqlite:///{tmp_path}/runs.db", **FAST)
 
 
-async def _true_when(check: Any) -> None:
-    async def ok() -> bool:
-        return bool(check())
-
-    await eventually(ok, within=10)
-
-
 async def test_the_upstream_is_called_while_the_run_is_recorded(
     app: Any, router: respx.MockRouter
 ) -> None:
@@ -65,7 +58,7 @@ async def test_the_upstream_is_called_while_the_run_is_recorded(
         post = asyncio.create_task(
             call(app, "POST", "/v1/agui/gpt", run_input("t1", "r1"), on_chunk=seen.append)
         )
-        await _true_when(lambda: held.entered == 1 and route.call_count == 1)
+        await true_when(lambda: held.entered == 1 and route.call_count == 1)
         await asyncio.sleep(0.05)  # the upstream's events are there: none may go out yet
         assert seen == [] and not post.done()
         held.release.set()
@@ -91,7 +84,7 @@ async def test_a_failed_create_closes_the_upstream_response_it_started(
         held = HeldCreates(app.state.services.manager.store)
         held.error = StoreUnavailableError("the run store is unreachable")
         post = asyncio.create_task(call(app, "POST", "/v1/agui/gpt", run_input("t1", "r1")))
-        await _true_when(lambda: route.call_count == 1)
+        await true_when(lambda: route.call_count == 1)
         held.release.set()
         reply = await post
         await asyncio.wait_for(stream.closed.wait(), 5)
@@ -122,6 +115,15 @@ class PastTheCheck:
         return None
 
 
+def _kind(reply: Any) -> str:
+    """A whole run answered to a POST: ``rejoined`` when it opens with the re-join's snapshot
+    prelude (MESSAGES_SNAPSHOT after RUN_STARTED), else ``streamed``."""
+    assert reply.status == 200 and agui_errors(reply.body) == [], reply.body
+    events = events_of(reply.body)
+    assert events[0]["type"] == "RUN_STARTED" and events[-1]["type"] == "RUN_FINISHED"
+    return "rejoined" if events[1]["type"] == "MESSAGES_SNAPSHOT" else "streamed"
+
+
 async def test_a_post_of_a_run_being_started_waits_and_rejoins_it(
     app: Any, router: respx.MockRouter
 ) -> None:
@@ -132,7 +134,7 @@ async def test_a_post_of_a_run_being_started_waits_and_rejoins_it(
         store = app.state.services.manager.store
         held = HeldCreates(store)
         first = asyncio.create_task(call(app, "POST", "/v1/agui/gpt", run_input("t1", "r1")))
-        await _true_when(lambda: held.entered == 1 and route.call_count == 1)
+        await true_when(lambda: held.entered == 1 and route.call_count == 1)
         second = asyncio.create_task(call(app, "POST", "/v1/agui/gpt", run_input("t1", "r1")))
         await asyncio.sleep(0.05)
         assert held.entered == 1 and not second.done()  # waiting, not a second start
@@ -141,12 +143,7 @@ async def test_a_post_of_a_run_being_started_waits_and_rejoins_it(
         runs = await store.list_runs("t1")
     assert [r.public_run_id for r in runs] == ["r1"]
     assert route.call_count == 1
-    kinds = []
-    for reply in replies:
-        assert reply.status == 200 and agui_errors(reply.body) == [], reply.body
-        events = events_of(reply.body)
-        assert events[0]["type"] == "RUN_STARTED" and events[-1]["type"] == "RUN_FINISHED"
-        kinds.append("rejoined" if events[1]["type"] == "MESSAGES_SNAPSHOT" else "streamed")
+    kinds = [_kind(reply) for reply in replies]
     assert kinds == ["streamed", "rejoined"]
 
 
@@ -166,10 +163,10 @@ async def test_two_posts_of_one_new_run_racing_give_one_run_and_a_rejoin(
             asyncio.create_task(call(app, "POST", "/v1/agui/gpt", run_input("t1", "r1")))
             for _ in range(2)
         ]
-        await _true_when(lambda: held.entered == 2 and route.call_count == 2)
+        await true_when(lambda: held.entered == 2 and route.call_count == 2)
         held.release.set()
         # the loser's create is refused (RUN_EXISTS): its upstream response is closed at once
-        await _true_when(lambda: any(s.closed.is_set() for s in streams))
+        await true_when(lambda: any(s.closed.is_set() for s in streams))
         loser = next(s for s in streams if s.closed.is_set())
         assert loser.sent == 1  # closed at its gate: the rest was never read
         for gate in gates:
@@ -178,12 +175,7 @@ async def test_two_posts_of_one_new_run_racing_give_one_run_and_a_rejoin(
         runs = await store.list_runs("t1")
     assert [r.public_run_id for r in runs] == ["r1"]
     assert route.call_count == 2
-    kinds = []
-    for reply in replies:
-        assert reply.status == 200 and agui_errors(reply.body) == [], reply.body
-        events = events_of(reply.body)
-        assert events[0]["type"] == "RUN_STARTED" and events[-1]["type"] == "RUN_FINISHED"
-        kinds.append("rejoined" if events[1]["type"] == "MESSAGES_SNAPSHOT" else "streamed")
+    kinds = [_kind(reply) for reply in replies]
     assert sorted(kinds) == ["rejoined", "streamed"]  # the re-join's prelude, once
     streamed = replies[kinds.index("streamed")]
     text = "".join(

@@ -34,6 +34,7 @@ from durable_support import (
     eventually,
     run_input,
     running,
+    true_when,
 )
 
 from gateway.store import RunExistsError
@@ -46,13 +47,6 @@ TURN = chat_events(text=["Hello ", "world."])
 @pytest.fixture
 def app(make_app: Any, tmp_path: Path, keys: None) -> Any:
     return make_app(database_url=f"sqlite:///{tmp_path}/runs.db", **FAST)
-
-
-async def _true_when(check: Any, within: float = 10) -> None:
-    async def ok() -> bool:
-        return bool(check())
-
-    await eventually(ok, within=within)
 
 
 async def test_a_retried_create_of_a_taken_run_id_does_not_call_the_upstream_again(
@@ -115,7 +109,7 @@ async def test_a_create_refused_as_taken_while_the_first_step_is_retrying_closes
         store.create_run = held
         # the AG-UI endpoint (its re-join check found no run: the upstream request is early)
         post = asyncio.create_task(call(app, "POST", "/v1/agui/gpt", run_input("t1", "r1")))
-        await _true_when(lambda: len(calls) >= 1)
+        await true_when(lambda: len(calls) >= 1)
         hold.set()
         reply = await post
         n = len(calls)

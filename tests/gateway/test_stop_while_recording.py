@@ -25,7 +25,7 @@ from gwtest import FAST, OPENAI_URL, GatedStream, HeldCreates
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "replicas"))  # durable_support
 
-from durable_support import call, chat_events, events_of, eventually, run_input, running
+from durable_support import call, chat_events, events_of, run_input, running, true_when
 
 from gateway.store import StoreUnavailableError
 
@@ -39,13 +39,6 @@ def app(make_app: Any, tmp_path: Path, keys: None) -> Any:
     return make_app(database_url=f"sqlite:///{tmp_path}/runs.db", **FAST)
 
 
-async def _true_when(check: Any) -> None:
-    async def ok() -> bool:
-        return bool(check())
-
-    await eventually(ok, within=10)
-
-
 async def test_a_stop_before_the_run_is_recorded_stops_it(
     app: Any, router: respx.MockRouter
 ) -> None:
@@ -55,7 +48,7 @@ async def test_a_stop_before_the_run_is_recorded_stops_it(
     async with running(app):
         held = HeldCreates(app.state.services.manager.store)
         post = asyncio.create_task(call(app, "POST", "/v1/agui/gpt", run_input("t1", "r1")))
-        await _true_when(lambda: held.entered == 1 and route.call_count == 1)
+        await true_when(lambda: held.entered == 1 and route.call_count == 1)
         cancel = asyncio.create_task(call(app, "POST", "/api/v1/agent/runs/t1/cancel?runId=r1"))
         await asyncio.sleep(0.05)
         assert not cancel.done()  # waiting for the run, not a 404
@@ -79,7 +72,7 @@ async def test_a_stop_waiting_for_a_start_that_fails_is_a_404(
         held = HeldCreates(app.state.services.manager.store)
         held.error = StoreUnavailableError("the run store is unreachable")
         post = asyncio.create_task(call(app, "POST", "/v1/agui/gpt", run_input("t1", "r1")))
-        await _true_when(lambda: held.entered == 1)
+        await true_when(lambda: held.entered == 1)
         cancel = asyncio.create_task(call(app, "POST", "/api/v1/agent/runs/t1/cancel?runId=r1"))
         await asyncio.sleep(0.05)
         assert not cancel.done()

@@ -273,6 +273,15 @@ async def eventually(
         await asyncio.sleep(0.02)
 
 
+async def true_when(check: Callable[[], object], *, within: float = 10.0) -> None:
+    """:func:`eventually` for a plain (not awaitable) check: wait until ``check()`` is truthy."""
+
+    async def ok() -> bool:
+        return bool(check())
+
+    await eventually(ok, within=within)
+
+
 def resume_count(kind: str) -> float:
     """``agui_gateway_resumes_total{kind}`` of this process so far (``gateway.metrics.RESUMES``,
     prometheus_client's default registry; 0.0 before the first)."""
